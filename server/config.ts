@@ -1,0 +1,126 @@
+// The one place the server program reads process.env. Everything else receives a typed Config.
+import path from 'node:path';
+import { z } from 'zod';
+import { SERVER_NAMES, type ServerName } from './servers/names.ts';
+
+const intFrom = (fallback: number, min = 0) =>
+  z.coerce.number().int().min(min).default(fallback);
+
+const serverList = z
+  .string()
+  .default('all')
+  .transform((value, ctx): ServerName[] => {
+    const trimmed = value.trim();
+    if (trimmed === '' || trimmed === 'all') return [...SERVER_NAMES];
+    const names = trimmed.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = names.filter((n) => !(SERVER_NAMES as readonly string[]).includes(n));
+    if (unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown server(s) ${unknown.join(', ')}; expected "all" or a comma list of ${SERVER_NAMES.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return [...new Set(names)] as ServerName[];
+  });
+
+const costOverrides = z
+  .string()
+  .default('{}')
+  .transform((value, ctx): Record<string, number> => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be JSON like {"market-intelligence.get_prices": 2}' });
+      return z.NEVER;
+    }
+    const result = z.record(z.string().regex(/^[a-z-]+\.[a-z_]+$/), z.number().int().min(0)).safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({ code: 'custom', message: 'keys are "<server>.<tool>", values non-negative integers' });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .default('')
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const EnvSchema = z.object({
+  PORT: intFrom(8080),
+  HOST: z.string().default('0.0.0.0'),
+  METRICS_PORT: intFrom(9464),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().url().optional(),
+  DATABASE_POOL_MAX: intFrom(20, 1),
+  DATA_DIR: z.string().default('.data'),
+  MCP_SERVERS: serverList,
+  TOOL_COST_OVERRIDES: costOverrides,
+  KEY_CACHE_TTL_MS: intFrom(5000, 0),
+  TOOL_TIMEOUT_MS: intFrom(30000, 100),
+  SETTLE_INTERVAL_MS: intFrom(200, 10),
+  SWEEP_INTERVAL_MS: intFrom(60000, 100),
+  SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DEMO_ACCOUNT: bool,
+  CRYPTOMCP_BENCH_TOOLS: bool,
+  CRYPTOMCP_BENCH_UNMETERED: bool,
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  metricsPort: number;
+  publicBaseUrl: string | undefined;
+  databaseUrl: string | undefined;
+  databasePoolMax: number;
+  /** Folder for local state (the embedded PostgreSQL's data lives in `<dataDir>/postgres`). */
+  dataDir: string;
+  servers: ServerName[];
+  toolCostOverrides: Record<string, number>;
+  keyCacheTtlMs: number;
+  toolTimeoutMs: number;
+  settleIntervalMs: number;
+  sweepIntervalMs: number;
+  shutdownTimeoutMs: number;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Create and print a demo key on a fresh database (on for `npm start`). */
+  demoAccount: boolean;
+  /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
+  benchTools: boolean;
+  /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
+  benchUnmetered: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    metricsPort: e.METRICS_PORT,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    dataDir: path.resolve(e.DATA_DIR),
+    servers: e.MCP_SERVERS,
+    toolCostOverrides: e.TOOL_COST_OVERRIDES,
+    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    toolTimeoutMs: e.TOOL_TIMEOUT_MS,
+    settleIntervalMs: e.SETTLE_INTERVAL_MS,
+    sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+    demoAccount: e.DEMO_ACCOUNT,
+    benchTools: e.CRYPTOMCP_BENCH_TOOLS,
+    benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,
+  };
+}

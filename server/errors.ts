@@ -1,0 +1,109 @@
+// The one error registry of the public API (DESIGN.md §3). Every error a client can see is a code
+// from this table, with its HTTP status and a public message; details are safe, documented fields.
+
+export const ERRORS = {
+  SERVER_NOT_FOUND: { status: 404, message: 'No MCP server at this path.' },
+  MISSING_API_KEY: { status: 401, message: 'Send your API key in the x-api-key header (or Authorization: Bearer).' },
+  INVALID_API_KEY: { status: 401, message: 'The API key is not valid.' },
+  API_KEY_EXPIRED: { status: 401, message: 'The API key has expired.' },
+  API_KEY_REVOKED: { status: 401, message: 'The API key has been revoked.' },
+  KEY_SCOPE_FORBIDDEN: { status: 403, message: 'This API key is not allowed to use this server.' },
+  PLAN_FORBIDDEN: { status: 403, message: 'Your plan does not include this server.' },
+  ACCOUNT_SUSPENDED: { status: 403, message: 'The account is suspended.' },
+  METHOD_NOT_ALLOWED: { status: 405, message: 'Use POST with a JSON-RPC body.' },
+  PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  INVALID_REQUEST: { status: 400, message: 'The request body is not a valid JSON-RPC message.' },
+  UNKNOWN_TOOL: { status: 400, message: 'This server has no tool of that name.' },
+  INVALID_PARAMS: { status: 400, message: 'The tool arguments are invalid.' },
+  RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
+  INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
+  NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },
+  UPSTREAM_ERROR: { status: 502, message: 'An upstream data provider failed.' },
+  UPSTREAM_TIMEOUT: { status: 504, message: 'An upstream data provider timed out.' },
+  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable; retry later.' },
+  INTERNAL_ERROR: { status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export type ErrorDetails = Record<string, unknown>;
+
+/**
+ * A failure with a public code. Thrown by tools and gateway steps; the one error mapper turns it
+ * into the error envelope. `message` is public: never put internals in it.
+ */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, details: ErrorDetails = {}, headers: Record<string, string> = {}) {
+    super(message ?? ERRORS[code].message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+}
+
+/** The database could not be reached (connection refused, reset, timed out). */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('database unavailable', { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+export interface ErrorEnvelope {
+  success: false;
+  error: { code: ErrorCode; message: string; details: ErrorDetails };
+}
+
+/** Maps anything thrown to a public ApiError; unknown faults become INTERNAL_ERROR. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof DatabaseUnavailableError || isConnectionError(err)) {
+    return new ApiError('SERVICE_UNAVAILABLE');
+  }
+  return new ApiError('INTERNAL_ERROR');
+}
+
+export function errorEnvelope(err: ApiError, requestId: string): ErrorEnvelope {
+  return {
+    success: false,
+    error: { code: err.code, message: err.message, details: { ...err.details, request_id: requestId } },
+  };
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000', // connection_exception
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+
+/** True for errors that mean "the database is not reachable now", as opposed to a bad query. */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isConnectionError);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    err.message,
+  );
+}

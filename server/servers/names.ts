@@ -1,0 +1,18 @@
+/** The nine MCP servers, in the order the catalog lists them. */
+export const SERVER_NAMES = [
+  'price-prediction',
+  'market-intelligence',
+  'blockchain-explorer',
+  'token-intelligence',
+  'portfolio-analytics',
+  'whale-intelligence',
+  'social-intelligence',
+  'kol-analytics',
+  'project-intelligence',
+] as const;
+
+export type ServerName = (typeof SERVER_NAMES)[number];
+
+export function isServerName(value: string): value is ServerName {
+  return (SERVER_NAMES as readonly string[]).includes(value);
+}
