@@ -15,6 +15,8 @@ export const ERRORS = {
   INVALID_REQUEST: { status: 400, message: 'The request body is not a valid JSON-RPC message.' },
   UNKNOWN_TOOL: { status: 400, message: 'This server has no tool of that name.' },
   INVALID_PARAMS: { status: 400, message: 'The tool arguments are invalid.' },
+  KEY_LIMIT_REACHED: { status: 409, message: 'The account already holds as many active keys as its plan allows.' },
+  WALLET_IN_USE: { status: 409, message: 'This wallet is already linked to an account.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
   NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },

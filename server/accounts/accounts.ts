@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Database } from '../db/pool.ts';
+import { ApiError } from '../errors.ts';
+
+export const CHAINS = ['ethereum', 'base', 'polygon', 'bsc', 'solana'] as const;
+export type Chain = (typeof CHAINS)[number];
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+export interface Wallet {
+  chain: Chain;
+  address: string;
+  created_at: Date;
+}
+
+export interface Account {
+  id: string;
+  plan: string;
+  status: 'active' | 'suspended';
+  balance: number;
+  period_start: Date;
+  /** When the next monthly renewal is due; null for one-time plans. */
+  period_end: Date | null;
+  created_at: Date;
+  wallets: Wallet[];
+}
+
+/** Normalises a wallet address for its chain, or throws INVALID_PARAMS. */
+export function normaliseWallet(chain: Chain, address: string): { family: 'evm' | 'solana'; address: string } {
+  if (chain === 'solana') {
+    if (!SOLANA_ADDRESS.test(address)) {
+      throw new ApiError('INVALID_PARAMS', 'Not a Solana address (base58, 32-44 characters).', {
+        issues: [{ path: 'wallet', message: 'expected a base58 Solana public key' }],
+      });
+    }
+    return { family: 'solana', address };
+  }
+  if (!EVM_ADDRESS.test(address)) {
+    throw new ApiError('INVALID_PARAMS', 'Not an EVM address (0x followed by 40 hex digits).', {
+      issues: [{ path: 'wallet', message: 'expected 0x followed by 40 hex digits' }],
+    });
+  }
+  return { family: 'evm', address: address.toLowerCase() };
+}
+
+export const AccountIdSchema = z.string().uuid();
+
+function assertAccountId(id: string): void {
+  if (!AccountIdSchema.safeParse(id).success) {
+    throw new ApiError('INVALID_PARAMS', 'Account ids are UUIDs.', { issues: [{ path: 'account', message: 'expected a UUID' }] });
+  }
+}
+
+export async function accountCreate(
+  db: Database,
+  input: { wallet: string; chain: Chain; plan: string; now?: Date },
+): Promise<Account> {
+  const wallet = normaliseWallet(input.chain, input.wallet);
+  const id = await db.transaction(async (client) => {
+    const plan = await client.query('SELECT 1 FROM plans WHERE name = $1', [input.plan]);
+    if (plan.rowCount === 0) throw new ApiError('NOT_FOUND', `No plan named "${input.plan}".`, { plan: input.plan });
+    const taken = await client.query('SELECT account_id FROM wallets WHERE family = $1 AND address = $2', [
+      wallet.family,
+      wallet.address,
+    ]);
+    if (taken.rowCount) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
+    const created = await client.query<{ id: string }>('SELECT account_create($1, $2) AS id', [input.plan, input.now ?? null]);
+    const accountId = created.rows[0]!.id;
+    await client.query('INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)', [
+      accountId,
+      wallet.family,
+      input.chain,
+      wallet.address,
+    ]);
+    return accountId;
+  });
+  return (await accountGet(db, id))!;
+}
+
+export async function accountGet(db: Database, id: string): Promise<Account | undefined> {
+  assertAccountId(id);
+  const res = await db.query<Omit<Account, 'wallets'>>(
+    `SELECT id, plan, status, balance, period_start, period_end, created_at FROM accounts WHERE id = $1`,
+    [id],
+  );
+  const row = res.rows[0];
+  if (!row) return undefined;
+  const wallets = await db.query<Wallet>(
+    'SELECT chain, address, created_at FROM wallets WHERE account_id = $1 ORDER BY created_at',
+    [id],
+  );
+  return { ...row, wallets: wallets.rows };
+}
+
+async function requireAccount(db: Database, id: string): Promise<Account> {
+  const account = await accountGet(db, id);
+  if (!account) throw new ApiError('NOT_FOUND', `No account ${id}.`, { account: id });
+  return account;
+}
+
+export async function accountSetPlan(db: Database, id: string, plan: string, now?: Date): Promise<Account> {
+  await requireAccount(db, id);
+  try {
+    await db.query('SELECT account_set_plan($1, $2, $3, $4)', [id, plan, `plan:${randomUUID()}`, now ?? null]);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'P0002') throw new ApiError('NOT_FOUND', `No plan named "${plan}".`, { plan });
+    throw err;
+  }
+  return requireAccount(db, id);
+}
+
+/** Adds credits, or deducts them with a negative amount (never below zero). One ledger row. */
+export async function accountGrant(db: Database, id: string, amount: number, note?: string): Promise<Account> {
+  if (!Number.isSafeInteger(amount) || Math.abs(amount) > 1_000_000_000) {
+    throw new ApiError('INVALID_PARAMS', 'The amount must be an integer of at most 1,000,000,000 in size.', {
+      issues: [{ path: 'credits', message: 'expected an integer' }],
+    });
+  }
+  await requireAccount(db, id);
+  await db.query('SELECT account_grant($1, $2, $3, $4)', [id, amount, `grant:${randomUUID()}`, note ?? 'granted by an operator']);
+  return requireAccount(db, id);
+}
+
+export async function accountSetStatus(db: Database, id: string, status: 'active' | 'suspended'): Promise<Account> {
+  await requireAccount(db, id);
+  await db.query('UPDATE accounts SET status = $2, updated_at = now() WHERE id = $1', [id, status]);
+  return requireAccount(db, id);
+}

@@ -1,0 +1,35 @@
+import type { Database } from '../db/pool.ts';
+
+export interface Plan {
+  name: string;
+  display_name: string;
+  credits: number;
+  renewal: 'one-time' | 'monthly';
+  requests_per_minute: number;
+  burst: number;
+  servers: string[];
+  max_keys: number;
+}
+
+const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys';
+
+export async function planList(db: Database): Promise<Plan[]> {
+  const res = await db.query<Plan>(`SELECT ${COLUMNS} FROM plans ORDER BY credits, name`);
+  return res.rows;
+}
+
+export async function planGet(db: Database, name: string): Promise<Plan | undefined> {
+  const res = await db.query<Plan>(`SELECT ${COLUMNS} FROM plans WHERE name = $1`, [name]);
+  return res.rows[0];
+}
+
+/** Inserts or updates a plan (the PlanPolicy operator and benchmarks write plans this way). */
+export async function planUpsert(db: Database, plan: Plan): Promise<void> {
+  await db.query(
+    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, credits = EXCLUDED.credits,
+       renewal = EXCLUDED.renewal, requests_per_minute = EXCLUDED.requests_per_minute, burst = EXCLUDED.burst,
+       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, updated_at = now()`,
+    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys],
+  );
+}

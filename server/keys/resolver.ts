@@ -1,0 +1,101 @@
+// Turns a presented key into the account's grant. The shape and checksum are checked first, so a
+// malformed key never reaches the database. Lookups are cached in-process for `ttlMs`: the hot
+// path does not read the key row on every call, and a revocation or suspension takes effect
+// within that TTL on every pod. last_used_at is recorded in batches off the hot path.
+import type { Database } from '../db/pool.ts';
+import { hashKey, isWellFormedKey } from './format.ts';
+import { keyGrantByHash, keyTouchMany, type KeyGrant } from './store.ts';
+
+export type KeyCheck =
+  | { ok: true; grant: KeyGrant }
+  | { ok: false; code: 'MISSING_API_KEY' | 'INVALID_API_KEY' | 'API_KEY_REVOKED' }
+  | { ok: false; code: 'API_KEY_EXPIRED'; expiredAt: Date };
+
+interface CacheEntry {
+  grant: KeyGrant | null;
+  expiresAt: number;
+}
+
+export interface KeyResolverOptions {
+  ttlMs: number;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+export class KeyResolver {
+  readonly #db: Database;
+  readonly #ttlMs: number;
+  readonly #maxEntries: number;
+  readonly #now: () => number;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #inflight = new Map<string, Promise<KeyGrant | null>>();
+  #used = new Map<string, Date>();
+
+  constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now }: KeyResolverOptions) {
+    this.#db = db;
+    this.#ttlMs = ttlMs;
+    this.#maxEntries = maxEntries;
+    this.#now = now;
+  }
+
+  async resolve(presented: string | undefined): Promise<KeyCheck> {
+    if (presented === undefined || presented === '') return { ok: false, code: 'MISSING_API_KEY' };
+    if (!isWellFormedKey(presented)) return { ok: false, code: 'INVALID_API_KEY' };
+    const hash = hashKey(presented);
+    const grant = await this.#lookup(hash.toString('base64'), hash);
+    if (!grant) return { ok: false, code: 'INVALID_API_KEY' };
+    if (grant.revoked_at) return { ok: false, code: 'API_KEY_REVOKED' };
+    if (grant.expires_at && grant.expires_at.getTime() <= this.#now()) {
+      return { ok: false, code: 'API_KEY_EXPIRED', expiredAt: grant.expires_at };
+    }
+    return { ok: true, grant };
+  }
+
+  async #lookup(cacheKey: string, hash: Buffer): Promise<KeyGrant | null> {
+    const hit = this.#cache.get(cacheKey);
+    if (hit && hit.expiresAt > this.#now()) return hit.grant;
+    const pending = this.#inflight.get(cacheKey);
+    if (pending) return pending;
+    const load = keyGrantByHash(this.#db, hash)
+      .then((grant) => {
+        this.#remember(cacheKey, grant ?? null);
+        return grant ?? null;
+      })
+      .finally(() => this.#inflight.delete(cacheKey));
+    this.#inflight.set(cacheKey, load);
+    return load;
+  }
+
+  #remember(cacheKey: string, grant: KeyGrant | null): void {
+    if (this.#ttlMs <= 0) return;
+    if (this.#cache.size >= this.#maxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.delete(cacheKey);
+    this.#cache.set(cacheKey, { grant, expiresAt: this.#now() + this.#ttlMs });
+  }
+
+  /** Notes that a key was used; written by flushLastUsed. */
+  noteUsed(keyId: string): void {
+    this.#used.set(keyId, new Date(this.#now()));
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.#used.size === 0) return;
+    const batch = this.#used;
+    this.#used = new Map();
+    try {
+      await keyTouchMany(this.#db, batch);
+    } catch (err) {
+      // Keep the newest times for the next flush rather than lose them.
+      for (const [id, at] of batch) if (!this.#used.has(id)) this.#used.set(id, at);
+      throw err;
+    }
+  }
+
+  clear(): void {
+    this.#cache.clear();
+  }
+}

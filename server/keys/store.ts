@@ -1,0 +1,154 @@
+// API key rows: create (with the plan's key cap), list, revoke, look up by hash, touch last_used_at.
+import { z } from 'zod';
+import type { Database } from '../db/pool.ts';
+import { ApiError } from '../errors.ts';
+import { SERVER_NAMES } from '../servers/names.ts';
+import { AccountIdSchema } from '../accounts/accounts.ts';
+import { generateKey } from './format.ts';
+
+export interface ApiKey {
+  id: string;
+  account_id: string;
+  prefix: string;
+  name: string;
+  description: string | null;
+  /** null: every server the plan allows. */
+  servers: string[] | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+const KEY_COLUMNS = 'id, account_id, prefix, name, description, servers, expires_at, revoked_at, last_used_at, created_at';
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+export const KeySettingsSchema = z.object({
+  name: z.string().trim().min(1).max(64),
+  description: z.string().max(500).optional(),
+  expires_at: z
+    .string()
+    .refine((s) => ISO_DATE.test(s) || ISO_DATE_TIME.test(s), 'expected an ISO 8601 date or date-time')
+    .transform((s) => new Date(ISO_DATE.test(s) ? `${s}T00:00:00Z` : s))
+    .refine((d) => !Number.isNaN(d.getTime()), 'not a real date')
+    .optional(),
+  servers: z
+    .array(z.enum(SERVER_NAMES))
+    .min(1)
+    .transform((s) => [...new Set(s)])
+    .optional(),
+});
+export type KeySettings = z.input<typeof KeySettingsSchema>;
+
+export function parseKeySettings(input: KeySettings, now: Date) {
+  const parsed = KeySettingsSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ApiError('INVALID_PARAMS', undefined, {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  if (parsed.data.expires_at && parsed.data.expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('INVALID_PARAMS', 'expires_at must be in the future.', {
+      issues: [{ path: 'expires_at', message: 'must be in the future' }],
+    });
+  }
+  return parsed.data;
+}
+
+/** Creates a key; the plaintext is returned here once and never stored. */
+export async function keyCreate(
+  db: Database,
+  accountId: string,
+  settings: KeySettings,
+  now = new Date(),
+): Promise<{ key: ApiKey; plaintext: string }> {
+  if (!AccountIdSchema.safeParse(accountId).success) {
+    throw new ApiError('INVALID_PARAMS', 'Account ids are UUIDs.', { issues: [{ path: 'account', message: 'expected a UUID' }] });
+  }
+  const s = parseKeySettings(settings, now);
+  const generated = generateKey();
+  const key = await db.transaction(async (client) => {
+    // The account row lock serialises concurrent creations, so the cap cannot be overshot.
+    const acc = await client.query<{ max_keys: number }>(
+      `SELECT p.max_keys FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1 FOR UPDATE OF a`,
+      [accountId],
+    );
+    const maxKeys = acc.rows[0]?.max_keys;
+    if (maxKeys === undefined) throw new ApiError('NOT_FOUND', `No account ${accountId}.`, { account: accountId });
+    const active = await client.query<{ n: number }>(
+      `SELECT count(*) AS n FROM api_keys
+        WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+      [accountId, now],
+    );
+    if (active.rows[0]!.n >= maxKeys) {
+      throw new ApiError('KEY_LIMIT_REACHED', undefined, { max_keys: maxKeys });
+    }
+    const inserted = await client.query<ApiKey>(
+      `INSERT INTO api_keys (account_id, hash, prefix, name, description, servers, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
+      [accountId, generated.hash, generated.prefix, s.name, s.description ?? null, s.servers ?? null, s.expires_at ?? null],
+    );
+    return inserted.rows[0]!;
+  });
+  return { key, plaintext: generated.plaintext };
+}
+
+export async function keyListByAccount(db: Database, accountId: string): Promise<ApiKey[]> {
+  if (!AccountIdSchema.safeParse(accountId).success) {
+    throw new ApiError('INVALID_PARAMS', 'Account ids are UUIDs.', { issues: [{ path: 'account', message: 'expected a UUID' }] });
+  }
+  const res = await db.query<ApiKey>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at`, [accountId]);
+  return res.rows;
+}
+
+/** Revokes a key (idempotent: the first revocation time is kept). */
+export async function keyRevoke(db: Database, keyId: string): Promise<ApiKey> {
+  if (!z.string().uuid().safeParse(keyId).success) {
+    throw new ApiError('INVALID_PARAMS', 'Key ids are UUIDs.', { issues: [{ path: 'key', message: 'expected a UUID' }] });
+  }
+  const res = await db.query<ApiKey>(
+    `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+    [keyId],
+  );
+  const key = res.rows[0];
+  if (!key) throw new ApiError('NOT_FOUND', `No key ${keyId}.`, { key: keyId });
+  return key;
+}
+
+/** What the gateway needs to authorise a request, read in one query by key hash. */
+export interface KeyGrant {
+  key_id: string;
+  account_id: string;
+  key_servers: string[] | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  account_status: 'active' | 'suspended';
+  plan: string;
+  plan_servers: string[];
+  requests_per_minute: number;
+  burst: number;
+  balance: number;
+}
+
+export async function keyGrantByHash(db: Database, hash: Buffer): Promise<KeyGrant | undefined> {
+  const res = await db.query<KeyGrant>(
+    `SELECT k.id AS key_id, k.account_id, k.servers AS key_servers, k.expires_at, k.revoked_at,
+            a.status AS account_status, a.plan, p.servers AS plan_servers, p.requests_per_minute, p.burst, a.balance
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.name = a.plan
+      WHERE k.hash = $1`,
+    [hash],
+  );
+  return res.rows[0];
+}
+
+/** Records last use for many keys in one statement (called off the hot path, batched). */
+export async function keyTouchMany(db: Database, used: Map<string, Date>): Promise<void> {
+  if (used.size === 0) return;
+  await db.query(
+    `UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
+       FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at) WHERE k.id = u.id`,
+    [[...used.keys()], [...used.values()]],
+  );
+}

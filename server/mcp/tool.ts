@@ -1,0 +1,77 @@
+// What a tool is. Each of the nine servers declares its tools with defineTool; they see only this
+// contract and their injected providers, never Fastify, pg or each other (DESIGN.md §2).
+import type { z } from 'zod';
+import type { ServerName } from '../servers/names.ts';
+
+/** The account's usage as get_usage reports it; read through this interface, not SQL. */
+export interface UsageReport {
+  plan: string;
+  status: string;
+  balance: number;
+  renewal: 'one-time' | 'monthly';
+  period_start: string;
+  /** When the balance next resets to the allowance; null for one-time plans. */
+  renews_at: string | null;
+  allowance: number;
+  calls: number;
+  credits_used: number;
+  by_server: { server: string; calls: number; credits: number }[];
+  by_tool: { server: string; tool: string; calls: number; credits: number }[];
+}
+
+export interface UsageReader {
+  usage(accountId: string): Promise<UsageReport>;
+}
+
+/** A tool as the server's own free tools see its siblings (for capabilities and estimates). */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  credits: number;
+  input: z.ZodObject;
+}
+
+export interface ToolContext {
+  requestId: string;
+  server: ServerName;
+  account: { id: string; plan: string };
+  /** Aborted when the tool's time is up or the client went away. */
+  signal: AbortSignal;
+  usage: UsageReader;
+  /** Every tool of this server, free ones included, with effective costs. */
+  tools: readonly ToolInfo[];
+}
+
+export interface ToolOutput {
+  data: unknown;
+  /** Where the numbers came from: 'snapshot', 'live:<provider>', 'account', ... */
+  source: string;
+  /** The date the data is current to (ISO 8601), or null when it is live/now. */
+  data_as_of?: string | null;
+  truncated?: boolean;
+  next_cursor?: string;
+}
+
+export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  /** First sentence says what it returns. The registry appends "Costs N credits." */
+  description: string;
+  input: S;
+  credits: number;
+  handler: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolOutput>;
+}
+
+export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
+  return def as unknown as ToolDefinition;
+}
+
+export interface ServerModule {
+  name: ServerName;
+  title: string;
+  /** What the server answers, in a sentence or two. */
+  description: string;
+  chains: readonly string[];
+  /** Where this server's data comes from and how fresh it is. */
+  dataFreshness: string;
+  tools: ToolDefinition[];
+}

@@ -1,0 +1,157 @@
+// Credits and rate limits, enforced in PostgreSQL (DESIGN.md §5). `reserve` is the one database
+// round trip on the hot path (the meter_reserve function: GCRA, lazy renewal, reservation and
+// ledger row under one row lock). Answered reservations are marked charged in batches; failed
+// ones are refunded at once; ones nobody resolved (the pod died) are refunded by a sweep.
+import type { Database } from '../db/pool.ts';
+
+export type MeterOutcome = 'ok' | 'replayed' | 'rate_limited' | 'insufficient_credits' | 'suspended' | 'account_not_found';
+
+export interface MeterDecision {
+  outcome: MeterOutcome;
+  /** Balance after this request (what `remaining_credits` reports). */
+  balance: number;
+  plan: string;
+  requestsPerMinute: number;
+  burst: number;
+  /** Requests still admitted right now under the rate limit. */
+  rateRemaining: number;
+  /** Seconds until the rate limit is fully replenished. */
+  rateResetSeconds: number;
+  /** For 'rate_limited': seconds until one more request is admitted. */
+  retryAfterSeconds: number;
+}
+
+export interface ReserveInput {
+  accountId: string;
+  requestId: string;
+  cost: number;
+  /** Write a ledger row (every tools/call). Other methods only count toward the rate limit. */
+  record: boolean;
+  server: string;
+  tool: string | null;
+  keyId: string;
+}
+
+export interface MeterOptions {
+  /** The clock metering uses; undefined means the database's clock (all pods agree). */
+  now?: () => Date;
+  settleIntervalMs: number;
+  sweepIntervalMs: number;
+  /** Reservations unresolved for longer than this are refunded by the sweep. */
+  staleAfterMs: number;
+  onError?: (what: string, err: unknown) => void;
+}
+
+interface ReserveRow {
+  outcome: MeterOutcome;
+  balance: number;
+  plan: string;
+  requests_per_minute: number;
+  burst: number;
+  rl_remaining: number | null;
+  rl_reset_seconds: number | null;
+  retry_after_seconds: number | null;
+}
+
+export class Meter {
+  readonly #db: Database;
+  readonly #opts: MeterOptions;
+  #settleQueue: string[] = [];
+  #timers: NodeJS.Timeout[] = [];
+
+  constructor(db: Database, opts: MeterOptions) {
+    this.#db = db;
+    this.#opts = opts;
+  }
+
+  async reserve(input: ReserveInput): Promise<MeterDecision> {
+    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve($1, $2, $3, $4, $5, $6, $7, $8)', [
+      input.accountId,
+      input.requestId,
+      input.cost,
+      input.record,
+      input.server,
+      input.tool,
+      input.keyId,
+      this.#opts.now?.() ?? null,
+    ]);
+    const row = res.rows[0]!;
+    return {
+      outcome: row.outcome,
+      balance: row.balance,
+      plan: row.plan,
+      requestsPerMinute: row.requests_per_minute,
+      burst: row.burst,
+      rateRemaining: row.rl_remaining ?? 0,
+      rateResetSeconds: row.rl_reset_seconds ?? 0,
+      retryAfterSeconds: row.retry_after_seconds ?? 0,
+    };
+  }
+
+  /** Gives the reservation back (idempotent). Returns the new balance, or null if nothing was due. */
+  async refund(requestId: string, note: string): Promise<number | null> {
+    const res = await this.#db.query<{ balance: number | null }>('SELECT meter_refund($1, $2) AS balance', [requestId, note]);
+    return res.rows[0]?.balance ?? null;
+  }
+
+  /** Queues an answered reservation to be marked charged with the next batch. */
+  settle(requestId: string): void {
+    this.#settleQueue.push(requestId);
+  }
+
+  async flushSettled(): Promise<number> {
+    if (this.#settleQueue.length === 0) return 0;
+    const batch = this.#settleQueue;
+    this.#settleQueue = [];
+    try {
+      const res = await this.#db.query<{ n: number }>('SELECT meter_settle($1) AS n', [batch]);
+      return res.rows[0]?.n ?? 0;
+    } catch (err) {
+      this.#settleQueue.unshift(...batch);
+      throw err;
+    }
+  }
+
+  /** Refunds reservations that were never resolved (their pod died mid-call). */
+  async refundStale(): Promise<number> {
+    const res = await this.#db.query<{ n: number }>('SELECT meter_refund_stale(make_interval(secs => $1)) AS n', [
+      this.#opts.staleAfterMs / 1000,
+    ]);
+    return res.rows[0]?.n ?? 0;
+  }
+
+  /** The periodic renewal sweep (renewal also happens lazily on each metered request). */
+  async renewDue(): Promise<number> {
+    const res = await this.#db.query<{ n: number }>('SELECT accounts_renew_due($1) AS n', [this.#opts.now?.() ?? null]);
+    return res.rows[0]?.n ?? 0;
+  }
+
+  start(): void {
+    const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
+      let running = false;
+      const timer = setInterval(() => {
+        if (running) return;
+        running = true;
+        fn()
+          .catch((err: unknown) => this.#opts.onError?.(what, err))
+          .finally(() => {
+            running = false;
+          });
+      }, ms);
+      timer.unref();
+      this.#timers.push(timer);
+    };
+    every(this.#opts.settleIntervalMs, 'settle', () => this.flushSettled());
+    every(this.#opts.sweepIntervalMs, 'sweep', async () => {
+      await this.refundStale();
+      await this.renewDue();
+    });
+  }
+
+  /** Stops the timers and writes what is queued. */
+  async stop(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    await this.flushSettled();
+  }
+}

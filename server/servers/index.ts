@@ -1,0 +1,44 @@
+// The nine servers, each with its data tools plus the three free tools every server has.
+import type { ServerModule } from '../mcp/tool.ts';
+import { blockchainExplorer } from './blockchain-explorer/index.ts';
+import { benchTools } from './common/bench-tools.ts';
+import { freeTools } from './common/free-tools.ts';
+import { kolAnalytics } from './kol-analytics/index.ts';
+import { marketIntelligence } from './market-intelligence/index.ts';
+import type { ServerName } from './names.ts';
+import { portfolioAnalytics } from './portfolio-analytics/index.ts';
+import { pricePrediction } from './price-prediction/index.ts';
+import { projectIntelligence } from './project-intelligence/index.ts';
+import { socialIntelligence } from './social-intelligence/index.ts';
+import type { ServerSpec } from './spec.ts';
+import { tokenIntelligence } from './token-intelligence/index.ts';
+import { whaleIntelligence } from './whale-intelligence/index.ts';
+
+const SPECS: readonly ServerSpec[] = [
+  pricePrediction,
+  marketIntelligence,
+  blockchainExplorer,
+  tokenIntelligence,
+  portfolioAnalytics,
+  whaleIntelligence,
+  socialIntelligence,
+  kolAnalytics,
+  projectIntelligence,
+];
+
+export interface ServerModulesOptions {
+  servers: readonly ServerName[];
+  /** Adds bench_echo and bench_fail to market-intelligence. */
+  benchTools?: boolean;
+}
+
+export function serverModules({ servers, benchTools: withBench = false }: ServerModulesOptions): ServerModule[] {
+  return SPECS.filter((spec) => servers.includes(spec.name)).map((spec) => ({
+    ...spec,
+    tools: [
+      ...spec.tools,
+      ...freeTools(spec),
+      ...(withBench && spec.name === 'market-intelligence' ? benchTools : []),
+    ],
+  }));
+}
