@@ -63,7 +63,7 @@ const EnvSchema = z.object({
   SETTLE_INTERVAL_MS: intFrom(200, 10),
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   DEMO_ACCOUNT: bool,
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,

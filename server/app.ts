@@ -1,0 +1,107 @@
+// buildApp wires the HTTP surface and never listens: tests call inject() or listen on port 0.
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Plan } from './accounts/plans.ts';
+import { ApiError, errorEnvelope, toApiError } from './errors.ts';
+import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
+import type { Registry } from './mcp/registry.ts';
+
+export interface AppDeps extends GatewayDeps {
+  /** Plans for the public catalog (cached by the caller; PlanPolicy resources can change them). */
+  plans: () => Promise<Plan[]>;
+  /** Database reachable and migrations current. */
+  ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
+  logger?: FastifyServerOptions['logger'];
+}
+
+const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // Request lines would be one per MCP call; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    // Never trust a client's request id: it is the idempotency key of the ledger row.
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+    const apiError = fromFrameworkError(err);
+    if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    setGatewayHeaders(reply, request.gateway ?? null);
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const apiError =
+      path === '/mcp' || path.startsWith('/mcp/')
+        ? new ApiError('SERVER_NOT_FOUND', undefined, { available: [...deps.registry.keys()] })
+        : new ApiError('NOT_FOUND', 'No such route.', { path });
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'mcp-protocol-version', 'accept'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const { ready, checks } = await deps.ready();
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+  });
+  app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans()));
+
+  await app.register(async (mcp) => mcpRoutes(mcp, deps), { prefix: '/mcp' });
+  return app;
+}
+
+function fromFrameworkError(err: FastifyError | ApiError): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
+  }
+  // Fastify's own 4xx answers (unparseable JSON, wrong content type, empty body, bad length).
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    const reason = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json.' : undefined;
+    return new ApiError('INVALID_REQUEST', reason);
+  }
+  return toApiError(err);
+}
+
+export function catalog(registry: Registry, plans: Plan[]) {
+  return {
+    servers: [...registry.values()].map((s) => ({
+      name: s.name,
+      description: s.description,
+      tools: [...s.tools.values()].map((t) => ({
+        name: t.name,
+        description: t.description,
+        credits: t.credits,
+        input_schema: t.inputSchema,
+      })),
+    })),
+    plans: plans.map((p) => ({
+      name: p.name,
+      credits: p.credits,
+      renewal: p.renewal,
+      requests_per_minute: p.requests_per_minute,
+      burst: p.burst,
+      servers: p.servers,
+      max_keys: p.max_keys,
+    })),
+  };
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
+// embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
+// migrations are current, does one thing, prints it (or JSON with --json) and exits.
+import { Command, Option } from 'commander';
+import { accountCreate, accountGet, accountGrant, accountSetPlan, accountSetStatus, CHAINS, type Account, type Chain } from './accounts/accounts.ts';
+import { planList } from './accounts/plans.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { migrate } from './db/migrate.ts';
+import { openDatabase, type Database } from './db/pool.ts';
+import { banner, ensureDemoAccount } from './demo.ts';
+import { ApiError, toApiError } from './errors.ts';
+import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
+import { startService, VERSION } from './runtime.ts';
+import { SERVER_NAMES } from './servers/names.ts';
+
+const program = new Command('cryptomcp')
+  .description('Credit-metered crypto data MCP servers: run the service and administer accounts and keys.')
+  .version(VERSION)
+  .option('--json', 'print machine-readable JSON')
+  .showHelpAfterError();
+
+const json = () => program.opts<{ json?: boolean }>().json === true;
+
+function config(): Config {
+  return loadConfig();
+}
+
+function print(value: unknown, human: () => string): void {
+  process.stdout.write(`${json() ? JSON.stringify(value, null, 2) : human()}\n`);
+}
+
+/** Runs one administrative action against the database and closes it. */
+async function withDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  const c = config();
+  const db = await openDatabase({ databaseUrl: c.databaseUrl, dataDir: c.dataDir, max: 2 });
+  try {
+    await migrate(db.pool);
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+function describeAccount(a: Account): string {
+  return [
+    `account  ${a.id}`,
+    `plan     ${a.plan}${a.status === 'active' ? '' : ` (${a.status})`}`,
+    `balance  ${a.balance} credits`,
+    `period   since ${a.period_start.toISOString()}${a.period_end ? `, renews ${a.period_end.toISOString()}` : ' (one-time, never renews)'}`,
+    ...a.wallets.map((w) => `wallet   ${w.chain} ${w.address}`),
+  ].join('\n');
+}
+
+function describeKey(k: ApiKey): string {
+  const state = k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : k.expires_at ? `expires ${k.expires_at.toISOString()}` : 'no expiry';
+  return `${k.id}  ${k.prefix}…  ${k.name}  [${k.servers?.join(',') ?? 'all servers'}]  ${state}  last used ${k.last_used_at?.toISOString() ?? 'never'}`;
+}
+
+program
+  .command('serve')
+  .description('serve the MCP servers on PORT (embedded PostgreSQL unless DATABASE_URL is set)')
+  .option('--demo', 'on a fresh database, create a demo account and print its key (npm start does)')
+  .action(async (opts: { demo?: boolean }) => {
+    const c = config();
+    const service = await startService(c, {
+      logger: c.logLevel === 'silent' ? false : { level: c.logLevel },
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    let demo: Awaited<ReturnType<typeof ensureDemoAccount>>;
+    if (opts.demo || c.demoAccount) {
+      demo = await ensureDemoAccount(service.db).catch((err: unknown) => {
+        process.stderr.write(`demo account not created: ${(err as Error).message}\n`);
+        return undefined;
+      });
+    }
+    const baseUrl = c.publicBaseUrl ?? service.url;
+    if (json()) {
+      print({ url: baseUrl, port: service.port, metrics_port: service.metricsPort, servers: c.servers, demo_key: demo?.key ?? null }, () => '');
+    } else {
+      process.stdout.write(
+        `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, servers: c.servers, demo })}\n`,
+      );
+    }
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`${signal}: draining in-flight requests and stopping\n`);
+      service.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          process.stderr.write(`shutdown failed: ${(err as Error).message}\n`);
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(async () => {
+    const c = config();
+    const db = await openDatabase({ databaseUrl: c.databaseUrl, dataDir: c.dataDir, max: 2 });
+    try {
+      const applied = await migrate(db.pool);
+      print({ applied }, () => (applied.length ? `applied migrations ${applied.join(', ')}` : 'migrations are current'));
+    } finally {
+      await db.close();
+    }
+  });
+
+const plans = program.command('plans').description('plans and their limits');
+plans
+  .command('list')
+  .description('list plans')
+  .action(async () => {
+    const list = await withDb((db) => planList(db));
+    print(list, () =>
+      list
+        .map((p) => `${p.name.padEnd(10)} ${String(p.credits).padStart(6)} credits  ${p.renewal.padEnd(8)}  ${p.requests_per_minute}/min burst ${p.burst}  max keys ${p.max_keys}  servers ${p.servers.length === SERVER_NAMES.length ? 'all' : p.servers.join(',')}`)
+        .join('\n'),
+    );
+  });
+
+const accounts = program.command('accounts').description('accounts, plans and credits');
+accounts
+  .command('create')
+  .description('create an account for a wallet')
+  .requiredOption('--wallet <address>', 'wallet address (0x… for EVM chains, base58 for Solana)')
+  .addOption(new Option('--chain <chain>', 'chain of the wallet').choices(CHAINS).default('ethereum'))
+  .option('--plan <plan>', 'plan name', 'free')
+  .action(async (opts: { wallet: string; chain: Chain; plan: string }) => {
+    const account = await withDb((db) => accountCreate(db, { wallet: opts.wallet, chain: opts.chain, plan: opts.plan }));
+    print(account, () => describeAccount(account));
+  });
+accounts
+  .command('show <id>')
+  .description('show an account')
+  .action(async (id: string) => {
+    const account = await withDb((db) => accountGet(db, id));
+    if (!account) throw new ApiError('NOT_FOUND', `No account ${id}.`, { account: id });
+    print(account, () => describeAccount(account));
+  });
+accounts
+  .command('set-plan <id> <plan>')
+  .description('move an account to a plan (a new period starts with its allowance)')
+  .action(async (id: string, plan: string) => {
+    const account = await withDb((db) => accountSetPlan(db, id, plan));
+    print(account, () => describeAccount(account));
+  });
+accounts
+  .command('grant <id> <credits>')
+  .description('add credits (negative deducts, never below zero: grant <id> -- -100)')
+  .action(async (id: string, credits: string) => {
+    if (!/^-?\d+$/.test(credits)) throw new ApiError('INVALID_PARAMS', 'credits must be an integer', { issues: [{ path: 'credits', message: 'expected an integer' }] });
+    const account = await withDb((db) => accountGrant(db, id, Number(credits)));
+    print(account, () => describeAccount(account));
+  });
+accounts
+  .command('suspend <id>')
+  .description('suspend an account (its keys get 403 within the key cache TTL)')
+  .action(async (id: string) => {
+    const account = await withDb((db) => accountSetStatus(db, id, 'suspended'));
+    print(account, () => describeAccount(account));
+  });
+accounts
+  .command('reactivate <id>')
+  .description('lift a suspension')
+  .action(async (id: string) => {
+    const account = await withDb((db) => accountSetStatus(db, id, 'active'));
+    print(account, () => describeAccount(account));
+  });
+
+const keys = program.command('keys').description('API keys');
+keys
+  .command('create')
+  .description('create an API key; the plaintext is printed once')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--name <name>', 'key name (1-64 characters)')
+  .option('--description <text>', 'what the key is for (up to 500 characters)')
+  .option('--expires <date>', 'ISO 8601 date or date-time in the future')
+  .option('--servers <list>', `comma list of servers the key may use (default: all): ${SERVER_NAMES.join(',')}`)
+  .action(async (opts: { account: string; name: string; description?: string; expires?: string; servers?: string }) => {
+    const { key, plaintext } = await withDb((db) =>
+      keyCreate(db, opts.account, {
+        name: opts.name,
+        description: opts.description,
+        expires_at: opts.expires,
+        servers: opts.servers?.split(',').map((s) => s.trim()) as never,
+      }),
+    );
+    print({ ...key, key: plaintext }, () => `${describeKey(key)}\n\nAPI key (shown only once):\n${plaintext}`);
+  });
+keys
+  .command('list')
+  .description("list an account's keys")
+  .requiredOption('--account <id>', 'account id')
+  .action(async (opts: { account: string }) => {
+    const list = await withDb((db) => keyListByAccount(db, opts.account));
+    print(list, () => (list.length ? list.map(describeKey).join('\n') : 'no keys'));
+  });
+keys
+  .command('revoke <key-id>')
+  .description('revoke a key (takes effect within the key cache TTL)')
+  .action(async (keyId: string) => {
+    const key = await withDb((db) => keyRevoke(db, keyId));
+    print(key, () => describeKey(key));
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  const apiError = toApiError(err);
+  if (apiError.code === 'INTERNAL_ERROR' || apiError.code === 'SERVICE_UNAVAILABLE') {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  }
+  if (json()) {
+    process.stdout.write(`${JSON.stringify({ success: false, error: { code: apiError.code, message: apiError.message, details: apiError.details } }, null, 2)}\n`);
+  } else {
+    process.stderr.write(`error: ${apiError.code}: ${apiError.message}${Object.keys(apiError.details).length ? ` ${JSON.stringify(apiError.details)}` : ''}\n`);
+  }
+  process.exit(1);
+}

@@ -1,0 +1,74 @@
+// What `npm start` prints on a fresh database: a demo account's key (once), the nine URLs, and
+// client configurations in the two shapes the service documents.
+import { accountCreate, type Account } from './accounts/accounts.ts';
+import type { Database } from './db/pool.ts';
+import { keyCreate } from './keys/store.ts';
+import type { ServerName } from './servers/names.ts';
+
+/** The demo account's wallet: a placeholder address nobody holds a key for. */
+export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
+
+/** Creates the demo account and key if the database has no accounts yet. */
+export async function ensureDemoAccount(db: Database): Promise<{ account: Account; key: string } | undefined> {
+  const existing = await db.query<{ n: number }>('SELECT count(*) AS n FROM accounts');
+  if (existing.rows[0]!.n > 0) return undefined;
+  const account = await accountCreate(db, { wallet: DEMO_WALLET, chain: 'ethereum', plan: 'free' });
+  const { plaintext } = await keyCreate(db, account.id, { name: 'demo', description: 'Created by npm start on a fresh database.' });
+  return { account, key: plaintext };
+}
+
+interface ClientEntry {
+  url: string;
+  transport: 'http';
+  headers: { 'x-api-key': string };
+}
+
+export function clientConfigs(baseUrl: string, key: string, servers: readonly ServerName[]) {
+  const entries: Record<string, ClientEntry> = {};
+  for (const name of servers) {
+    entries[`cryptomcp-${name}`] = { url: `${baseUrl}/mcp/${name}`, transport: 'http', headers: { 'x-api-key': key } };
+  }
+  return {
+    /** Desktop assistants: entries under mcpServers, keyed by a label. */
+    desktop: { mcpServers: entries },
+    /** Code editors: entries under mcp -> servers. */
+    editor: { mcp: { servers: entries } },
+  };
+}
+
+export function banner(opts: {
+  baseUrl: string;
+  metricsPort: number;
+  database: string;
+  servers: readonly ServerName[];
+  demo?: { account: Account; key: string };
+}): string {
+  const lines = [
+    `cryptomcp is serving ${opts.servers.length} MCP server${opts.servers.length === 1 ? '' : 's'} on ${opts.baseUrl}`,
+    `  database: ${opts.database}`,
+    `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: http://localhost:${opts.metricsPort}/metrics`,
+    '',
+    ...opts.servers.map((s) => `  ${s.padEnd(22)} ${opts.baseUrl}/mcp/${s}`),
+  ];
+  if (opts.demo) {
+    const configs = clientConfigs(opts.baseUrl, opts.demo.key, opts.servers);
+    lines.push(
+      '',
+      `A demo account was created on the free plan (${opts.demo.account.balance} credits): ${opts.demo.account.id}`,
+      'Its API key, shown only this once:',
+      '',
+      `  ${opts.demo.key}`,
+      '',
+      'Try it:',
+      `  curl -s ${opts.baseUrl}/mcp/market-intelligence -H 'x-api-key: ${opts.demo.key}' -H 'content-type: application/json' \\`,
+      `    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_usage","arguments":{}}}'`,
+      '',
+      'Desktop assistants (add to the mcpServers of your client config):',
+      JSON.stringify(configs.desktop, null, 2),
+      '',
+      'Code editors (mcp -> servers):',
+      JSON.stringify(configs.editor, null, 2),
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,320 @@
+// POST /mcp/:server — the gateway in front of the nine MCP servers. Checks run in the order of
+// DESIGN.md §3 and the first failure wins: server (1), key (2), scope/plan/suspension (3),
+// method (4), body/tool/arguments (5), rate limit (6), credits (7), then the tool (8). Credits
+// are reserved before the tool runs and refunded if the call ends in any error.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ApiError, toApiError } from '../errors.ts';
+import type { KeyGrant } from '../keys/store.ts';
+import type { KeyResolver } from '../keys/resolver.ts';
+import type { Meter, MeterDecision } from '../metering/meter.ts';
+import type { ServerName } from '../servers/names.ts';
+import type { Metrics } from '../metrics.ts';
+import { answerWithSdk } from './protocol.ts';
+import type { RegisteredServer, RegisteredTool, Registry } from './registry.ts';
+import type { ToolOutput, UsageReader } from './tool.ts';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface GatewayDeps {
+  registry: Registry;
+  keys: KeyResolver;
+  /** null: metering bypassed (benchmark switch only). */
+  meter: Meter | null;
+  usage: UsageReader;
+  metrics: Metrics;
+  toolTimeoutMs: number;
+  version: string;
+}
+
+/** What the gateway learned about a request so far; the error mapper reads it for headers. */
+export interface GatewayState {
+  server?: RegisteredServer;
+  grant?: KeyGrant;
+  decision?: MeterDecision;
+  tool?: string;
+  method?: string;
+  creditsUsed: number;
+  /** Balance after this request, once known. */
+  remaining?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    gateway: GatewayState | null;
+  }
+}
+
+type Call =
+  | { kind: 'tools/call'; tool: RegisteredTool; args: Record<string, unknown> }
+  | { kind: 'other'; method: string };
+
+export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+  app.decorateRequest('gateway', null);
+
+  // Rows 1-3 need only the path and headers, so they run before the body is even read.
+  app.addHook('onRequest', async (request: FastifyRequest<{ Params: { server: string } }>) => {
+    const g: GatewayState = { creditsUsed: 0 };
+    request.gateway = g;
+    const server = deps.registry.get(request.params.server as ServerName);
+    if (!server) {
+      throw new ApiError('SERVER_NOT_FOUND', undefined, { server: request.params.server, available: [...deps.registry.keys()] });
+    }
+    g.server = server;
+    const check = await deps.keys.resolve(presentedKey(request));
+    if (!check.ok) {
+      if (check.code === 'API_KEY_EXPIRED') throw new ApiError(check.code, undefined, { expired_at: check.expiredAt.toISOString() });
+      throw new ApiError(check.code);
+    }
+    const grant = check.grant;
+    g.grant = grant;
+    g.remaining = grant.balance;
+    if (grant.key_servers && !grant.key_servers.includes(server.name)) {
+      throw new ApiError('KEY_SCOPE_FORBIDDEN', undefined, { server: server.name, allowed_servers: grant.key_servers });
+    }
+    if (!grant.plan_servers.includes(server.name)) {
+      throw new ApiError('PLAN_FORBIDDEN', undefined, { server: server.name, plan: grant.plan });
+    }
+    if (grant.account_status !== 'active') throw new ApiError('ACCOUNT_SUSPENDED');
+    deps.keys.noteUsed(grant.key_id);
+  });
+
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/:server',
+    handler: async (_request, reply) => {
+      reply.header('allow', 'POST');
+      throw new ApiError('METHOD_NOT_ALLOWED');
+    },
+  });
+
+  app.post('/:server', { bodyLimit: BODY_LIMIT_BYTES }, async (request, reply) => {
+    const g = request.gateway!;
+    const server = g.server!;
+    const grant = g.grant!;
+    const body = request.body;
+
+    // Row 5: the body, the tool and its arguments.
+    const accept = request.headers.accept;
+    if (accept && !/application\/json|application\/\*|\*\/\*/.test(accept)) {
+      throw new ApiError('INVALID_REQUEST', 'The Accept header must allow application/json.');
+    }
+    const protocolVersion = singleHeader(request.headers['mcp-protocol-version']);
+    if (protocolVersion !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(protocolVersion)) {
+      throw new ApiError('INVALID_REQUEST', `Unsupported MCP-Protocol-Version ${protocolVersion}.`, {
+        supported: SUPPORTED_PROTOCOL_VERSIONS,
+      });
+    }
+    const call = classify(body, server);
+    g.method = call.kind === 'tools/call' ? 'tools/call' : call.method;
+    if (call.kind === 'tools/call') g.tool = call.tool.name;
+
+    // Rows 6-7: one round trip for rate limit, renewal and the reservation.
+    const requestId = request.id;
+    const cost = call.kind === 'tools/call' ? call.tool.credits : 0;
+    const decision = deps.meter
+      ? await deps.meter.reserve({
+          accountId: grant.account_id,
+          requestId,
+          cost,
+          record: call.kind === 'tools/call',
+          server: server.name,
+          tool: call.kind === 'tools/call' ? call.tool.name : null,
+          keyId: grant.key_id,
+        })
+      : unmeteredDecision(grant, cost);
+    g.decision = decision;
+    g.remaining = decision.balance;
+    grant.balance = decision.balance;
+    switch (decision.outcome) {
+      case 'rate_limited': {
+        const retryAfter = Math.max(1, Math.ceil(decision.retryAfterSeconds));
+        throw new ApiError(
+          'RATE_LIMITED',
+          undefined,
+          { limit_per_minute: decision.requestsPerMinute, retry_after_seconds: retryAfter },
+          { 'retry-after': String(retryAfter) },
+        );
+      }
+      case 'insufficient_credits':
+        throw new ApiError('INSUFFICIENT_CREDITS', undefined, { required: cost, available: decision.balance });
+      case 'suspended':
+        throw new ApiError('ACCOUNT_SUSPENDED');
+      case 'account_not_found':
+        throw new ApiError('INVALID_API_KEY');
+      case 'ok':
+      case 'replayed':
+        break;
+    }
+
+    let callResult: CallToolResult | undefined;
+    if (call.kind === 'tools/call') {
+      g.creditsUsed = cost;
+      const output = await runTool(call, request, requestId, deps).catch(async (err: unknown) => {
+        const apiError = toApiError(err);
+        if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err, tool: call.tool.name }, 'tool failed');
+        await refund(deps, g, requestId, `tool failed: ${apiError.code}`, request);
+        throw apiError;
+      });
+      const envelope = {
+        success: true as const,
+        data: output.data,
+        metadata: {
+          timestamp: new Date().toISOString(),
+          credits_used: cost,
+          remaining_credits: decision.balance,
+          request_id: requestId,
+          source: output.source,
+          data_as_of: output.data_as_of ?? null,
+          truncated: output.truncated ?? false,
+          ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
+        },
+      };
+      callResult = { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
+    }
+
+    const answer = await answerWithSdk({ server, body, protocolVersion, callResult, version: deps.version }).catch(
+      async (err: unknown) => {
+        if (callResult) await refund(deps, g, requestId, 'protocol layer failed', request);
+        throw err;
+      },
+    );
+    if (callResult) {
+      if (answer.status >= 400) {
+        await refund(deps, g, requestId, `protocol answered ${answer.status}`, request);
+      } else if (deps.meter) {
+        // Charged only if the answer reached the client; a dropped connection is refunded.
+        const meter = deps.meter;
+        const res = reply.raw;
+        res.once('close', () => {
+          if (res.writableFinished) meter.settle(requestId);
+          else void refund(deps, g, requestId, 'client disconnected before the answer', request);
+        });
+      }
+    }
+    setGatewayHeaders(reply, g);
+    reply.code(answer.status);
+    if (answer.contentType) reply.header('content-type', answer.contentType);
+    return reply.send(answer.body === '' ? undefined : answer.body);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const g = request.gateway;
+    deps.metrics.mcpRequests.inc({
+      server: g?.server?.name ?? 'unknown',
+      method: g?.method ?? 'none',
+      status: String(reply.statusCode),
+    });
+  });
+}
+
+async function refund(deps: GatewayDeps, g: GatewayState, requestId: string, note: string, request: FastifyRequest): Promise<void> {
+  const used = g.creditsUsed;
+  g.creditsUsed = 0;
+  if (!deps.meter) return;
+  try {
+    const balance = await deps.meter.refund(requestId, note);
+    g.remaining = balance ?? (g.remaining ?? 0) + used;
+  } catch (err) {
+    // The stale-reservation sweep refunds it once the database answers again.
+    g.remaining = (g.remaining ?? 0) + used;
+    request.log.warn({ err, requestId }, 'refund deferred to the sweep');
+  }
+  if (g.grant) g.grant.balance = g.remaining;
+}
+
+async function runTool(
+  call: Extract<Call, { kind: 'tools/call' }>,
+  request: FastifyRequest,
+  requestId: string,
+  deps: GatewayDeps,
+): Promise<ToolOutput> {
+  const g = request.gateway!;
+  const timeout = AbortSignal.timeout(deps.toolTimeoutMs);
+  const clientGone = new AbortController();
+  request.raw.once('close', () => clientGone.abort());
+  const signal = AbortSignal.any([timeout, clientGone.signal]);
+  const timedOut = new Promise<never>((_, reject) => {
+    timeout.addEventListener('abort', () => reject(new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool', timeout_ms: deps.toolTimeoutMs })), {
+      once: true,
+    });
+  });
+  timedOut.catch(() => {});
+  return Promise.race([
+    call.tool.definition.handler(call.args, {
+      requestId,
+      server: g.server!.name,
+      account: { id: g.grant!.account_id, plan: g.grant!.plan },
+      signal,
+      usage: deps.usage,
+      tools: g.server!.toolInfos,
+    }),
+    timedOut,
+  ]);
+}
+
+function classify(body: unknown, server: RegisteredServer): Call {
+  if (Array.isArray(body)) {
+    throw new ApiError('INVALID_REQUEST', 'JSON-RPC batches are not supported; send one message per request.');
+  }
+  const parsed = JSONRPCMessageSchema.safeParse(body);
+  if (!parsed.success) throw new ApiError('INVALID_REQUEST');
+  const message = parsed.data;
+  if (!('method' in message)) return { kind: 'other', method: 'response' };
+  if (message.method !== 'tools/call') return { kind: 'other', method: message.method };
+  if (!('id' in message)) throw new ApiError('INVALID_REQUEST', 'tools/call must be a request with an id.');
+  const params = message.params as { name?: unknown; arguments?: unknown } | undefined;
+  if (typeof params?.name !== 'string') throw new ApiError('INVALID_REQUEST', 'tools/call needs params.name.');
+  const tool = server.tools.get(params.name);
+  if (!tool) throw new ApiError('UNKNOWN_TOOL', undefined, { tool: params.name, available: [...server.tools.keys()] });
+  const rawArgs = params.arguments ?? {};
+  const result = tool.input.safeParse(rawArgs);
+  if (!result.success) {
+    throw new ApiError('INVALID_PARAMS', undefined, {
+      issues: result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  return { kind: 'tools/call', tool, args: result.data as Record<string, unknown> };
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function presentedKey(request: FastifyRequest): string | undefined {
+  const apiKey = singleHeader(request.headers['x-api-key'])?.trim();
+  if (apiKey) return apiKey;
+  const auth = singleHeader(request.headers.authorization);
+  const match = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  return match?.[1];
+}
+
+function unmeteredDecision(grant: KeyGrant, cost: number): MeterDecision {
+  return {
+    outcome: 'ok',
+    balance: Math.max(0, grant.balance - cost),
+    plan: grant.plan,
+    requestsPerMinute: grant.requests_per_minute,
+    burst: grant.burst,
+    rateRemaining: grant.burst,
+    rateResetSeconds: 0,
+    retryAfterSeconds: 0,
+  };
+}
+
+/**
+ * The headers every authenticated answer carries (DESIGN.md §3). Before metering ran (rows 3-5)
+ * the balance is the account's as last seen by this process (at most the key cache TTL old), and
+ * only the rate-limit policy is known, not the current window.
+ */
+export function setGatewayHeaders(reply: FastifyReply, g: GatewayState | null): void {
+  if (!g?.grant) return;
+  reply.header('x-credits-used', String(g.creditsUsed));
+  reply.header('x-credits-remaining', String(g.remaining ?? g.grant.balance));
+  const plan = g.decision?.plan ?? g.grant.plan;
+  const rpm = g.decision?.requestsPerMinute ?? g.grant.requests_per_minute;
+  reply.header('ratelimit-policy', `"${plan}";q=${rpm};w=60`);
+  if (g.decision) {
+    reply.header('ratelimit', `"${plan}";r=${g.decision.rateRemaining};t=${Math.ceil(g.decision.rateResetSeconds)}`);
+  }
+}

@@ -1,0 +1,159 @@
+// Starts the service for `cryptomcp serve` / `npm start`: database (embedded or DATABASE_URL),
+// migrations, the gateway, the metrics port, background sweeps; and stops it in the reverse
+// order, letting in-flight requests finish.
+import fs from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { planList, type Plan } from './accounts/plans.ts';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { migrate, migrationsCurrent } from './db/migrate.ts';
+import { openDatabase, type Database } from './db/pool.ts';
+import { KeyResolver } from './keys/resolver.ts';
+import { buildRegistry, type Registry } from './mcp/registry.ts';
+import { Meter } from './metering/meter.ts';
+import { SqlUsageReader } from './metering/usage.ts';
+import { createMetrics, serveMetrics } from './metrics.ts';
+import { serverModules } from './servers/index.ts';
+
+export const VERSION: string = (
+  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+export interface RunningService {
+  app: FastifyInstance;
+  db: Database;
+  registry: Registry;
+  meter: Meter;
+  keys: KeyResolver;
+  /** Base URL the gateway listens on (http://host:port). */
+  url: string;
+  port: number;
+  metricsPort: number;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Fastify logger option; the CLI passes pino settings. */
+  logger?: boolean | { level: string };
+  /** Clock for metering (tests); undefined uses the database clock. */
+  now?: () => Date;
+  log?: (line: string) => void;
+}
+
+export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
+  const log = opts.log ?? (() => {});
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.databasePoolMax });
+  try {
+    return await startOn(db, config, opts, log);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function startOn(db: Database, config: Config, opts: StartOptions, log: (line: string) => void): Promise<RunningService> {
+  // Migrations run before serving when the database answers; if it does not, the service still
+  // starts (readyz says not ready) and keeps trying, so an outage at boot needs no restart.
+  let migrated = false;
+  const tryMigrate = async () => {
+    try {
+      await migrate(db.pool);
+      migrated = await migrationsCurrent(db.pool);
+    } catch (err) {
+      log(`migrations not applied yet: ${(err as Error).message}`);
+    }
+  };
+  await tryMigrate();
+  const migrateTimer = setInterval(() => {
+    if (!migrated) void tryMigrate();
+  }, 2000);
+  migrateTimer.unref();
+
+  const registry = buildRegistry(serverModules({ servers: config.servers, benchTools: config.benchTools }), config.toolCostOverrides);
+  const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });
+  const meter = new Meter(db, {
+    now: opts.now,
+    settleIntervalMs: config.settleIntervalMs,
+    sweepIntervalMs: config.sweepIntervalMs,
+    // Twice the tool timeout plus a settle batch: an answered call is always settled by then.
+    staleAfterMs: 2 * config.toolTimeoutMs + config.settleIntervalMs + 1000,
+    onError: (what, err) => log(`${what} deferred: ${(err as Error).message}`),
+  });
+  const metrics = createMetrics();
+
+  let planCache: { plans: Plan[]; at: number } | undefined;
+  const plans = async () => {
+    if (planCache && Date.now() - planCache.at < 5000) return planCache.plans;
+    try {
+      planCache = { plans: await planList(db), at: Date.now() };
+    } catch (err) {
+      if (!planCache) throw err;
+    }
+    return planCache.plans;
+  };
+
+  const app = await buildApp({
+    registry,
+    keys,
+    meter: config.benchUnmetered ? null : meter,
+    usage: new SqlUsageReader(db),
+    metrics,
+    toolTimeoutMs: config.toolTimeoutMs,
+    version: VERSION,
+    plans,
+    ready: async () => {
+      let database = false;
+      try {
+        await db.query('SELECT 1');
+        database = true;
+        if (!migrated) await tryMigrate();
+      } catch {
+        database = false;
+      }
+      return { ready: database && migrated, checks: { database, migrations: migrated } };
+    },
+    logger: opts.logger ?? false,
+  });
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const metricsServer = await serveMetrics(metrics, config.metricsPort, config.host);
+  meter.start();
+  const touchTimer = setInterval(() => {
+    keys.flushLastUsed().catch((err: unknown) => log(`last_used_at deferred: ${(err as Error).message}`));
+  }, 1000);
+  touchTimer.unref();
+
+  const displayHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    db,
+    registry,
+    meter,
+    keys,
+    url: `http://${displayHost}:${port}`,
+    port,
+    metricsPort: metricsServer.port,
+    close() {
+      closing ??= (async () => {
+        clearInterval(migrateTimer);
+        clearInterval(touchTimer);
+        // Stop accepting, let in-flight requests finish (Fastify waits for them), then settle.
+        await withTimeout(app.close(), config.shutdownTimeoutMs);
+        await metricsServer.close();
+        await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
+        await keys.flushLastUsed().catch(() => {});
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
