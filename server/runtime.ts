@@ -102,14 +102,11 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     version: VERSION,
     plans,
     ready: async () => {
-      let database = false;
-      try {
-        await db.query('SELECT 1');
-        database = true;
-        if (!migrated) await tryMigrate();
-      } catch {
-        database = false;
-      }
+      const database = await db.query('SELECT 1').then(
+        () => true,
+        () => false,
+      );
+      if (database && !migrated) await tryMigrate();
       return { ready: database && migrated, checks: { database, migrations: migrated } };
     },
     logger: opts.logger ?? false,

@@ -1,5 +1,6 @@
 // Tools for benchmarks and process-level tests, registered only with CRYPTOMCP_BENCH_TOOLS=1:
-// a cost-1 tool that answers at once, and a cost-1 tool that fails after its reservation.
+// a cost-1 tool that answers at once, one that fails after its reservation, and one that takes
+// as long as asked (for timeouts, graceful drain and crash tests).
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -11,6 +12,22 @@ export const benchTools: ToolDefinition[] = [
     input: z.object({ message: z.string().max(200).default('ping') }).strict(),
     credits: 1,
     handler: async (args) => ({ data: { echo: args.message }, source: 'bench', data_as_of: null }),
+  }),
+  defineTool({
+    name: 'bench_sleep',
+    description: 'Returns after waiting the given milliseconds; for tests of timeouts and draining.',
+    input: z.object({ ms: z.number().int().min(0).max(60_000) }).strict(),
+    credits: 1,
+    handler: async (args, ctx) => {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, args.ms);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'bench' }));
+        }, { once: true });
+      });
+      return { data: { slept_ms: args.ms }, source: 'bench', data_as_of: null };
+    },
   }),
   defineTool({
     name: 'bench_fail',

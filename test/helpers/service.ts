@@ -1,0 +1,108 @@
+// Runs the real service (startService: Fastify on a real loopback port, real PostgreSQL) and
+// talks to it the way users do: raw HTTP with fetch, and the MCP SDK's own client.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { accountCreate, type Account } from '../../server/accounts/accounts.ts';
+import { planUpsert, type Plan } from '../../server/accounts/plans.ts';
+import { loadConfig } from '../../server/config.ts';
+import type { Database } from '../../server/db/pool.ts';
+import { keyCreate, type KeySettings } from '../../server/keys/store.ts';
+import { startService, type RunningService } from '../../server/runtime.ts';
+import { SERVER_NAMES } from '../../server/servers/names.ts';
+
+export async function startTestService(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  opts: { now?: () => Date } = {},
+): Promise<RunningService> {
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    METRICS_PORT: '0',
+    HOST: '127.0.0.1',
+    CRYPTOMCP_BENCH_TOOLS: '1',
+    LOG_LEVEL: 'silent',
+    DATABASE_POOL_MAX: '10',
+    ...env,
+  });
+  return startService(config, { now: opts.now });
+}
+
+let walletCounter = 0;
+/** A fresh, valid EVM address for each call (accounts need a unique wallet). */
+export function nextWallet(): string {
+  walletCounter += 1;
+  return `0x${process.pid.toString(16).padStart(8, '0')}${Date.now().toString(16).padStart(16, '0')}${walletCounter.toString(16).padStart(16, '0')}`.slice(0, 42);
+}
+
+export async function createAccountWithKey(
+  db: Database,
+  opts: { plan?: string; key?: Partial<KeySettings>; now?: Date } = {},
+): Promise<{ account: Account; key: string; keyId: string }> {
+  const account = await accountCreate(db, { wallet: nextWallet(), chain: 'ethereum', plan: opts.plan ?? 'free', now: opts.now });
+  const { key, plaintext } = await keyCreate(db, account.id, { name: 'test', ...opts.key });
+  return { account, key: plaintext, keyId: key.id };
+}
+
+/** A plan for tests that must not trip the rate limit. */
+export async function createUnlimitedPlan(db: Database, name: string, credits: number, overrides: Partial<Plan> = {}): Promise<void> {
+  await planUpsert(db, {
+    name,
+    display_name: name,
+    credits,
+    renewal: 'one-time',
+    requests_per_minute: 1_000_000,
+    burst: 100_000,
+    servers: [...SERVER_NAMES],
+    max_keys: 10,
+    ...overrides,
+  });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // left as text
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}
+
+export function toolCall(name: string, args: Record<string, unknown> = {}, id: number | string = 1) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
+}
+
+/** The MCP SDK's own client, connected over real HTTP with the key in x-api-key. */
+export async function mcpClient(baseUrl: string, server: string, key: string): Promise<Client> {
+  const client = new Client({ name: 'cryptomcp-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }),
+  );
+  return client;
+}
+
+export async function balanceOf(db: Database, accountId: string): Promise<number> {
+  const res = await db.query<{ balance: number }>('SELECT balance FROM accounts WHERE id = $1', [accountId]);
+  return res.rows[0]!.balance;
+}
+
+/** The ledger invariant of DESIGN.md §5: balance = sum of the ledger's deltas. */
+export async function ledgerSum(db: Database, accountId: string): Promise<number> {
+  const res = await db.query<{ sum: number }>('SELECT coalesce(sum(delta), 0)::int AS sum FROM credit_ledger WHERE account_id = $1', [
+    accountId,
+  ]);
+  return res.rows[0]!.sum;
+}

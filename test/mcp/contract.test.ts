@@ -1,0 +1,318 @@
+// DESIGN.md §3: every row of the check table gives its status, code and details, with the error
+// envelope and request id; success carries the envelope in structuredContent and content[0].text
+// with the documented headers; nothing rejected is charged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountSetStatus } from '../../server/accounts/accounts.ts';
+import { planUpsert } from '../../server/accounts/plans.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import {
+  balanceOf,
+  createAccountWithKey,
+  createUnlimitedPlan,
+  mcpClient,
+  post,
+  startTestService,
+  toolCall,
+  type RawResponse,
+} from '../helpers/service.ts';
+
+let db: TestDatabase;
+let svc: RunningService;
+let base: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  svc = await startTestService(db.url, { KEY_CACHE_TTL_MS: '0', TOOL_TIMEOUT_MS: '300' });
+  base = svc.url;
+});
+afterAll(async () => {
+  await svc?.close();
+  await db?.drop();
+});
+
+
+type ErrorBody = { success: false; error: { code: string; message: string; details: Record<string, unknown> } };
+
+function expectError(res: RawResponse, status: number, code: string): ErrorBody['error'] {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  const body = res.body as ErrorBody;
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect(body.error.details.request_id).toBe(res.headers.get('x-request-id'));
+  return body.error;
+}
+
+const url = (server: string) => `${base}/mcp/${server}`;
+
+describe('row 1: path', () => {
+  it('404 SERVER_NOT_FOUND with the nine names, before any key check', async () => {
+    const err = expectError(await post(url('no-such-server'), toolCall('get_usage')), 404, 'SERVER_NOT_FOUND');
+    expect(err.details.available).toEqual([...SERVER_NAMES]);
+  });
+});
+
+describe('row 2: key', () => {
+  it('401 MISSING_API_KEY without a key', async () => {
+    expectError(await post(url('kol-analytics'), toolCall('get_usage')), 401, 'MISSING_API_KEY');
+  });
+  it('401 INVALID_API_KEY for a malformed key and for a well-formed unknown key', async () => {
+    expectError(await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': 'cmcp_nope' }), 401, 'INVALID_API_KEY');
+    const { generateKey } = await import('../../server/keys/format.ts');
+    expectError(
+      await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': generateKey().plaintext }),
+      401,
+      'INVALID_API_KEY',
+    );
+  });
+  it('401 API_KEY_EXPIRED with expired_at', async () => {
+    const { keyId, key } = await createAccountWithKey(db);
+    await db.query(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE id = $1`, [keyId]);
+    const err = expectError(await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': key }), 401, 'API_KEY_EXPIRED');
+    expect(new Date(err.details.expired_at as string).toISOString()).toBe(err.details.expired_at);
+  });
+  it('401 API_KEY_REVOKED', async () => {
+    const { keyId, key } = await createAccountWithKey(db);
+    await db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [keyId]);
+    expectError(await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': key }), 401, 'API_KEY_REVOKED');
+  });
+  it('accepts Authorization: Bearer and case-insensitive header names', async () => {
+    const { key } = await createAccountWithKey(db);
+    expect((await post(url('kol-analytics'), toolCall('get_usage'), { Authorization: `Bearer ${key}` })).status).toBe(200);
+    expect((await post(url('kol-analytics'), toolCall('get_usage'), { 'X-API-KEY': key })).status).toBe(200);
+  });
+});
+
+describe('row 3: scope, plan, suspension', () => {
+  it('403 KEY_SCOPE_FORBIDDEN with server and allowed_servers', async () => {
+    const { key } = await createAccountWithKey(db, { key: { servers: ['kol-analytics'] } });
+    const err = expectError(await post(url('whale-intelligence'), toolCall('get_usage'), { 'x-api-key': key }), 403, 'KEY_SCOPE_FORBIDDEN');
+    expect(err.details).toMatchObject({ server: 'whale-intelligence', allowed_servers: ['kol-analytics'] });
+    expect((await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': key })).status).toBe(200);
+  });
+  it('403 PLAN_FORBIDDEN with server and plan', async () => {
+    await planUpsert(db, {
+      name: 'narrow',
+      display_name: 'Narrow',
+      credits: 10,
+      renewal: 'one-time',
+      requests_per_minute: 60,
+      burst: 10,
+      servers: ['market-intelligence'],
+      max_keys: 2,
+    });
+    const { key } = await createAccountWithKey(db, { plan: 'narrow' });
+    const err = expectError(await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': key }), 403, 'PLAN_FORBIDDEN');
+    expect(err.details).toMatchObject({ server: 'kol-analytics', plan: 'narrow' });
+  });
+  it('403 ACCOUNT_SUSPENDED', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    await accountSetStatus(db, account.id, 'suspended');
+    expectError(await post(url('kol-analytics'), toolCall('get_usage'), { 'x-api-key': key }), 403, 'ACCOUNT_SUSPENDED');
+  });
+  it('a key check failure wins over a method or body problem (check order)', async () => {
+    const res = await fetch(url('kol-analytics'), { method: 'GET' });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('row 4: method', () => {
+  it('405 METHOD_NOT_ALLOWED with Allow: POST for GET and DELETE, after auth', async () => {
+    const { key } = await createAccountWithKey(db);
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(url('kol-analytics'), { method, headers: { 'x-api-key': key } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(((await res.json()) as ErrorBody).error.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+  it('answers a CORS preflight without a key', async () => {
+    const res = await fetch(url('kol-analytics'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,content-type,mcp-protocol-version' },
+    });
+    expect(res.status).toBeLessThan(300);
+    const allowed = res.headers.get('access-control-allow-headers') ?? '';
+    for (const h of ['x-api-key', 'authorization', 'content-type', 'mcp-protocol-version']) expect(allowed).toContain(h);
+  });
+});
+
+describe('row 5: body, tool, arguments (never charged)', () => {
+  it('413 PAYLOAD_TOO_LARGE with limit_bytes for a body over 1 MiB', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const big = toolCall('bench_echo', { message: 'x'.repeat(1024 * 1024) });
+    const err = expectError(await post(url('market-intelligence'), big, { 'x-api-key': key }), 413, 'PAYLOAD_TOO_LARGE');
+    expect(err.details.limit_bytes).toBe(1024 * 1024);
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+  it('400 INVALID_REQUEST for a body that is not JSON, not JSON-RPC, or a batch', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const h = { 'x-api-key': key };
+    expectError(await post(url('market-intelligence'), '{not json', h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { hello: 'world' }, h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), [toolCall('bench_echo')], h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), 'plain text', { ...h, 'content-type': 'text/plain' }), 400, 'INVALID_REQUEST');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+  it('400 UNKNOWN_TOOL with tool and available', async () => {
+    const { key } = await createAccountWithKey(db);
+    const err = expectError(await post(url('kol-analytics'), toolCall('get_prices'), { 'x-api-key': key }), 400, 'UNKNOWN_TOOL');
+    expect(err.details.tool).toBe('get_prices');
+    expect(err.details.available).toEqual(['get_capabilities', 'estimate_cost', 'get_usage']);
+  });
+  it('400 INVALID_PARAMS with issues[] of path and message', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const err = expectError(
+      await post(url('market-intelligence'), toolCall('bench_echo', { message: 42 }), { 'x-api-key': key }),
+      400,
+      'INVALID_PARAMS',
+    );
+    const issues = err.details.issues as { path: string; message: string }[];
+    expect(issues[0]).toMatchObject({ path: 'message' });
+    expect(typeof issues[0]!.message).toBe('string');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+});
+
+describe('row 6: rate limit', () => {
+  it('429 RATE_LIMITED with limit_per_minute, retry_after_seconds and Retry-After once the burst is spent', async () => {
+    const { key } = await createAccountWithKey(db); // free: 30/min, burst 10
+    const h = { 'x-api-key': key };
+    const statuses: number[] = [];
+    let limited: RawResponse | undefined;
+    for (let i = 0; i < 12 && !limited; i++) {
+      const res = await post(url('kol-analytics'), { jsonrpc: '2.0', id: i, method: 'ping' }, h);
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    const err = expectError(limited!, 429, 'RATE_LIMITED');
+    expect(err.details.limit_per_minute).toBe(30);
+    expect(err.details.retry_after_seconds).toBeGreaterThanOrEqual(1);
+    expect(limited!.headers.get('retry-after')).toBe(String(err.details.retry_after_seconds));
+    expect(limited!.headers.get('ratelimit')).toMatch(/^"free";r=0;t=\d+$/);
+  });
+});
+
+describe('row 7: credits', () => {
+  it('402 INSUFFICIENT_CREDITS with required and available', async () => {
+    await createUnlimitedPlan(db, 'tiny', 1);
+    const { account, key } = await createAccountWithKey(db, { plan: 'tiny' });
+    const h = { 'x-api-key': key };
+    expect((await post(url('market-intelligence'), toolCall('bench_echo'), h)).status).toBe(200);
+    const err = expectError(await post(url('market-intelligence'), toolCall('bench_echo'), h), 402, 'INSUFFICIENT_CREDITS');
+    expect(err.details).toMatchObject({ required: 1, available: 0 });
+    expect(await balanceOf(db, account.id)).toBe(0);
+  });
+});
+
+describe('row 8: tool errors are refunded', () => {
+  it('502 UPSTREAM_ERROR with provider; the balance is unchanged', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const res = await post(url('market-intelligence'), toolCall('bench_fail'), { 'x-api-key': key });
+    const err = expectError(res, 502, 'UPSTREAM_ERROR');
+    expect(err.details.provider).toBe('bench');
+    expect(res.headers.get('x-credits-used')).toBe('0');
+    expect(res.headers.get('x-credits-remaining')).toBe('150');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+  it('504 UPSTREAM_TIMEOUT when a tool outlives TOOL_TIMEOUT_MS; refunded', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const res = await post(url('market-intelligence'), toolCall('bench_sleep', { ms: 5000 }), { 'x-api-key': key });
+    expectError(res, 504, 'UPSTREAM_TIMEOUT');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+  it('404 NOT_FOUND from a tool (estimate_cost of an unknown tool)', async () => {
+    const { key } = await createAccountWithKey(db);
+    const err = expectError(
+      await post(url('kol-analytics'), toolCall('estimate_cost', { tool: 'nope' }), { 'x-api-key': key }),
+      404,
+      'NOT_FOUND',
+    );
+    expect(err.details.tool).toBe('nope');
+  });
+});
+
+describe('success', () => {
+  it('tools/call carries the envelope in structuredContent and content[0].text, with the headers', async () => {
+    const { key } = await createAccountWithKey(db);
+    const res = await post(url('market-intelligence'), toolCall('bench_echo', { message: 'hi' }), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    const result = (res.body as { result: { structuredContent: Record<string, unknown>; content: { type: string; text: string }[] } }).result;
+    const env = result.structuredContent as { success: boolean; data: unknown; metadata: Record<string, unknown> };
+    expect(JSON.parse(result.content[0]!.text)).toEqual(env);
+    expect(env.success).toBe(true);
+    expect(env.data).toEqual({ echo: 'hi' });
+    expect(env.metadata.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(env.metadata.credits_used).toBe(1);
+    expect(env.metadata.remaining_credits).toBe(149);
+    expect(Number.isInteger(env.metadata.credits_used) && Number.isInteger(env.metadata.remaining_credits)).toBe(true);
+    expect(env.metadata.request_id).toBe(res.headers.get('x-request-id'));
+    expect(res.headers.get('x-credits-used')).toBe('1');
+    expect(res.headers.get('x-credits-remaining')).toBe('149');
+    expect(res.headers.get('ratelimit-policy')).toBe('"free";q=30;w=60');
+    expect(res.headers.get('ratelimit')).toMatch(/^"free";r=\d+;t=\d+$/);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+  });
+
+  it('the SDK client lists every tool with its cost and calls the free tools', async () => {
+    // Four requests per server (initialize, initialized, tools/list, tools/call): over the free burst.
+    await createUnlimitedPlan(db, 'roomy', 1000);
+    const { key } = await createAccountWithKey(db, { plan: 'roomy' });
+    for (const server of SERVER_NAMES) {
+      const client = await mcpClient(base, server, key);
+      const { tools } = await client.listTools();
+      for (const t of tools) {
+        const credits = t._meta?.['cryptomcp.dev/credits'];
+        expect(typeof credits).toBe('number');
+        expect(t.description).toMatch(new RegExp(`Costs ${credits} credits?\\.$`));
+        expect(t.annotations?.readOnlyHint).toBe(true);
+      }
+      const caps = await client.callTool({ name: 'get_capabilities', arguments: {} });
+      const data = (caps.structuredContent as { data: { server: string; tools: { name: string }[] } }).data;
+      expect(data.server).toBe(server);
+      expect(data.tools.map((t) => t.name)).toEqual(tools.map((t) => t.name));
+      await client.close();
+    }
+  });
+
+  it('estimate_cost prices a tool and checks arguments without charging', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const client = await mcpClient(base, 'market-intelligence', key);
+    const ok = await client.callTool({ name: 'estimate_cost', arguments: { tool: 'bench_echo', arguments: { message: 'x' } } });
+    expect((ok.structuredContent as { data: unknown }).data).toMatchObject({ tool: 'bench_echo', credits: 1, arguments_valid: true });
+    const bad = await client.callTool({ name: 'estimate_cost', arguments: { tool: 'bench_echo', arguments: { message: 5 } } });
+    expect((bad.structuredContent as { data: { arguments_valid: boolean; issues: unknown[] } }).data.arguments_valid).toBe(false);
+    await client.close();
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+
+  it('GET /v1/catalog lists servers with tool costs and schemas, and the plans, keyless', async () => {
+    const res = await fetch(`${base}/v1/catalog`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      servers: { name: string; tools: { name: string; credits: number; input_schema: { type: string } }[] }[];
+      plans: { name: string; credits: number; renewal: string; requests_per_minute: number; burst: number; servers: string[]; max_keys: number }[];
+    };
+    expect(body.servers.map((s) => s.name)).toEqual([...SERVER_NAMES]);
+    for (const s of body.servers) for (const t of s.tools) expect(t.input_schema.type).toBe('object');
+    const free = body.plans.find((p) => p.name === 'free');
+    expect(free).toEqual({ name: 'free', credits: 150, renewal: 'one-time', requests_per_minute: 30, burst: 10, servers: [...SERVER_NAMES], max_keys: 3 });
+    expect(body.plans.find((p) => p.name === 'premium')).toMatchObject({ credits: 35000, renewal: 'monthly', requests_per_minute: 600, burst: 100, max_keys: 50 });
+  });
+
+  it('healthz and readyz answer', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: true, migrations: true } });
+  });
+
+  it('serves Prometheus metrics on the metrics port', async () => {
+    const res = await fetch(`http://127.0.0.1:${svc.metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('cryptomcp_mcp_requests_total');
+  });
+});
