@@ -76,7 +76,9 @@ program
     }
     const baseUrl = c.publicBaseUrl ?? service.url;
     if (json()) {
-      print({ url: baseUrl, port: service.port, metrics_port: service.metricsPort, servers: c.servers, demo_key: demo?.key ?? null }, () => '');
+      // One line, so a supervisor or test can read it as soon as the service is ready.
+      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, servers: c.servers, demo_key: demo?.key ?? null };
+      process.stdout.write(`${JSON.stringify(ready)}\n`);
     } else {
       process.stdout.write(
         `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, servers: c.servers, demo })}\n`,
