@@ -41,8 +41,8 @@ export class KeyResolver {
   async resolve(presented: string | undefined): Promise<KeyCheck> {
     if (presented === undefined || presented === '') return { ok: false, code: 'MISSING_API_KEY' };
     if (!isWellFormedKey(presented)) return { ok: false, code: 'INVALID_API_KEY' };
-    const hash = hashKey(presented);
-    const grant = await this.#lookup(hash.toString('base64'), hash);
+    // Cached by the presented key itself, so a cache hit costs no hashing.
+    const grant = await this.#lookup(presented);
     if (!grant) return { ok: false, code: 'INVALID_API_KEY' };
     if (grant.revoked_at) return { ok: false, code: 'API_KEY_REVOKED' };
     if (grant.expires_at && grant.expires_at.getTime() <= this.#now()) {
@@ -51,12 +51,12 @@ export class KeyResolver {
     return { ok: true, grant };
   }
 
-  async #lookup(cacheKey: string, hash: Buffer): Promise<KeyGrant | null> {
+  async #lookup(cacheKey: string): Promise<KeyGrant | null> {
     const hit = this.#cache.get(cacheKey);
     if (hit && hit.expiresAt > this.#now()) return hit.grant;
     const pending = this.#inflight.get(cacheKey);
     if (pending) return pending;
-    const load = keyGrantByHash(this.#db, hash)
+    const load = keyGrantByHash(this.#db, hashKey(cacheKey))
       .then((grant) => {
         this.#remember(cacheKey, grant ?? null);
         return grant ?? null;

