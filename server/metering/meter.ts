@@ -1,7 +1,10 @@
 // Credits and rate limits, enforced in PostgreSQL (DESIGN.md §5). `reserve` is the one database
-// round trip on the hot path (the meter_reserve function: GCRA, lazy renewal, reservation and
-// ledger row under one row lock). Answered reservations are marked charged in batches; failed
-// ones are refunded at once; ones nobody resolved (the pod died) are refunded by a sweep.
+// round trip on the hot path (meter_reserve: GCRA, lazy renewal, reservation and ledger row under
+// one row lock). Calls that arrive while `maxInflight` round trips are already under way wait for
+// the next one and share it (meter_reserve_many), the way group commit shares a WAL flush: at low
+// load every call goes alone and at once; under load PostgreSQL runs one statement and one commit
+// for many calls. Answered reservations are marked charged in batches; failed ones are refunded
+// at once; ones nobody resolved (the pod died) are refunded by a sweep.
 import type { Database } from '../db/pool.ts';
 
 export type MeterOutcome = 'ok' | 'replayed' | 'rate_limited' | 'insufficient_credits' | 'suspended' | 'account_not_found';
@@ -40,9 +43,20 @@ export interface MeterOptions {
   /** Reservations unresolved for longer than this are refunded by the sweep. */
   staleAfterMs: number;
   onError?: (what: string, err: unknown) => void;
+  /** Reservation round trips under way at once (default 4). */
+  maxInflight?: number;
+  /** Most calls in one round trip (default 64). */
+  maxBatch?: number;
+}
+
+interface Waiting {
+  input: ReserveInput;
+  resolve: (d: MeterDecision) => void;
+  reject: (err: unknown) => void;
 }
 
 interface ReserveRow {
+  idx: number;
   outcome: MeterOutcome;
   balance: number;
   plan: string;
@@ -57,6 +71,8 @@ export class Meter {
   readonly #db: Database;
   readonly #opts: MeterOptions;
   #settleQueue: string[] = [];
+  #waiting: Waiting[] = [];
+  #inflight = 0;
   #timers: NodeJS.Timeout[] = [];
 
   constructor(db: Database, opts: MeterOptions) {
@@ -64,28 +80,53 @@ export class Meter {
     this.#opts = opts;
   }
 
-  async reserve(input: ReserveInput): Promise<MeterDecision> {
-    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve($1, $2, $3, $4, $5, $6, $7, $8)', [
-      input.accountId,
-      input.requestId,
-      input.cost,
-      input.record,
-      input.server,
-      input.tool,
-      input.keyId,
+  reserve(input: ReserveInput): Promise<MeterDecision> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ input, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    const maxInflight = this.#opts.maxInflight ?? 4;
+    while (this.#inflight < maxInflight && this.#waiting.length > 0) {
+      const batch = this.#waiting.splice(0, this.#opts.maxBatch ?? 64);
+      this.#inflight++;
+      this.#reserveBatch(batch)
+        .catch((err: unknown) => {
+          for (const w of batch) w.reject(err);
+        })
+        .finally(() => {
+          this.#inflight--;
+          this.#pump();
+        });
+    }
+  }
+
+  async #reserveBatch(batch: Waiting[]): Promise<void> {
+    const column = <T>(pick: (i: ReserveInput) => T) => batch.map((w) => pick(w.input));
+    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve_many($1, $2, $3, $4, $5, $6, $7, $8)', [
+      column((i) => i.accountId),
+      column((i) => i.requestId),
+      column((i) => i.cost),
+      column((i) => i.record),
+      column((i) => i.server),
+      column((i) => i.tool),
+      column((i) => i.keyId),
       this.#opts.now?.() ?? null,
     ]);
-    const row = res.rows[0]!;
-    return {
-      outcome: row.outcome,
-      balance: row.balance,
-      plan: row.plan,
-      requestsPerMinute: row.requests_per_minute,
-      burst: row.burst,
-      rateRemaining: row.rl_remaining ?? 0,
-      rateResetSeconds: row.rl_reset_seconds ?? 0,
-      retryAfterSeconds: row.retry_after_seconds ?? 0,
-    };
+    for (const row of res.rows) {
+      batch[row.idx - 1]!.resolve({
+        outcome: row.outcome,
+        balance: row.balance,
+        plan: row.plan,
+        requestsPerMinute: row.requests_per_minute,
+        burst: row.burst,
+        rateRemaining: row.rl_remaining ?? 0,
+        rateResetSeconds: row.rl_reset_seconds ?? 0,
+        retryAfterSeconds: row.retry_after_seconds ?? 0,
+      });
+    }
   }
 
   /** Gives the reservation back (idempotent). Returns the new balance, or null if nothing was due. */

@@ -135,6 +135,31 @@ BEGIN
   RETURN NEXT;
 END $$;
 
+-- Many reservations in one round trip: the gateway batches calls that arrive while earlier
+-- batches are in flight (like group commit), so under load PostgreSQL does one statement and one
+-- commit for many calls. Each call's result is exactly what meter_reserve would give it alone.
+-- Account rows are locked in id order first, so concurrent batches can never deadlock.
+CREATE FUNCTION meter_reserve_many(
+  p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],
+  p_servers text[], p_tools text[], p_keys uuid[], p_now timestamptz DEFAULT NULL)
+RETURNS TABLE (idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer,
+               rl_remaining integer, rl_reset_seconds double precision,
+               retry_after_seconds double precision)
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+BEGIN
+  PERFORM 1 FROM accounts a WHERE a.id = ANY (p_accounts) ORDER BY a.id FOR UPDATE;
+  FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
+    SELECT * INTO r FROM meter_reserve(p_accounts[i], p_request_ids[i], p_costs[i], p_records[i],
+                                       p_servers[i], p_tools[i], p_keys[i], p_now);
+    idx := i; outcome := r.outcome; balance := r.balance; plan := r.plan;
+    requests_per_minute := r.requests_per_minute; burst := r.burst; rl_remaining := r.rl_remaining;
+    rl_reset_seconds := r.rl_reset_seconds; retry_after_seconds := r.retry_after_seconds;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
 -- Gives back a reservation that did not end in a successful answer. Idempotent: only an
 -- unresolved reservation is refunded, once. Returns the new balance, or NULL if nothing to do.
 CREATE FUNCTION meter_refund(p_request_id text, p_note text DEFAULT NULL)
