@@ -137,8 +137,13 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       closing ??= (async () => {
         clearInterval(migrateTimer);
         clearInterval(touchTimer);
-        // Stop accepting, let in-flight requests finish (Fastify waits for them), then settle.
-        await withTimeout(app.close(), config.shutdownTimeoutMs);
+        // Stop accepting and let in-flight requests finish. A keep-alive socket goes idle only
+        // once its answer is out, after Fastify's one sweep of idle sockets, so keep sweeping;
+        // whatever outlives the timeout is cut.
+        const idleSweep = setInterval(() => app.server.closeIdleConnections(), 50);
+        const drained = await withTimeout(app.close(), config.shutdownTimeoutMs);
+        clearInterval(idleSweep);
+        if (!drained) app.server.closeAllConnections();
         await metricsServer.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
         await keys.flushLastUsed().catch(() => {});
@@ -149,8 +154,13 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   };
 }
 
-async function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+/** True if the promise settled within ms. */
+async function withTimeout(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  const settled = await Promise.race([
+    promise.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
+  return settled;
 }

@@ -1,0 +1,87 @@
+// startService as an SRE configures it: which servers a process hosts, repriced tools, config
+// that fails fast, and a shutdown that lets in-flight calls finish (and charges them).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../server/config.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from './helpers/service.ts';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await createUnlimitedPlan(db, 'runtime', 100);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+describe('MCP_SERVERS', () => {
+  it('hosts only the listed servers; others answer 404 SERVER_NOT_FOUND listing what is hosted', async () => {
+    const svc = await startTestService(db.url, { MCP_SERVERS: 'kol-analytics,price-prediction' });
+    try {
+      const { key } = await createAccountWithKey(db, { plan: 'runtime' });
+      expect((await post(`${svc.url}/mcp/kol-analytics`, toolCall('get_usage'), { 'x-api-key': key })).status).toBe(200);
+      const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_usage'), { 'x-api-key': key });
+      expect(res.status).toBe(404);
+      expect((res.body as { error: { details: { available: string[] } } }).error.details.available).toEqual([
+        'price-prediction',
+        'kol-analytics',
+      ]);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('rejects unknown server names at start-up with a message naming them', () => {
+    expect(() => loadConfig({ MCP_SERVERS: 'kol-analytics,nft-oracle' })).toThrow(ConfigError);
+    expect(() => loadConfig({ MCP_SERVERS: 'kol-analytics,nft-oracle' })).toThrow(/nft-oracle/);
+  });
+});
+
+describe('TOOL_COST_OVERRIDES', () => {
+  it('reprices a tool everywhere: tools/list, the catalog, the description and the charge', async () => {
+    const svc = await startTestService(db.url, { TOOL_COST_OVERRIDES: '{"market-intelligence.bench_echo": 3}' });
+    try {
+      const { account, key } = await createAccountWithKey(db, { plan: 'runtime' });
+      const list = await post(`${svc.url}/mcp/market-intelligence`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'x-api-key': key });
+      const tool = (list.body as { result: { tools: { name: string; description: string; _meta: Record<string, number> }[] } }).result.tools.find(
+        (t) => t.name === 'bench_echo',
+      )!;
+      expect(tool._meta['cryptomcp.dev/credits']).toBe(3);
+      expect(tool.description).toMatch(/Costs 3 credits\.$/);
+      const catalog = (await (await fetch(`${svc.url}/v1/catalog`)).json()) as { servers: { name: string; tools: { name: string; credits: number }[] }[] };
+      expect(catalog.servers.find((s) => s.name === 'market-intelligence')!.tools.find((t) => t.name === 'bench_echo')!.credits).toBe(3);
+      const call = await post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_echo'), { 'x-api-key': key });
+      expect(call.headers.get('x-credits-used')).toBe('3');
+      expect(await balanceOf(db, account.id)).toBe(97);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('rejects overrides that are not JSON or name unknown tools', async () => {
+    expect(() => loadConfig({ TOOL_COST_OVERRIDES: 'cheap please' })).toThrow(ConfigError);
+    await expect(startTestService(db.url, { TOOL_COST_OVERRIDES: '{"market-intelligence.no_such_tool": 1}' })).rejects.toThrow(/no_such_tool/);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets an in-flight call finish and charges it, while new connections are refused', async () => {
+    const svc = await startTestService(db.url);
+    const { account, key } = await createAccountWithKey(db, { plan: 'runtime' });
+    const inFlight = post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 700 }), { 'x-api-key': key });
+    await new Promise((r) => setTimeout(r, 200));
+    const closing = svc.close();
+    const res = await inFlight;
+    await closing;
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-credits-used')).toBe('1');
+    await expect(fetch(`${svc.url}/healthz`)).rejects.toThrow();
+    // The final settle ran at close: the reservation is resolved as charged, not left for the sweep.
+    const row = await db.query<{ resolution: string | null }>(
+      `SELECT resolution FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve'`,
+      [account.id],
+    );
+    expect(row.rows).toEqual([{ resolution: 'charged' }]);
+    expect(await balanceOf(db, account.id)).toBe(99);
+  });
+});
