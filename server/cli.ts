@@ -2,7 +2,7 @@
 // The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
 // embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
 // migrations are current, does one thing, prints it (or JSON with --json) and exits.
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { accountCreate, accountGet, accountGrant, accountSetPlan, accountSetStatus, CHAINS, type Account, type Chain } from './accounts/accounts.ts';
 import { planList } from './accounts/plans.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -18,9 +18,14 @@ const program = new Command('cryptomcp')
   .description('Credit-metered crypto data MCP servers: run the service and administer accounts and keys.')
   .version(VERSION)
   .option('--json', 'print machine-readable JSON')
+  // Usage errors come back as CommanderError, so --json can report them as coded errors too.
+  .exitOverride()
+  .configureOutput({ writeErr: (text) => (json() ? undefined : process.stderr.write(text)) })
   .showHelpAfterError();
 
-const json = () => program.opts<{ json?: boolean }>().json === true;
+function json(): boolean {
+  return program.opts<{ json?: boolean }>().json === true;
+}
 
 function config(): Config {
   return loadConfig();
@@ -216,6 +221,13 @@ keys
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  if (err instanceof CommanderError) {
+    if (err.exitCode === 0) process.exit(0); // --help, --version
+    if (json()) {
+      process.stdout.write(`${JSON.stringify({ success: false, error: { code: 'INVALID_PARAMS', message: err.message.replace(/^error: /, ''), details: { commander_code: err.code } } }, null, 2)}\n`);
+    }
+    process.exit(err.exitCode);
+  }
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);

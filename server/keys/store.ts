@@ -25,14 +25,21 @@ const KEY_COLUMNS = 'id, account_id, prefix, name, description, servers, expires
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** Rejects dates that do not exist (Feb 30, hour 25), which Date would silently roll over. */
+function isCalendarDate(s: string): boolean {
+  const [y, mo, d, h = 0, mi = 0, sec = 0] = (s.match(/\d+/g) ?? []).map(Number);
+  if (y === undefined || mo === undefined || d === undefined) return false;
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && sec <= 60;
+}
+
 export const KeySettingsSchema = z.object({
   name: z.string().trim().min(1).max(64),
   description: z.string().max(500).optional(),
   expires_at: z
     .string()
-    .refine((s) => ISO_DATE.test(s) || ISO_DATE_TIME.test(s), 'expected an ISO 8601 date or date-time')
+    .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && isCalendarDate(s), 'expected a real ISO 8601 date or date-time')
     .transform((s) => new Date(ISO_DATE.test(s) ? `${s}T00:00:00Z` : s))
-    .refine((d) => !Number.isNaN(d.getTime()), 'not a real date')
     .optional(),
   servers: z
     .array(z.enum(SERVER_NAMES))

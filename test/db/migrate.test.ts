@@ -1,0 +1,92 @@
+// Migrations (server/db/migrate.ts): numbered, applied once each under an advisory lock, so pods
+// starting at the same time are safe; /readyz reports whether they are current.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, urlFor } from '../../server/db/embedded.ts';
+import { loadMigrations, migrate, migrationsCurrent } from '../../server/db/migrate.ts';
+import { createDatabase } from '../../server/db/pool.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startTestService } from '../helpers/service.ts';
+
+const MIGRATIONS = loadMigrations();
+const databases: TestDatabase[] = [];
+const services: RunningService[] = [];
+
+async function freshDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase({ migrate: false });
+  databases.push(db);
+  return db;
+}
+
+beforeAll(() => {
+  expect(MIGRATIONS.length).toBeGreaterThanOrEqual(2);
+});
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.close()));
+  await Promise.all(databases.map((d) => d.drop()));
+});
+
+async function recorded(db: TestDatabase): Promise<{ version: number; name: string }[]> {
+  const res = await db.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
+  return res.rows;
+}
+
+describe('migrations', () => {
+  it('a fresh database is not current; two concurrent migrate() calls (two pods) both succeed and record each migration exactly once; a third applies nothing', async () => {
+    const db = await freshDatabase();
+    expect(await migrationsCurrent(db.pool)).toBe(false);
+
+    // Two pools, as two pods starting at once would have.
+    const podA = createDatabase({ url: db.url, max: 2 });
+    const podB = createDatabase({ url: db.url, max: 2 });
+    try {
+      const [a, b] = await Promise.all([migrate(podA.pool), migrate(podB.pool)]);
+      // Between them every migration was applied, and none twice.
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual(MIGRATIONS.map((m) => m.version));
+    } finally {
+      await podA.close();
+      await podB.close();
+    }
+
+    expect(await recorded(db)).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    const counts = await db.query<{ version: number; n: number }>('SELECT version, count(*) AS n FROM schema_migrations GROUP BY version');
+    expect(counts.rows.every((r) => r.n === 1)).toBe(true);
+    expect(await migrationsCurrent(db.pool)).toBe(true);
+
+    expect(await migrate(db.pool)).toEqual([]);
+    expect(await recorded(db)).toHaveLength(MIGRATIONS.length);
+    // The schema they built is usable: the default plans exist.
+    const plans = await db.query<{ name: string }>('SELECT name FROM plans ORDER BY credits');
+    expect(plans.rows.map((p) => p.name)).toEqual(['free', 'basic', 'pro', 'premium']);
+  });
+
+  it('a migration that fails rolls back entirely and is not recorded', async () => {
+    const db = await freshDatabase();
+    const broken = [...MIGRATIONS, { version: MIGRATIONS.length + 1, name: 'broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_function();' }];
+    await expect(migrate(db.pool, broken)).rejects.toThrow(/broken failed/);
+    // The good ones before it are applied; the broken one left nothing behind.
+    expect(await recorded(db)).toHaveLength(MIGRATIONS.length);
+    const half = await db.query<{ t: string | null }>(`SELECT to_regclass('half_done')::text AS t`);
+    expect(half.rows[0]!.t).toBeNull();
+    expect(await migrationsCurrent(db.pool)).toBe(true);
+  });
+
+  it('startService migrates a fresh database before serving: readyz is 200 with both checks true', async () => {
+    const db = await freshDatabase();
+    const svc = await startTestService(db.url);
+    services.push(svc);
+    expect(await migrationsCurrent(db.pool)).toBe(true);
+    const res = await fetch(`${svc.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: true, migrations: true } });
+  });
+
+  it('readyz of a service whose DATABASE_URL points at a closed port is 503 with checks.migrations false', async () => {
+    const svc = await startTestService(urlFor(await freePort(), 'nowhere'));
+    services.push(svc);
+    const res = await fetch(`${svc.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ status: 'not ready', checks: { database: false, migrations: false } });
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+  });
+});

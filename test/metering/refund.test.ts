@@ -1,0 +1,233 @@
+// DESIGN.md §3 and §5: credits are charged only for a successful tool result. A call that fails
+// after its reservation is refunded with a ledger row; a reservation left behind by a pod that
+// died mid-call is refunded by the stale sweep; a refund happens at most once, and never after
+// the reservation was settled as charged.
+import { spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Meter } from '../../server/metering/meter.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { balanceOf, createAccountWithKey, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
+
+interface LedgerRow {
+  kind: string;
+  delta: number;
+  balance_after: number;
+  resolution: string | null;
+  resolved_at: Date | null;
+  request_id: string;
+}
+
+let db: TestDatabase;
+let svc: RunningService;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  svc = await startTestService(db.url, { KEY_CACHE_TTL_MS: '0' });
+});
+afterAll(async () => {
+  await Promise.all(children.map((c) => stopProcess(c)));
+  await svc?.close();
+  await db?.drop();
+});
+
+async function ledgerOf(accountId: string): Promise<LedgerRow[]> {
+  const res = await db.query<LedgerRow>(
+    'SELECT kind, delta, balance_after, resolution, resolved_at, request_id FROM credit_ledger WHERE account_id = $1 ORDER BY id',
+    [accountId],
+  );
+  return res.rows;
+}
+
+/** A Meter on the test database, used directly (as the gateway does) with the database clock. */
+function directMeter(): Meter {
+  return new Meter(db, { settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 0 });
+}
+
+/** Spawns `cryptomcp serve --json` on the test database and resolves with its URL once ready. */
+async function spawnServer(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['server/cli.ts', 'serve', '--json'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      CRYPTOMCP_BENCH_TOOLS: '1',
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const lines = readline.createInterface({ input: child.stdout! });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server not ready in 30 s; stderr:\n${stderr}`)), 30_000);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code ?? signal}) before it was ready; stderr:\n${stderr}`));
+      });
+      lines.on('line', (line) => {
+        try {
+          const parsed = JSON.parse(line) as { url?: unknown };
+          if (typeof parsed.url === 'string') {
+            clearTimeout(timer);
+            resolve(parsed.url);
+          }
+        } catch {
+          // not the ready line
+        }
+      });
+    });
+    return { child, url };
+  } finally {
+    lines.close();
+  }
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within the timeout. */
+async function stopProcess(child: ChildProcess, timeoutMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  if (late) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+describe('refunds (DESIGN §3: charged only for a successful tool result)', () => {
+  it('a tool failing after its reservation leaves the balance unchanged: reserve row resolved "refunded" plus a refund row of +cost', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_fail'), { 'x-api-key': key });
+    expect(res.status).toBe(502);
+    expect((res.body as { error: { code: string } }).error.code).toBe('UPSTREAM_ERROR');
+    expect(res.headers.get('x-credits-used')).toBe('0');
+    expect(res.headers.get('x-credits-remaining')).toBe('150');
+    const requestId = res.headers.get('x-request-id')!;
+
+    // The refund is written before the error answer leaves the server: no polling needed.
+    expect(await balanceOf(db, account.id)).toBe(150);
+    const rows = await ledgerOf(account.id);
+    expect(rows.map((r) => [r.kind, r.delta, r.balance_after, r.resolution])).toEqual([
+      ['grant', 150, 150, null],
+      ['reserve', -1, 149, 'refunded'],
+      ['refund', 1, 150, null],
+    ]);
+    expect(rows[1]!.request_id).toBe(requestId);
+    expect(rows[2]!.request_id).toBe(requestId);
+    expect(rows[1]!.resolved_at).toBeInstanceOf(Date);
+    expect(await ledgerSum(db, account.id)).toBe(150);
+  });
+
+  it('crash safety: a reservation left unresolved by a SIGKILLed server process is given back by refundStale()', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const server = await spawnServer(db.url);
+    // The call never gets an answer: the process is killed while the tool sleeps.
+    const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 10_000 }), { 'x-api-key': key }).then(
+      (r) => r,
+      (err: unknown) => err as Error,
+    );
+    await expect
+      .poll(async () => (await ledgerOf(account.id)).filter((r) => r.kind === 'reserve').length, { timeout: 10_000, interval: 25 })
+      .toBe(1);
+    server.child.kill('SIGKILL');
+    await new Promise<void>((resolve) => (server.child.exitCode !== null || server.child.signalCode !== null ? resolve() : server.child.once('exit', () => resolve())));
+    expect(server.child.signalCode).toBe('SIGKILL');
+    const outcome = await inFlight;
+    expect(outcome, 'the client must not have received an answer').toBeInstanceOf(Error);
+
+    // The dead process never resolved its reservation: the credit is held.
+    const before = await ledgerOf(account.id);
+    const reserve = before.find((r) => r.kind === 'reserve')!;
+    expect(reserve).toMatchObject({ delta: -1, resolution: null, resolved_at: null });
+    expect(await balanceOf(db, account.id)).toBe(149);
+    expect(await ledgerSum(db, account.id)).toBe(149);
+
+    const meter = directMeter();
+    const refunded = await meter.refundStale();
+    expect(refunded).toBe(1);
+    expect(await balanceOf(db, account.id)).toBe(150);
+    const after = await ledgerOf(account.id);
+    expect(after.map((r) => [r.kind, r.delta, r.resolution])).toEqual([
+      ['grant', 150, null],
+      ['reserve', -1, 'refunded'],
+      ['refund', 1, null],
+    ]);
+    expect(after[2]!.request_id).toBe(reserve.request_id);
+    expect(await ledgerSum(db, account.id)).toBe(150);
+    // A second sweep finds nothing more to give back for this account.
+    await meter.refundStale();
+    expect(await balanceOf(db, account.id)).toBe(150);
+    expect((await ledgerOf(account.id)).filter((r) => r.kind === 'refund')).toHaveLength(1);
+  });
+
+  it('meter_refund is idempotent: refunding the same reservation twice, or five times at once, gives the credits back once', async () => {
+    const { account, keyId } = await createAccountWithKey(db);
+    const meter = directMeter();
+    const reserve = (requestId: string, cost: number) =>
+      meter.reserve({ accountId: account.id, requestId, cost, record: true, server: 'market-intelligence', tool: 'bench_echo', keyId });
+
+    expect((await reserve('idem-1', 7)).outcome).toBe('ok');
+    expect(await balanceOf(db, account.id)).toBe(143);
+    expect(await meter.refund('idem-1', 'first')).toBe(150);
+    expect(await meter.refund('idem-1', 'second')).toBeNull();
+    expect(await balanceOf(db, account.id)).toBe(150);
+
+    expect((await reserve('idem-2', 5)).outcome).toBe('ok');
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => meter.refund('idem-2', `concurrent ${i}`)));
+    expect(results.filter((r) => r !== null)).toEqual([150]);
+    expect(await balanceOf(db, account.id)).toBe(150);
+
+    const rows = await ledgerOf(account.id);
+    expect(rows.filter((r) => r.kind === 'refund').map((r) => [r.request_id, r.delta])).toEqual([
+      ['idem-1', 7],
+      ['idem-2', 5],
+    ]);
+    expect(await ledgerSum(db, account.id)).toBe(150);
+  });
+
+  it('a refund never double-counts with settlement: settled then refunded gives nothing back; refunded then settled stays refunded', async () => {
+    const { account, keyId } = await createAccountWithKey(db);
+    const meter = directMeter();
+    const reserve = (requestId: string) =>
+      meter.reserve({ accountId: account.id, requestId, cost: 1, record: true, server: 'market-intelligence', tool: 'bench_echo', keyId });
+
+    // Settle, then refund: the call was answered, so it stays charged.
+    expect((await reserve('settled-first')).outcome).toBe('ok');
+    meter.settle('settled-first');
+    expect(await meter.flushSettled()).toBe(1);
+    expect(await meter.refund('settled-first', 'late failure')).toBeNull();
+    expect(await balanceOf(db, account.id)).toBe(149);
+
+    // Refund, then settle: the refund stands and the settle marks nothing.
+    expect((await reserve('refunded-first')).outcome).toBe('ok');
+    expect(await meter.refund('refunded-first', 'failed')).toBe(149);
+    meter.settle('refunded-first');
+    expect(await meter.flushSettled()).toBe(0);
+    expect(await balanceOf(db, account.id)).toBe(149);
+
+    // Neither is picked up by the stale sweep afterwards.
+    await meter.refundStale();
+    expect(await balanceOf(db, account.id)).toBe(149);
+
+    const rows = await ledgerOf(account.id);
+    expect(rows.map((r) => [r.kind, r.request_id.startsWith('open:') ? 'open' : r.request_id, r.delta, r.resolution])).toEqual([
+      ['grant', 'open', 150, null],
+      ['reserve', 'settled-first', -1, 'charged'],
+      ['reserve', 'refunded-first', -1, 'refunded'],
+      ['refund', 'refunded-first', 1, null],
+    ]);
+    expect(await ledgerSum(db, account.id)).toBe(149);
+  });
+});
