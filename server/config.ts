@@ -61,6 +61,8 @@ const EnvSchema = z.object({
   KEY_CACHE_TTL_MS: intFrom(5000, 0),
   TOOL_TIMEOUT_MS: intFrom(30000, 100),
   SETTLE_INTERVAL_MS: intFrom(200, 10),
+  METER_MAX_INFLIGHT: intFrom(2, 1),
+  METER_MAX_BATCH: intFrom(64, 1),
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
@@ -83,6 +85,9 @@ export interface Config {
   keyCacheTtlMs: number;
   toolTimeoutMs: number;
   settleIntervalMs: number;
+  /** Reservation round trips under way at once; calls arriving meanwhile share the next one. */
+  meterMaxInflight: number;
+  meterMaxBatch: number;
   sweepIntervalMs: number;
   shutdownTimeoutMs: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
@@ -116,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
     settleIntervalMs: e.SETTLE_INTERVAL_MS,
+    meterMaxInflight: e.METER_MAX_INFLIGHT,
+    meterMaxBatch: e.METER_MAX_BATCH,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

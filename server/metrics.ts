@@ -2,11 +2,13 @@
 // bounded labels only (server, method, status; never key or account ids). The observability
 // issue extends this; it is served on METRICS_PORT, never behind the ingress.
 import http from 'node:http';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   mcpRequests: Counter<'server' | 'method' | 'status'>;
+  meterBatchCalls: Histogram;
+  meterBatchDuration: Histogram;
 }
 
 export function createMetrics(): Metrics {
@@ -18,6 +20,18 @@ export function createMetrics(): Metrics {
       name: 'cryptomcp_mcp_requests_total',
       help: 'MCP HTTP requests answered, by server, JSON-RPC method and HTTP status.',
       labelNames: ['server', 'method', 'status'],
+      registers: [registry],
+    }),
+    meterBatchCalls: new Histogram({
+      name: 'cryptomcp_metering_batch_calls',
+      help: 'Calls carried by one metering round trip (calls arriving during a round trip share the next).',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
+      registers: [registry],
+    }),
+    meterBatchDuration: new Histogram({
+      name: 'cryptomcp_metering_batch_duration_seconds',
+      help: 'Time of one metering round trip to PostgreSQL.',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
   };

@@ -71,15 +71,21 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
 
   const registry = buildRegistry(serverModules({ servers: config.servers, benchTools: config.benchTools }), config.toolCostOverrides);
   const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });
+  const metrics = createMetrics();
   const meter = new Meter(db, {
+    onBatch: (calls, seconds) => {
+      metrics.meterBatchCalls.observe(calls);
+      metrics.meterBatchDuration.observe(seconds);
+    },
     now: opts.now,
     settleIntervalMs: config.settleIntervalMs,
+    maxInflight: config.meterMaxInflight,
+    maxBatch: config.meterMaxBatch,
     sweepIntervalMs: config.sweepIntervalMs,
     // Twice the tool timeout plus a settle batch: an answered call is always settled by then.
     staleAfterMs: 2 * config.toolTimeoutMs + config.settleIntervalMs + 1000,
     onError: (what, err) => log(`${what} deferred: ${(err as Error).message}`),
   });
-  const metrics = createMetrics();
 
   let planCache: { plans: Plan[]; at: number } | undefined;
   const plans = async () => {

@@ -61,84 +61,14 @@ BEGIN
   RETURN true;
 END $$;
 
--- The metering statement. Outcomes, in check order: 'account_not_found', 'suspended',
--- 'rate_limited' (nothing written), 'insufficient_credits' (counted toward the rate limit,
--- nothing charged), 'ok' (reserved), 'replayed' (this request id was already reserved).
--- p_record: write a 'reserve' ledger row (every tools/call, even at cost 0, so usage counts it).
-CREATE FUNCTION meter_reserve(
-  p_account uuid, p_request_id text, p_cost integer, p_record boolean,
-  p_server text, p_tool text, p_key uuid, p_now timestamptz DEFAULT NULL)
-RETURNS TABLE (outcome text, balance integer, plan text, requests_per_minute integer, burst integer,
-               rl_remaining integer, rl_reset_seconds double precision,
-               retry_after_seconds double precision)
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_now timestamptz := coalesce(p_now, clock_timestamp());
-  acc accounts%ROWTYPE;
-  pl plans%ROWTYPE;
-  v_interval double precision;
-  v_tolerance double precision;
-  v_new_tat timestamptz;
-  v_ahead double precision;
-BEGIN
-  IF p_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', p_cost; END IF;
-  PERFORM meter_async_commit();
-  SELECT * INTO acc FROM accounts a WHERE a.id = p_account FOR UPDATE;
-  IF NOT FOUND THEN
-    outcome := 'account_not_found'; RETURN NEXT; RETURN;
-  END IF;
-  SELECT * INTO pl FROM plans p WHERE p.name = acc.plan;
-  plan := pl.name; requests_per_minute := pl.requests_per_minute; burst := pl.burst;
-  balance := acc.balance;
-
-  IF p_record AND EXISTS (SELECT 1 FROM credit_ledger l WHERE l.request_id = p_request_id AND l.kind = 'reserve') THEN
-    outcome := 'replayed'; RETURN NEXT; RETURN;
-  END IF;
-  IF acc.status <> 'active' THEN
-    outcome := 'suspended'; RETURN NEXT; RETURN;
-  END IF;
-
-  -- GCRA: emission interval T = 60 s / rate; a request is admitted while the theoretical arrival
-  -- time stays within burst * T of now.
-  v_interval := 60.0 / pl.requests_per_minute;
-  v_tolerance := v_interval * pl.burst;
-  v_new_tat := greatest(acc.rl_tat, v_now) + make_interval(secs => v_interval);
-  v_ahead := extract(epoch FROM v_new_tat - v_now);
-  IF v_ahead > v_tolerance + 1e-6 THEN
-    outcome := 'rate_limited';
-    rl_remaining := 0;
-    retry_after_seconds := v_ahead - v_tolerance;
-    rl_reset_seconds := v_ahead - v_interval;
-    RETURN NEXT; RETURN;
-  END IF;
-  rl_remaining := floor((v_tolerance - v_ahead) / v_interval + 1e-6)::integer;
-  rl_reset_seconds := v_ahead;
-
-  IF pl.renewal = 'monthly' AND (acc.period_end IS NULL OR acc.period_end <= v_now) THEN
-    PERFORM account_renew_if_due(acc.id, v_now);
-    SELECT * INTO acc FROM accounts a WHERE a.id = p_account;
-  END IF;
-
-  IF acc.balance < p_cost THEN
-    outcome := 'insufficient_credits';
-    UPDATE accounts SET rl_tat = v_new_tat WHERE id = acc.id;
-  ELSE
-    outcome := 'ok';
-    UPDATE accounts SET balance = acc.balance - p_cost, rl_tat = v_new_tat, updated_at = v_now WHERE id = acc.id;
-    acc.balance := acc.balance - p_cost;
-    IF p_record THEN
-      INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
-      VALUES (acc.id, p_request_id, 'reserve', -p_cost, acc.balance, p_server, p_tool, p_key, v_now);
-    END IF;
-  END IF;
-  balance := acc.balance;
-  RETURN NEXT;
-END $$;
-
--- Many reservations in one round trip: the gateway batches calls that arrive while earlier
--- batches are in flight (like group commit), so under load PostgreSQL does one statement and one
--- commit for many calls. Each call's result is exactly what meter_reserve would give it alone.
--- Account rows are locked in id order first, so concurrent batches can never deadlock.
+-- The metering statement, for a batch of calls (the gateway shares round trips under load; a
+-- single call is a batch of one). For each call, in the order given, exactly as if it ran alone:
+-- outcomes in check order are 'account_not_found', 'replayed' (this request id already has a
+-- reservation), 'suspended', 'rate_limited' (nothing written), 'insufficient_credits' (counted
+-- toward the rate limit, nothing charged) and 'ok' (reserved). p_records[i]: write a 'reserve'
+-- ledger row (every tools/call, even at cost 0, so usage counts it). Callers pass the calls
+-- sorted by account id, so account rows are locked in one global order and concurrent batches
+-- cannot deadlock.
 CREATE FUNCTION meter_reserve_many(
   p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],
   p_servers text[], p_tools text[], p_keys uuid[], p_now timestamptz DEFAULT NULL)
@@ -147,18 +77,92 @@ RETURNS TABLE (idx integer, outcome text, balance integer, plan text, requests_p
                retry_after_seconds double precision)
 LANGUAGE plpgsql AS $$
 DECLARE
-  r record;
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  acc record;
+  v_balance integer;
+  v_cost integer;
+  v_interval double precision;
+  v_tolerance double precision;
+  v_new_tat timestamptz;
+  v_ahead double precision;
 BEGIN
-  PERFORM 1 FROM accounts a WHERE a.id = ANY (p_accounts) ORDER BY a.id FOR UPDATE;
+  PERFORM meter_async_commit();
   FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
-    SELECT * INTO r FROM meter_reserve(p_accounts[i], p_request_ids[i], p_costs[i], p_records[i],
-                                       p_servers[i], p_tools[i], p_keys[i], p_now);
-    idx := i; outcome := r.outcome; balance := r.balance; plan := r.plan;
-    requests_per_minute := r.requests_per_minute; burst := r.burst; rl_remaining := r.rl_remaining;
-    rl_reset_seconds := r.rl_reset_seconds; retry_after_seconds := r.retry_after_seconds;
+    idx := i; outcome := NULL; balance := NULL; plan := NULL; requests_per_minute := NULL; burst := NULL;
+    rl_remaining := NULL; rl_reset_seconds := NULL; retry_after_seconds := NULL;
+    v_cost := p_costs[i];
+    IF v_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', v_cost; END IF;
+
+    SELECT a.id, a.balance, a.status, a.rl_tat, a.period_end,
+           p.name AS plan_name, p.renewal, p.requests_per_minute AS rpm, p.burst AS plan_burst
+      INTO acc
+      FROM accounts a JOIN plans p ON p.name = a.plan
+     WHERE a.id = p_accounts[i]
+       FOR UPDATE OF a;
+    IF NOT FOUND THEN
+      outcome := 'account_not_found'; RETURN NEXT; CONTINUE;
+    END IF;
+    plan := acc.plan_name; requests_per_minute := acc.rpm; burst := acc.plan_burst;
+    v_balance := acc.balance;
+    balance := v_balance;
+
+    IF p_records[i] AND EXISTS (SELECT 1 FROM credit_ledger l WHERE l.request_id = p_request_ids[i] AND l.kind = 'reserve') THEN
+      outcome := 'replayed'; RETURN NEXT; CONTINUE;
+    END IF;
+    IF acc.status <> 'active' THEN
+      outcome := 'suspended'; RETURN NEXT; CONTINUE;
+    END IF;
+
+    -- GCRA: emission interval T = 60 s / rate; a request is admitted while the theoretical
+    -- arrival time stays within burst * T of now.
+    v_interval := 60.0 / acc.rpm;
+    v_tolerance := v_interval * acc.plan_burst;
+    v_new_tat := greatest(acc.rl_tat, v_now) + make_interval(secs => v_interval);
+    v_ahead := extract(epoch FROM v_new_tat - v_now);
+    IF v_ahead > v_tolerance + 1e-6 THEN
+      outcome := 'rate_limited';
+      rl_remaining := 0;
+      retry_after_seconds := v_ahead - v_tolerance;
+      rl_reset_seconds := v_ahead - v_interval;
+      RETURN NEXT; CONTINUE;
+    END IF;
+    rl_remaining := floor((v_tolerance - v_ahead) / v_interval + 1e-6)::integer;
+    rl_reset_seconds := v_ahead;
+
+    IF acc.renewal = 'monthly' AND (acc.period_end IS NULL OR acc.period_end <= v_now) THEN
+      PERFORM account_renew_if_due(acc.id, v_now);
+      SELECT a.balance INTO v_balance FROM accounts a WHERE a.id = acc.id;
+    END IF;
+
+    IF v_balance < v_cost THEN
+      outcome := 'insufficient_credits';
+      UPDATE accounts SET rl_tat = v_new_tat WHERE id = acc.id;
+    ELSE
+      outcome := 'ok';
+      v_balance := v_balance - v_cost;
+      UPDATE accounts SET balance = v_balance, rl_tat = v_new_tat, updated_at = v_now WHERE id = acc.id;
+      IF p_records[i] THEN
+        INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
+        VALUES (acc.id, p_request_ids[i], 'reserve', -v_cost, v_balance, p_servers[i], p_tools[i], p_keys[i], v_now);
+      END IF;
+    END IF;
+    balance := v_balance;
     RETURN NEXT;
   END LOOP;
 END $$;
+
+-- One call alone (CLI, tests, tools that meter outside the gateway).
+CREATE FUNCTION meter_reserve(
+  p_account uuid, p_request_id text, p_cost integer, p_record boolean,
+  p_server text, p_tool text, p_key uuid, p_now timestamptz DEFAULT NULL)
+RETURNS TABLE (outcome text, balance integer, plan text, requests_per_minute integer, burst integer,
+               rl_remaining integer, rl_reset_seconds double precision,
+               retry_after_seconds double precision)
+LANGUAGE sql AS $$
+  SELECT m.outcome, m.balance, m.plan, m.requests_per_minute, m.burst, m.rl_remaining, m.rl_reset_seconds, m.retry_after_seconds
+    FROM meter_reserve_many(ARRAY[p_account], ARRAY[p_request_id], ARRAY[p_cost], ARRAY[p_record],
+                            ARRAY[p_server], ARRAY[p_tool], ARRAY[p_key], p_now) AS m;
+$$;
 
 -- Gives back a reservation that did not end in a successful answer. Idempotent: only an
 -- unresolved reservation is refunded, once. Returns the new balance, or NULL if nothing to do.
