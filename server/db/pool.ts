@@ -14,6 +14,8 @@ export interface Database {
   /** Where the pool points (embedded server or DATABASE_URL), for messages; no password. */
   description: string;
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** A hot-path query as a named prepared statement: parsed and planned once per connection. */
+  prepared<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>>;
   /** Runs fn in a transaction on one connection; rolls back if it throws. */
   transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -47,6 +49,7 @@ export function createDatabase({ url, max = 20, onClose, description }: Database
     pool,
     description: description ?? redact(url),
     query: (text, values) => pool.query(text, values).catch(wrap),
+    prepared: (name, text, values) => pool.query({ name, text, values }).catch(wrap),
     async transaction(fn) {
       const client = await pool.connect().catch(wrap);
       try {

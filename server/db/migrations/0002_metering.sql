@@ -62,13 +62,14 @@ BEGIN
 END $$;
 
 -- The metering statement, for a batch of calls (the gateway shares round trips under load; a
--- single call is a batch of one). For each call, in the order given, exactly as if it ran alone:
--- outcomes in check order are 'account_not_found', 'replayed' (this request id already has a
--- reservation), 'suspended', 'rate_limited' (nothing written), 'insufficient_credits' (counted
--- toward the rate limit, nothing charged) and 'ok' (reserved). p_records[i]: write a 'reserve'
--- ledger row (every tools/call, even at cost 0, so usage counts it). Callers pass the calls
--- sorted by account id, so account rows are locked in one global order and concurrent batches
--- cannot deadlock.
+-- single call is a batch of one). Each call gets exactly the answer it would get alone, in the
+-- order given: outcomes in check order are 'account_not_found', 'replayed' (this request id
+-- already has a reservation), 'suspended', 'rate_limited' (nothing written),
+-- 'insufficient_credits' (counted toward the rate limit, nothing charged) and 'ok' (reserved).
+-- p_records[i]: write a 'reserve' ledger row (every tools/call, even at cost 0, so usage counts
+-- it). The work is set-based (a handful of statements per batch, not per call): lock the
+-- batch's accounts in id order (so concurrent batches cannot deadlock), decide every call in
+-- memory, then write accounts and ledger rows in one statement each.
 CREATE FUNCTION meter_reserve_many(
   p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],
   p_servers text[], p_tools text[], p_keys uuid[], p_now timestamptz DEFAULT NULL)
@@ -78,8 +79,15 @@ RETURNS TABLE (idx integer, outcome text, balance integer, plan text, requests_p
 LANGUAGE plpgsql AS $$
 DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  acc record;
-  v_balance integer;
+  n integer := coalesce(array_length(p_accounts, 1), 0);
+  -- The batch's accounts, one slot each, in id order.
+  a_id uuid[]; a_balance integer[]; a_tat timestamptz[]; a_status text[]; a_plan text[];
+  a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_changed boolean[];
+  v_replayed text[];
+  -- Ledger rows to insert.
+  l_account uuid[] := '{}'; l_request text[] := '{}'; l_delta integer[] := '{}'; l_balance integer[] := '{}';
+  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}';
+  k integer;
   v_cost integer;
   v_interval double precision;
   v_tolerance double precision;
@@ -87,37 +95,53 @@ DECLARE
   v_ahead double precision;
 BEGIN
   PERFORM meter_async_commit();
-  FOR i IN 1 .. coalesce(array_length(p_accounts, 1), 0) LOOP
+  IF n = 0 THEN RETURN; END IF;
+
+  SELECT array_agg(s.id ORDER BY s.id), array_agg(s.balance ORDER BY s.id), array_agg(s.rl_tat ORDER BY s.id),
+         array_agg(s.status ORDER BY s.id), array_agg(s.plan ORDER BY s.id), array_agg(s.rpm ORDER BY s.id),
+         array_agg(s.plan_burst ORDER BY s.id), array_agg(s.renewal ORDER BY s.id), array_agg(s.period_end ORDER BY s.id)
+    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end
+    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end,
+                 p.requests_per_minute AS rpm, p.burst AS plan_burst, p.renewal
+            FROM accounts a JOIN plans p ON p.name = a.plan
+           WHERE a.id = ANY (p_accounts)
+           ORDER BY a.id
+             FOR UPDATE OF a) AS s;
+  a_changed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
+
+  -- Lazy renewal (rare): monthly accounts whose period ended are reset before anything else.
+  FOR k IN 1 .. coalesce(array_length(a_id, 1), 0) LOOP
+    IF a_renewal[k] = 'monthly' AND (a_period_end[k] IS NULL OR a_period_end[k] <= v_now) THEN
+      PERFORM account_renew_if_due(a_id[k], v_now);
+      a_balance[k] := (SELECT a.balance FROM accounts a WHERE a.id = a_id[k]);
+    END IF;
+  END LOOP;
+
+  SELECT array_agg(l.request_id) INTO v_replayed
+    FROM credit_ledger l WHERE l.kind = 'reserve' AND l.request_id = ANY (p_request_ids);
+
+  FOR i IN 1 .. n LOOP
     idx := i; outcome := NULL; balance := NULL; plan := NULL; requests_per_minute := NULL; burst := NULL;
     rl_remaining := NULL; rl_reset_seconds := NULL; retry_after_seconds := NULL;
     v_cost := p_costs[i];
     IF v_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', v_cost; END IF;
-
-    SELECT a.id, a.balance, a.status, a.rl_tat, a.period_end,
-           p.name AS plan_name, p.renewal, p.requests_per_minute AS rpm, p.burst AS plan_burst
-      INTO acc
-      FROM accounts a JOIN plans p ON p.name = a.plan
-     WHERE a.id = p_accounts[i]
-       FOR UPDATE OF a;
-    IF NOT FOUND THEN
+    k := array_position(a_id, p_accounts[i]);
+    IF k IS NULL THEN
       outcome := 'account_not_found'; RETURN NEXT; CONTINUE;
     END IF;
-    plan := acc.plan_name; requests_per_minute := acc.rpm; burst := acc.plan_burst;
-    v_balance := acc.balance;
-    balance := v_balance;
-
-    IF p_records[i] AND EXISTS (SELECT 1 FROM credit_ledger l WHERE l.request_id = p_request_ids[i] AND l.kind = 'reserve') THEN
+    plan := a_plan[k]; requests_per_minute := a_rpm[k]; burst := a_burst[k]; balance := a_balance[k];
+    IF p_records[i] AND p_request_ids[i] = ANY (v_replayed) THEN
       outcome := 'replayed'; RETURN NEXT; CONTINUE;
     END IF;
-    IF acc.status <> 'active' THEN
+    IF a_status[k] <> 'active' THEN
       outcome := 'suspended'; RETURN NEXT; CONTINUE;
     END IF;
 
     -- GCRA: emission interval T = 60 s / rate; a request is admitted while the theoretical
     -- arrival time stays within burst * T of now.
-    v_interval := 60.0 / acc.rpm;
-    v_tolerance := v_interval * acc.plan_burst;
-    v_new_tat := greatest(acc.rl_tat, v_now) + make_interval(secs => v_interval);
+    v_interval := 60.0 / a_rpm[k];
+    v_tolerance := v_interval * a_burst[k];
+    v_new_tat := greatest(a_tat[k], v_now) + make_interval(secs => v_interval);
     v_ahead := extract(epoch FROM v_new_tat - v_now);
     IF v_ahead > v_tolerance + 1e-6 THEN
       outcome := 'rate_limited';
@@ -128,27 +152,31 @@ BEGIN
     END IF;
     rl_remaining := floor((v_tolerance - v_ahead) / v_interval + 1e-6)::integer;
     rl_reset_seconds := v_ahead;
+    a_tat[k] := v_new_tat;
+    a_changed[k] := true;
 
-    IF acc.renewal = 'monthly' AND (acc.period_end IS NULL OR acc.period_end <= v_now) THEN
-      PERFORM account_renew_if_due(acc.id, v_now);
-      SELECT a.balance INTO v_balance FROM accounts a WHERE a.id = acc.id;
-    END IF;
-
-    IF v_balance < v_cost THEN
+    IF a_balance[k] < v_cost THEN
       outcome := 'insufficient_credits';
-      UPDATE accounts SET rl_tat = v_new_tat WHERE id = acc.id;
     ELSE
       outcome := 'ok';
-      v_balance := v_balance - v_cost;
-      UPDATE accounts SET balance = v_balance, rl_tat = v_new_tat, updated_at = v_now WHERE id = acc.id;
+      a_balance[k] := a_balance[k] - v_cost;
       IF p_records[i] THEN
-        INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
-        VALUES (acc.id, p_request_ids[i], 'reserve', -v_cost, v_balance, p_servers[i], p_tools[i], p_keys[i], v_now);
+        l_account := l_account || a_id[k]; l_request := l_request || p_request_ids[i];
+        l_delta := l_delta || -v_cost; l_balance := l_balance || a_balance[k];
+        l_server := l_server || p_servers[i]; l_tool := l_tool || p_tools[i]; l_key := l_key || p_keys[i];
       END IF;
     END IF;
-    balance := v_balance;
+    balance := a_balance[k];
     RETURN NEXT;
   END LOOP;
+
+  UPDATE accounts a SET balance = u.balance, rl_tat = u.tat, updated_at = v_now
+    FROM unnest(a_id, a_balance, a_tat, a_changed) AS u(id, balance, tat, changed)
+   WHERE a.id = u.id AND u.changed;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, v_now
+    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key)
+      AS u(account_id, request_id, delta, balance_after, server, tool, key_id);
 END $$;
 
 -- One call alone (CLI, tests, tools that meter outside the gateway).
