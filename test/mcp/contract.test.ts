@@ -153,6 +153,11 @@ describe('row 5: body, tool, arguments (never charged)', () => {
     expectError(await post(url('market-intelligence'), '{not json', h), 400, 'INVALID_REQUEST');
     expectError(await post(url('market-intelligence'), { hello: 'world' }, h), 400, 'INVALID_REQUEST');
     expectError(await post(url('market-intelligence'), [toolCall('bench_echo')], h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { ...toolCall('bench_echo'), jsonrpc: '1.0' }, h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { ...toolCall('bench_echo'), id: { x: 1 } }, h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { jsonrpc: '2.0', id: 1, method: 'tools/call', params: ['bench_echo'] }, h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { jsonrpc: '2.0', method: 'tools/call', params: { name: 'bench_echo' } }, h), 400, 'INVALID_REQUEST');
+    expectError(await post(url('market-intelligence'), { jsonrpc: '2.0', id: 1, method: 'tools/call', params: {} }, h), 400, 'INVALID_REQUEST');
     expectError(await post(url('market-intelligence'), 'plain text', { ...h, 'content-type': 'text/plain' }), 400, 'INVALID_REQUEST');
     expect(await balanceOf(db, account.id)).toBe(150);
   });
