@@ -7,6 +7,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 export interface Metrics {
   registry: Registry;
   mcpRequests: Counter<'server' | 'method' | 'status'>;
+  meterReserveDuration: Histogram;
   meterBatchCalls: Histogram;
   meterBatchDuration: Histogram;
 }
@@ -20,6 +21,12 @@ export function createMetrics(): Metrics {
       name: 'cryptomcp_mcp_requests_total',
       help: 'MCP HTTP requests answered, by server, JSON-RPC method and HTTP status.',
       labelNames: ['server', 'method', 'status'],
+      registers: [registry],
+    }),
+    meterReserveDuration: new Histogram({
+      name: 'cryptomcp_metering_reserve_duration_seconds',
+      help: 'Time a request spends in metering (waiting for a round trip and the round trip itself).',
+      buckets: [0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.006, 0.008, 0.012, 0.016, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
     meterBatchCalls: new Histogram({

@@ -112,6 +112,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     // Rows 6-7: one round trip for rate limit, renewal and the reservation.
     const requestId = request.id;
     const cost = call.kind === 'tools/call' ? call.tool.credits : 0;
+    const meterStarted = performance.now();
     const decision = deps.meter
       ? await deps.meter.reserve({
           accountId: grant.account_id,
@@ -123,6 +124,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
           keyId: grant.key_id,
         })
       : unmeteredDecision(grant, cost);
+    if (deps.meter) deps.metrics.meterReserveDuration.observe((performance.now() - meterStarted) / 1000);
     g.decision = decision;
     g.remaining = decision.balance;
     grant.balance = decision.balance;
