@@ -20,6 +20,7 @@ import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { keyCreate } from '../server/keys/store.ts';
 import { SERVER_NAMES } from '../server/servers/names.ts';
+import { spawnServer } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -56,18 +57,19 @@ function cleanup() {
 process.on('exit', cleanup);
 process.on('SIGINT', () => process.exit(130));
 
-async function startChild(args: string[], env: Record<string, string>): Promise<{ port: number; metricsPort?: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts a reference server script; it prints {"port": n} when listening. */
+async function startChild(args: string[]): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const lines = readline.createInterface({ input: child.stdout! });
-  const ready = await new Promise<{ port: number; metrics_port?: number }>((resolve, reject) => {
+  const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 30_000);
     lines.on('line', (line) => {
       try {
-        const msg = JSON.parse(line) as { port?: number; metrics_port?: number };
+        const msg = JSON.parse(line) as { port?: number };
         if (msg.port) {
           clearTimeout(timer);
-          resolve({ port: msg.port, metrics_port: msg.metrics_port });
+          resolve(msg.port);
         }
       } catch {
         // not the ready line
@@ -75,7 +77,7 @@ async function startChild(args: string[], env: Record<string, string>): Promise<
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
-  return { port: ready.port, metricsPort: ready.metrics_port, child };
+  return { port, child };
 }
 
 /** Cumulative bucket counts of a Prometheus histogram, by upper bound (seconds). */
@@ -151,23 +153,20 @@ async function main() {
       keys.push((await keyCreate(db, account.id, { name: 'bench' })).plaintext);
     }
 
-    const serviceEnv = {
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      METRICS_PORT: '0',
-      HOST: '127.0.0.1',
-      CRYPTOMCP_BENCH_TOOLS: '1',
-      LOG_LEVEL: 'silent',
-    };
     const targets: Target[] = [];
-    const add = async (label: string, name: string, args: string[], env: Record<string, string> = {}) => {
-      const { port, metricsPort, child } = await startChild(args, env);
+    const addService = async (label: string, name: string, env: Record<string, string> = {}) => {
+      const { port, metricsPort, child } = await spawnServer(databaseUrl, env);
+      children.push(child);
       targets.push({ label, name, port, metricsPort, child });
     };
-    await add('a', 'service, metering on', ['server/cli.ts', 'serve', '--json'], serviceEnv);
-    await add('b', 'service, metering bypassed', ['server/cli.ts', 'serve', '--json'], { ...serviceEnv, CRYPTOMCP_BENCH_UNMETERED: '1' });
-    await add('c', 'naive SDK per request', ['bench/servers/naive-sdk.ts']);
-    await add('d', 'bare Fastify JSON route', ['bench/servers/bare-fastify.ts']);
+    const addReference = async (label: string, name: string, script: string) => {
+      const { port, child } = await startChild([script]);
+      targets.push({ label, name, port, child });
+    };
+    await addService('a', 'service, metering on');
+    await addService('b', 'service, metering bypassed', { CRYPTOMCP_BENCH_UNMETERED: '1' });
+    await addReference('c', 'naive SDK per request', 'bench/servers/naive-sdk.ts');
+    await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
     for (const t of targets) await load(t.port, keys, { seconds: 1 }); // warm-up: JIT, key cache, pool

@@ -2,11 +2,11 @@
 // after its reservation is refunded with a ledger row; a reservation left behind by a pod that
 // died mid-call is refunded by the stale sweep; a refund happens at most once, and never after
 // the reservation was settled as charged.
-import { spawn, type ChildProcess } from 'node:child_process';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Meter } from '../../server/metering/meter.ts';
 import type { RunningService } from '../../server/runtime.ts';
+import { spawnServer, stopServer } from '../helpers/process.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
 
@@ -23,12 +23,18 @@ let db: TestDatabase;
 let svc: RunningService;
 const children: ChildProcess[] = [];
 
+async function spawnTracked(databaseUrl: string) {
+  const server = await spawnServer(databaseUrl);
+  children.push(server.child);
+  return server;
+}
+
 beforeAll(async () => {
   db = await createTestDatabase();
   svc = await startTestService(db.url, { KEY_CACHE_TTL_MS: '0' });
 });
 afterAll(async () => {
-  await Promise.all(children.map((c) => stopProcess(c)));
+  await Promise.all(children.map((c) => stopServer(c)));
   await svc?.close();
   await db?.drop();
 });
@@ -44,66 +50,6 @@ async function ledgerOf(accountId: string): Promise<LedgerRow[]> {
 /** A Meter on the test database, used directly (as the gateway does) with the database clock. */
 function directMeter(): Meter {
   return new Meter(db, { settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 0 });
-}
-
-/** Spawns `cryptomcp serve --json` on the test database and resolves with its URL once ready. */
-async function spawnServer(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['server/cli.ts', 'serve', '--json'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      METRICS_PORT: '0',
-      HOST: '127.0.0.1',
-      CRYPTOMCP_BENCH_TOOLS: '1',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const lines = readline.createInterface({ input: child.stdout! });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server not ready in 30 s; stderr:\n${stderr}`)), 30_000);
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`server exited (${code ?? signal}) before it was ready; stderr:\n${stderr}`));
-      });
-      lines.on('line', (line) => {
-        try {
-          const parsed = JSON.parse(line) as { url?: unknown };
-          if (typeof parsed.url === 'string') {
-            clearTimeout(timer);
-            resolve(parsed.url);
-          }
-        } catch {
-          // not the ready line
-        }
-      });
-    });
-    return { child, url };
-  } finally {
-    lines.close();
-  }
-}
-
-/** SIGTERM, then SIGKILL if the process has not exited within the timeout. */
-async function stopProcess(child: ChildProcess, timeoutMs = 5000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = await Promise.race([
-    exited.then(() => false),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs))),
-  ]);
-  clearTimeout(timer);
-  if (late) {
-    child.kill('SIGKILL');
-    await exited;
-  }
 }
 
 describe('refunds (DESIGN §3: charged only for a successful tool result)', () => {
@@ -132,7 +78,7 @@ describe('refunds (DESIGN §3: charged only for a successful tool result)', () =
 
   it('crash safety: a reservation left unresolved by a SIGKILLed server process is given back by refundStale()', async () => {
     const { account, key } = await createAccountWithKey(db);
-    const server = await spawnServer(db.url);
+    const server = await spawnTracked(db.url);
     // The call never gets an answer: the process is killed while the tool sleeps.
     const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 10_000 }), { 'x-api-key': key }).then(
       (r) => r,

@@ -1,0 +1,73 @@
+// Real `cryptomcp serve --json` processes, for guarantees about processes: replicas sharing a
+// database, a crash mid-call, benchmarks. Resolves once the ready line is printed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  metricsPort: number;
+  stderr: () => string;
+}
+
+/** Spawns `cryptomcp serve --json` on the test database and resolves with its ready line. */
+export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['server/cli.ts', 'serve', '--json'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      CRYPTOMCP_BENCH_TOOLS: '1',
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const lines = readline.createInterface({ input: child.stdout! });
+  try {
+    const ready = await new Promise<{ url: string; port: number; metricsPort: number }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server not ready in 30 s; stderr:\n${stderr}`)), 30_000);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code ?? signal}) before it was ready; stderr:\n${stderr}`));
+      });
+      lines.on('line', (line) => {
+        try {
+          const parsed = JSON.parse(line) as { url?: string; port?: number; metrics_port?: number };
+          if (typeof parsed.url === 'string' && typeof parsed.port === 'number') {
+            clearTimeout(timer);
+            resolve({ url: parsed.url, port: parsed.port, metricsPort: parsed.metrics_port ?? 0 });
+          }
+        } catch {
+          // not the ready line
+        }
+      });
+    });
+    return { child, ...ready, stderr: () => stderr };
+  } catch (err) {
+    await stopServer(child);
+    throw err;
+  } finally {
+    lines.close();
+  }
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within the timeout. */
+export async function stopServer(child: ChildProcess, timeoutMs = 5000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+  const late = await Promise.race([exited.then(() => false), timedOut]);
+  clearTimeout(timer);
+  if (late) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
