@@ -24,8 +24,8 @@ import { spawnServer } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 const BODY = JSON.stringify({
   jsonrpc: '2.0',
