@@ -1,0 +1,187 @@
+// The snapshot provider: answers from data/snapshot/market.json.gz (built by `npm run
+// data:build` from the real public CSVs in data/raw). Time-relative answers ("24h change") are
+// relative to each asset's own last day, which every answer reports as its as-of date.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { SnapshotRegistry, type RegistryEntry } from './registry.ts';
+import {
+  ProviderError,
+  type Candle,
+  type CandleQuery,
+  type CandleSeries,
+  type GlobalMetrics,
+  type MarketDataProvider,
+  type Quote,
+} from './types.ts';
+
+export const DEFAULT_SNAPSHOT_FILE = path.resolve(import.meta.dirname, '../../../data/snapshot/market.json.gz');
+
+interface SeriesJson {
+  dates: string[];
+  open: number[];
+  high: number[];
+  low: number[];
+  close: number[];
+  volume_usd: (number | null)[];
+  market_cap_usd: (number | null)[];
+  source: number[];
+}
+
+export interface SnapshotJson {
+  format: number;
+  sources: { id: string; file: string; quote: string }[];
+  /** Market caps of every asset CoinGecko covered on its last day (the basis of global totals). */
+  market_caps: { source: string; as_of: string; usd: Record<string, number> };
+  assets: RegistryEntry[];
+  series: Record<string, SeriesJson>;
+  defi_tvl: {
+    daily: { source: string; dates: string[]; tvl_usd: number[] };
+    protocols_total: { source: string; as_of: string; tvl_usd: number; excluded_categories: string[]; protocols: number };
+  };
+}
+
+export function loadSnapshot(file = DEFAULT_SNAPSHOT_FILE): SnapshotJson {
+  let raw: Buffer;
+  try {
+    raw = fs.readFileSync(file);
+  } catch (err) {
+    throw new Error(`snapshot data not found at ${file}: run \`npm run data:build\``, { cause: err });
+  }
+  const snapshot = JSON.parse(gunzipSync(raw).toString('utf8')) as SnapshotJson;
+  if (snapshot.format !== 1) throw new Error(`snapshot ${file} has format ${snapshot.format}; this server reads format 1`);
+  return snapshot;
+}
+
+const DAY_MS = 86_400_000;
+export const addDays = (date: string, days: number): string =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+/** Index of `date` in a sorted date list, or -1. */
+function indexOf(dates: string[], date: string): number {
+  let lo = 0;
+  let hi = dates.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const d = dates[mid]!;
+    if (d === date) return mid;
+    if (d < date) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** The Monday starting the ISO week of a UTC day. */
+export function weekStart(date: string): string {
+  const day = new Date(`${date}T00:00:00Z`).getUTCDay(); // 0 = Sunday
+  return addDays(date, -((day + 6) % 7));
+}
+
+export function toWeekly(daily: Candle[]): Candle[] {
+  const weeks: Candle[] = [];
+  for (const c of daily) {
+    const start = weekStart(c.date);
+    const last = weeks[weeks.length - 1];
+    if (last && last.date === start) {
+      last.high = Math.max(last.high, c.high);
+      last.low = Math.min(last.low, c.low);
+      last.close = c.close;
+      last.volume_usd = last.volume_usd === null || c.volume_usd === null ? null : last.volume_usd + c.volume_usd;
+      if (!last.source.split('+').includes(c.source)) last.source = `${last.source}+${c.source}`;
+    } else {
+      weeks.push({ ...c, date: start });
+    }
+  }
+  return weeks;
+}
+
+export class SnapshotProvider implements MarketDataProvider {
+  readonly name = 'snapshot';
+  readonly registry: SnapshotRegistry;
+  readonly data: SnapshotJson;
+
+  constructor(data: SnapshotJson = loadSnapshot()) {
+    this.data = data;
+    this.registry = new SnapshotRegistry(data.assets);
+  }
+
+  /** The daily series of an asset, or undefined if the snapshot has no prices for it. */
+  series(id: string): SeriesJson | undefined {
+    return this.data.series[id];
+  }
+
+  sourceName(index: number): string {
+    return `snapshot:${this.data.sources[index]?.id ?? 'unknown'}`;
+  }
+
+  async quotes(ids: string[]): Promise<Quote[]> {
+    const out: Quote[] = [];
+    for (const id of ids) {
+      const s = this.data.series[id];
+      const entry = this.registry.get(id);
+      if (!s || !entry || s.dates.length === 0) continue;
+      const last = s.dates.length - 1;
+      const lastDate = s.dates[last]!;
+      const close = s.close[last]!;
+      const change = (days: number): number | null => {
+        const i = indexOf(s.dates, addDays(lastDate, -days));
+        return i < 0 ? null : ((close - s.close[i]!) / s.close[i]!) * 100;
+      };
+      out.push({
+        asset_id: id,
+        symbol: entry.symbol,
+        name: entry.name,
+        price_usd: close,
+        change_24h_pct: change(1),
+        change_7d_pct: change(7),
+        change_30d_pct: change(30),
+        volume_24h_usd: s.volume_usd[last] ?? null,
+        market_cap_usd: s.market_cap_usd[last] ?? null,
+        as_of: lastDate,
+        source: this.sourceName(s.source[last]!),
+      });
+    }
+    return out;
+  }
+
+  async candles(id: string, query: CandleQuery): Promise<CandleSeries> {
+    const s = this.data.series[id];
+    if (!s || s.dates.length === 0) throw new ProviderError('snapshot', 'not_found', `no price history for ${id}`);
+    const daily: Candle[] = [];
+    for (let i = 0; i < s.dates.length; i++) {
+      const date = s.dates[i]!;
+      if ((query.from && date < query.from) || (query.to && date > query.to)) continue;
+      daily.push({
+        date,
+        open: s.open[i]!,
+        high: s.high[i]!,
+        low: s.low[i]!,
+        close: s.close[i]!,
+        volume_usd: s.volume_usd[i] ?? null,
+        source: this.sourceName(s.source[i]!),
+      });
+    }
+    return {
+      asset_id: id,
+      candles: query.interval === 'weekly' ? toWeekly(daily) : daily,
+      as_of: s.dates[s.dates.length - 1]!,
+      source: 'snapshot',
+    };
+  }
+
+  /** Totals over the assets whose market cap the snapshot knows, on the last day caps exist. */
+  async global(): Promise<GlobalMetrics> {
+    const caps = this.data.market_caps;
+    const values = Object.values(caps.usd);
+    if (values.length === 0) throw new ProviderError('snapshot', 'not_found', 'no market caps in the snapshot');
+    const total = values.reduce((a, b) => a + b, 0);
+    return {
+      total_market_cap_usd: total,
+      btc_dominance_pct: ((caps.usd.bitcoin ?? 0) / total) * 100,
+      eth_dominance_pct: ((caps.usd.ethereum ?? 0) / total) * 100,
+      assets_covered: values.length,
+      as_of: caps.as_of,
+      source: caps.source,
+    };
+  }
+}
