@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
+import { daysBetween } from '../server/lib/dates.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RAW = path.join(ROOT, 'data/raw');
@@ -40,10 +41,6 @@ interface Row {
   volume_usd: number | null;
   market_cap_usd: number | null;
   source: SourceId;
-}
-
-function daysBetween(a: string, b: string): number {
-  return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 }
 
 function readCsv(file: string): Record<string, string>[] {

@@ -66,6 +66,11 @@ const EnvSchema = z.object({
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
+  MARKET_DATA: z.enum(['snapshot', 'live']).default('snapshot'),
+  SNAPSHOT_FILE: z.string().optional(),
+  COINGECKO_BASE_URL: z.string().url().default('https://api.coingecko.com/api/v3'),
+  COINGECKO_API_KEY: z.string().optional(),
+  COINGECKO_TIMEOUT_MS: intFrom(8000, 100),
   DEMO_ACCOUNT: bool,
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
@@ -91,6 +96,11 @@ export interface Config {
   sweepIntervalMs: number;
   shutdownTimeoutMs: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Where market data comes from: the offline snapshot, or a live API with the snapshot as fallback. */
+  marketData: 'snapshot' | 'live';
+  /** The snapshot file (default data/snapshot/market.json.gz). */
+  snapshotFile: string | undefined;
+  coingecko: { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
   /** Create and print a demo key on a fresh database (on for `npm start`). */
   demoAccount: boolean;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
@@ -126,6 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    marketData: e.MARKET_DATA,
+    snapshotFile: e.SNAPSHOT_FILE ? path.resolve(e.SNAPSHOT_FILE) : undefined,
+    coingecko: { baseUrl: e.COINGECKO_BASE_URL.replace(/\/+$/, ''), apiKey: e.COINGECKO_API_KEY, timeoutMs: e.COINGECKO_TIMEOUT_MS },
     demoAccount: e.DEMO_ACCOUNT,
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,

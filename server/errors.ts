@@ -1,3 +1,5 @@
+import { ProviderError } from './providers/market/types.ts';
+
 // The one error registry of the public API (DESIGN.md §3). Every error a client can see is a code
 // from this table, with its HTTP status and a public message; details are safe, documented fields.
 
@@ -68,6 +70,11 @@ export interface ErrorEnvelope {
 /** Maps anything thrown to a public ApiError; unknown faults become INTERNAL_ERROR. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof ProviderError) {
+    if (err.kind === 'not_found') return new ApiError('NOT_FOUND', undefined, { provider: err.provider });
+    if (err.kind === 'timeout') return new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: err.provider });
+    return new ApiError('UPSTREAM_ERROR', undefined, { provider: err.provider, ...(err.status ? { status: err.status } : {}) });
+  }
   if (err instanceof DatabaseUnavailableError || isConnectionError(err)) {
     return new ApiError('SERVICE_UNAVAILABLE');
   }

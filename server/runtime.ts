@@ -13,6 +13,7 @@ import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
+import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
 import { serverModules } from './servers/index.ts';
 
 export const VERSION: string = (
@@ -69,7 +70,11 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   }, 2000);
   migrateTimer.unref();
 
-  const registry = buildRegistry(serverModules({ servers: config.servers, benchTools: config.benchTools }), config.toolCostOverrides);
+  const snapshot = new SnapshotProvider(loadSnapshot(config.snapshotFile));
+  const registry = buildRegistry(
+    serverModules({ servers: config.servers, deps: { market: snapshot, snapshot }, benchTools: config.benchTools }),
+    config.toolCostOverrides,
+  );
   const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });
   const metrics = createMetrics();
   const meter = new Meter(db, {

@@ -5,6 +5,7 @@ import { benchTools } from './common/bench-tools.ts';
 import { freeTools } from './common/free-tools.ts';
 import { kolAnalytics } from './kol-analytics/index.ts';
 import { marketIntelligence } from './market-intelligence/index.ts';
+import type { ServerDeps } from './deps.ts';
 import type { ServerName } from './names.ts';
 import { portfolioAnalytics } from './portfolio-analytics/index.ts';
 import { pricePrediction } from './price-prediction/index.ts';
@@ -14,26 +15,27 @@ import type { ServerSpec } from './spec.ts';
 import { tokenIntelligence } from './token-intelligence/index.ts';
 import { whaleIntelligence } from './whale-intelligence/index.ts';
 
-const SPECS: readonly ServerSpec[] = [
-  pricePrediction,
+const SPECS: readonly ((deps: ServerDeps) => ServerSpec)[] = [
+  () => pricePrediction,
   marketIntelligence,
-  blockchainExplorer,
-  tokenIntelligence,
-  portfolioAnalytics,
-  whaleIntelligence,
-  socialIntelligence,
-  kolAnalytics,
-  projectIntelligence,
+  () => blockchainExplorer,
+  () => tokenIntelligence,
+  () => portfolioAnalytics,
+  () => whaleIntelligence,
+  () => socialIntelligence,
+  () => kolAnalytics,
+  () => projectIntelligence,
 ];
 
 export interface ServerModulesOptions {
   servers: readonly ServerName[];
+  deps: ServerDeps;
   /** Adds bench_echo and bench_fail to market-intelligence. */
   benchTools?: boolean;
 }
 
-export function serverModules({ servers, benchTools: withBench = false }: ServerModulesOptions): ServerModule[] {
-  return SPECS.filter((spec) => servers.includes(spec.name)).map((spec) => ({
+export function serverModules({ servers, deps, benchTools: withBench = false }: ServerModulesOptions): ServerModule[] {
+  return SPECS.map((create) => create(deps)).filter((spec) => servers.includes(spec.name)).map((spec) => ({
     ...spec,
     tools: [
       ...spec.tools,

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { addDays } from '../../lib/dates.ts';
 import { SnapshotRegistry, type RegistryEntry } from './registry.ts';
 import {
   ProviderError,
@@ -41,7 +42,12 @@ export interface SnapshotJson {
   };
 }
 
+const loaded = new Map<string, SnapshotJson>();
+
+/** Loads (once per process and file) the built snapshot. */
 export function loadSnapshot(file = DEFAULT_SNAPSHOT_FILE): SnapshotJson {
+  const cached = loaded.get(file);
+  if (cached) return cached;
   let raw: Buffer;
   try {
     raw = fs.readFileSync(file);
@@ -50,12 +56,10 @@ export function loadSnapshot(file = DEFAULT_SNAPSHOT_FILE): SnapshotJson {
   }
   const snapshot = JSON.parse(gunzipSync(raw).toString('utf8')) as SnapshotJson;
   if (snapshot.format !== 1) throw new Error(`snapshot ${file} has format ${snapshot.format}; this server reads format 1`);
+  loaded.set(file, snapshot);
   return snapshot;
 }
 
-const DAY_MS = 86_400_000;
-export const addDays = (date: string, days: number): string =>
-  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
 /** Index of `date` in a sorted date list, or -1. */
 function indexOf(dates: string[], date: string): number {

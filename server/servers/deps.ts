@@ -1,0 +1,10 @@
+// What the servers receive by injection (they never construct providers themselves).
+import type { SnapshotProvider } from '../providers/market/snapshot.ts';
+import type { MarketDataProvider } from '../providers/market/types.ts';
+
+export interface ServerDeps {
+  /** Quotes, candles, global metrics: the snapshot, or live with the snapshot as fallback. */
+  market: MarketDataProvider;
+  /** The offline dataset itself, for what only it has (DeFi TVL, full histories). */
+  snapshot: SnapshotProvider;
+}

@@ -1,0 +1,114 @@
+// get_market_overview and get_top_movers: the market as a whole on its latest common day.
+import { z } from 'zod';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { Quote } from '../../providers/market/types.ts';
+import type { ServerDeps } from '../deps.ts';
+
+/**
+ * Quotes of every priced asset on the market's latest common day: the as-of day most assets
+ * share. Assets whose data ends earlier (or later) are left out and counted, so a comparison
+ * never mixes days.
+ */
+async function marketQuotes({ market, snapshot }: ServerDeps, signal: AbortSignal) {
+  // Every asset the snapshot prices (live mode quotes the same ids: its registry is the snapshot's).
+  const quotes = await market.quotes(Object.keys(snapshot.data.series), signal);
+  const byDay = new Map<string, number>();
+  for (const q of quotes) byDay.set(q.as_of.slice(0, 10), (byDay.get(q.as_of.slice(0, 10)) ?? 0) + 1);
+  const day = [...byDay.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? 1 : -1))[0]?.[0] ?? '';
+  const onDay = quotes.filter((q) => q.as_of.slice(0, 10) === day);
+  return { day, quotes: onDay, left_out: quotes.length - onDay.length };
+}
+
+const brief = (q: Quote, change: number | null) => ({
+  id: q.asset_id,
+  symbol: q.symbol,
+  name: q.name,
+  price_usd: q.price_usd,
+  change_pct: change,
+  volume_24h_usd: q.volume_24h_usd,
+});
+
+const WINDOWS = { '24h': 'change_24h_pct', '7d': 'change_7d_pct', '30d': 'change_30d_pct' } as const;
+
+export function marketTools(deps: ServerDeps): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'get_market_overview',
+      description:
+        'Returns the market at a glance: total market cap of the covered assets with BTC/ETH dominance, 24h breadth (advancers/decliners), top gainers and losers, and total DeFi TVL, each with its as-of date.',
+      input: z.object({}).strict(),
+      credits: 1,
+      handler: async (_args, ctx) => {
+        const [global, { day, quotes, left_out }] = await Promise.all([deps.market.global(ctx.signal), marketQuotes(deps, ctx.signal)]);
+        const withChange = quotes.filter((q) => q.change_24h_pct !== null);
+        const sorted = [...withChange].sort((a, b) => b.change_24h_pct! - a.change_24h_pct!);
+        const tvl = deps.snapshot.data.defi_tvl;
+        const lastTvl = tvl.daily.dates.length - 1;
+        return {
+          data: {
+            market_cap: {
+              total_usd: global.total_market_cap_usd,
+              btc_dominance_pct: global.btc_dominance_pct,
+              eth_dominance_pct: global.eth_dominance_pct,
+              assets_covered: global.assets_covered,
+              as_of: global.as_of,
+              source: global.source,
+            },
+            breadth_24h: {
+              as_of: day,
+              assets: withChange.length,
+              advancers: withChange.filter((q) => q.change_24h_pct! > 0).length,
+              decliners: withChange.filter((q) => q.change_24h_pct! < 0).length,
+              unchanged: withChange.filter((q) => q.change_24h_pct === 0).length,
+              assets_on_other_days_left_out: left_out,
+            },
+            top_gainers_24h: sorted.slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
+            top_losers_24h: sorted.slice(-5).reverse().map((q) => brief(q, q.change_24h_pct)),
+            defi_tvl: {
+              total_usd: tvl.protocols_total.tvl_usd,
+              as_of: tvl.protocols_total.as_of,
+              source: tvl.protocols_total.source,
+              method: `sum over ${tvl.protocols_total.protocols} DefiLlama protocols, leaving out ${tvl.protocols_total.excluded_categories.join(', ')} (counted elsewhere)`,
+              history_last: { date: tvl.daily.dates[lastTvl], total_usd: tvl.daily.tvl_usd[lastTvl], source: tvl.daily.source },
+            },
+          },
+          source: deps.market.name === 'snapshot' ? 'snapshot' : global.source,
+          data_as_of: day,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_top_movers',
+      description:
+        'Returns the assets that rose or fell most over a window (24h, 7d or 30d) on the latest common day, leaving out assets below a minimum 24h USD volume.',
+      input: z
+        .object({
+          window: z.enum(['24h', '7d', '30d']).default('24h'),
+          direction: z.enum(['gainers', 'losers', 'both']).default('both'),
+          min_volume_usd: z.number().min(0).max(1e12).default(1_000_000).describe('Leave out assets with less 24h volume (illiquid noise).'),
+          limit: z.number().int().min(1).max(50).default(10),
+        })
+        .strict(),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const { day, quotes, left_out } = await marketQuotes(deps, ctx.signal);
+        const field = WINDOWS[args.window];
+        const eligible = quotes.filter((q) => q[field] !== null && (q.volume_24h_usd ?? 0) >= args.min_volume_usd);
+        const sorted = [...eligible].sort((a, b) => b[field]! - a[field]!);
+        return {
+          data: {
+            window: args.window,
+            as_of: day,
+            assets_considered: eligible.length,
+            below_min_volume: quotes.filter((q) => q[field] !== null && (q.volume_24h_usd ?? 0) < args.min_volume_usd).length,
+            assets_on_other_days_left_out: left_out,
+            ...(args.direction !== 'losers' ? { gainers: sorted.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
+            ...(args.direction !== 'gainers' ? { losers: sorted.slice(-args.limit).reverse().map((q) => brief(q, q[field])) } : {}),
+          },
+          source: deps.market.name === 'snapshot' ? 'snapshot' : deps.market.name,
+          data_as_of: day,
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,81 @@
+// search_assets, get_prices, get_ohlcv: the registry, quotes and candles.
+import { z } from 'zod';
+import { ApiError } from '../../errors.ts';
+import { addDays } from '../../lib/dates.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { resolveAsset, resolveAssets } from '../common/assets.ts';
+import { cursorSchema, limitSchema, page } from '../common/paging.ts';
+import type { ServerDeps } from '../deps.ts';
+
+const ISO_DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH", "Solana".');
+
+/** The most recent as-of among quotes, as the answer's data_as_of. */
+const latest = (dates: string[]) => dates.reduce((a, b) => (b > a ? b : a), '');
+
+export function priceTools({ market }: ServerDeps): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'search_assets',
+      description: 'Returns registry entries (id, symbol, name, aliases, contracts, whether prices exist) matching a name, ticker or id.',
+      input: z.object({ query: z.string().trim().min(1).max(100), limit: limitSchema, cursor: cursorSchema }).strict(),
+      credits: 0,
+      handler: async (args) => {
+        const hits = market.registry.search(args.query, 500);
+        const { items, next_cursor } = page(hits, args.limit, args.cursor);
+        return { data: { query: args.query, total: hits.length, assets: items }, source: 'registry', data_as_of: null, next_cursor };
+      },
+    }),
+    defineTool({
+      name: 'get_prices',
+      description: 'Returns price, 24h/7d/30d change, 24h volume and market cap (where known) for up to 50 assets, each with its as-of date and source.',
+      input: z.object({ assets: z.array(assetSchema).min(1).max(50) }).strict(),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const entries = resolveAssets(market.registry, args.assets);
+        const quotes = await market.quotes(entries.map((e) => e.id), ctx.signal);
+        return {
+          data: { prices: quotes },
+          source: market.name === 'snapshot' ? 'snapshot' : quotes[0]?.source ?? market.name,
+          data_as_of: latest(quotes.map((q) => q.as_of)) || null,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_ohlcv',
+      description: 'Returns daily or weekly candles (open, high, low, close, USD volume, source of each row) for one asset over a date range, oldest first, paginated.',
+      input: z
+        .object({
+          asset: assetSchema,
+          interval: z.enum(['daily', 'weekly']).default('daily'),
+          from: ISO_DAY.optional().describe('First day (inclusive); default: 90 days before the last day.'),
+          to: ISO_DAY.optional().describe("Last day (inclusive); default: the asset's last day."),
+          limit: z.number().int().min(1).max(100).default(100).describe('Candles per page (1-100).'),
+          cursor: cursorSchema,
+        })
+        .strict()
+        .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const entry = resolveAsset(market.registry, args.asset);
+        const all = await market.candles(entry.id, { interval: args.interval, to: args.to }, ctx.signal);
+        const last = all.candles[all.candles.length - 1]?.date;
+        const from = args.from ?? (last ? addDays(last, -90) : undefined);
+        const inRange = all.candles.filter((c) => !from || c.date >= from);
+        if (inRange.length === 0) {
+          throw new ApiError('NOT_FOUND', `No candles for ${entry.id} in that range; its data runs to ${all.as_of}.`, {
+            asset: entry.id,
+            as_of: all.as_of,
+          });
+        }
+        const { items, next_cursor } = page(inRange, args.limit, args.cursor);
+        return {
+          data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles: items },
+          source: all.source,
+          data_as_of: all.as_of,
+          next_cursor,
+        };
+      },
+    }),
+  ];
+}

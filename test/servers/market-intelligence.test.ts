@@ -1,0 +1,171 @@
+// market-intelligence over the real gateway and the SDK client, on the snapshot. Every number
+// checked here is recomputed independently from the raw CSVs in data/raw (not from the built
+// snapshot), so a build or tool bug that changes a number fails the test.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+
+/** Rows of a raw CSV (simple split: these files have no quoted commas in the columns read). */
+function rawRows(file: string): Record<string, string>[] {
+  const text = gunzipSync(fs.readFileSync(path.join(import.meta.dirname, '../../data/raw', `${file}.gz`))).toString('utf8');
+  const [header, ...lines] = text.trim().split(/\r?\n/);
+  const cols = header!.split(',');
+  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])));
+}
+
+let db: TestDatabase;
+let svc: RunningService;
+let client: Client;
+let key: string;
+let accountId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await createUnlimitedPlan(db, 'market', 1000);
+  svc = await startTestService(db.url);
+  ({ key, account: { id: accountId } } = await createAccountWithKey(db, { plan: 'market' }));
+  client = await mcpClient(svc.url, 'market-intelligence', key);
+});
+afterAll(async () => {
+  await client?.close();
+  await svc?.close();
+  await db?.drop();
+});
+
+type Envelope<T> = { success: true; data: T; metadata: { source: string; data_as_of: string | null; credits_used: number; next_cursor?: string } };
+async function call<T>(name: string, args: Record<string, unknown>): Promise<Envelope<T>> {
+  const res = await client.callTool({ name, arguments: args });
+  return res.structuredContent as Envelope<T>;
+}
+
+describe('get_prices', () => {
+  it("BTC's price is CryptoCompare's last close, with the 7-day change computed from the raw CSV", async () => {
+    const btc = rawRows('ohlcv/btc_usd_daily_2010_2025.csv');
+    const last = btc[btc.length - 1]!;
+    const weekAgo = btc.find((r) => r.date === '2025-12-02')!;
+    const env = await call<{ prices: { asset_id: string; price_usd: number; change_7d_pct: number; as_of: string; source: string }[] }>('get_prices', {
+      assets: ['BTC'],
+    });
+    const q = env.data.prices[0]!;
+    expect(last.date).toBe('2025-12-09');
+    expect(q).toMatchObject({ asset_id: 'bitcoin', price_usd: Number(last.close), as_of: '2025-12-09', source: 'snapshot:cryptocompare' });
+    expect(q.change_7d_pct).toBeCloseTo(((Number(last.close) - Number(weekAgo.close)) / Number(weekAgo.close)) * 100, 9);
+    expect(env.metadata).toMatchObject({ source: 'snapshot', data_as_of: '2025-12-09', credits_used: 1 });
+  });
+
+  it("ETH's price and 24h change come from Yahoo's rows for 2025-02-11 and 2025-02-10", async () => {
+    const eth = rawRows('ohlcv/yahoo_usd_daily_2014_2025.csv').filter((r) => r.symbol === 'ETH');
+    const d1 = eth.find((r) => r.date === '2025-02-11')!;
+    const d0 = eth.find((r) => r.date === '2025-02-10')!;
+    const env = await call<{ prices: { price_usd: number; change_24h_pct: number; volume_24h_usd: number }[] }>('get_prices', { assets: ['ethereum'] });
+    expect(env.data.prices[0]!.price_usd).toBe(Number(d1.close));
+    expect(env.data.prices[0]!.volume_24h_usd).toBe(Number(d1.volume_usd));
+    expect(env.data.prices[0]!.change_24h_pct).toBeCloseTo(((Number(d1.close) - Number(d0.close)) / Number(d0.close)) * 100, 9);
+  });
+
+  it('an unknown asset is 404 NOT_FOUND with close matches, and costs nothing', async () => {
+    const before = await balanceOf(db, accountId);
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_prices', { assets: ['bitcoinn'] }), { 'x-api-key': key });
+    expect(res.status).toBe(404);
+    const err = (res.body as { error: { code: string; details: { missing: { close_matches: { id: string }[] }[] } } }).error;
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.details.missing[0]!.close_matches.map((m) => m.id)).toContain('bitcoin');
+    expect(await balanceOf(db, accountId)).toBe(before);
+  });
+
+  it('more than 50 assets is 400 INVALID_PARAMS', async () => {
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_prices', { assets: Array.from({ length: 51 }, () => 'btc') }), {
+      'x-api-key': key,
+    });
+    expect(res.status).toBe(400);
+    expect((res.body as { error: { code: string } }).error.code).toBe('INVALID_PARAMS');
+  });
+});
+
+describe('get_ohlcv', () => {
+  it('daily SOL candles equal the raw Yahoo rows, oldest first, paginated with a cursor', async () => {
+    const sol = rawRows('ohlcv/yahoo_usd_daily_2014_2025.csv').filter((r) => r.symbol === 'SOL' && r.date >= '2024-01-01' && r.date <= '2024-01-31');
+    const first = await call<{ total: number; candles: { date: string; open: number; close: number; source: string }[] }>('get_ohlcv', {
+      asset: 'sol',
+      from: '2024-01-01',
+      to: '2024-01-31',
+      limit: 20,
+    });
+    expect(first.data.total).toBe(31);
+    expect(first.data.candles.map((c) => c.date)).toEqual(sol.slice(0, 20).map((r) => r.date));
+    expect(first.data.candles[0]).toMatchObject({ open: Number(sol[0]!.open), close: Number(sol[0]!.close), source: 'snapshot:yahoo' });
+    const second = await call<{ candles: { date: string }[] }>('get_ohlcv', {
+      asset: 'sol',
+      from: '2024-01-01',
+      to: '2024-01-31',
+      limit: 20,
+      cursor: first.metadata.next_cursor,
+    });
+    expect(second.data.candles.map((c) => c.date)).toEqual(sol.slice(20).map((r) => r.date));
+    expect(second.metadata.next_cursor).toBeUndefined();
+  });
+
+  it('weekly candles aggregate Monday-to-Sunday: first open, max high, min low, last close', async () => {
+    const btc = rawRows('ohlcv/yahoo_usd_daily_2014_2025.csv').filter((r) => r.symbol === 'BTC' && r.date >= '2025-01-06' && r.date <= '2025-01-12');
+    const env = await call<{ candles: { date: string; open: number; high: number; low: number; close: number }[] }>('get_ohlcv', {
+      asset: 'bitcoin',
+      interval: 'weekly',
+      from: '2025-01-06',
+      to: '2025-01-12',
+    });
+    expect(env.data.candles).toHaveLength(1);
+    expect(env.data.candles[0]).toMatchObject({
+      date: '2025-01-06',
+      open: Number(btc[0]!.open),
+      high: Math.max(...btc.map((r) => Number(r.high))),
+      low: Math.min(...btc.map((r) => Number(r.low))),
+      close: Number(btc[6]!.close),
+    });
+  });
+
+  it('a range where from is after to is 400 INVALID_PARAMS', async () => {
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_ohlcv', { asset: 'btc', from: '2024-02-01', to: '2024-01-01' }), {
+      'x-api-key': key,
+    });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('search_assets, get_market_overview, get_top_movers', () => {
+  it('search_assets resolves names, tickers and ids case-insensitively, priced assets first, for free', async () => {
+    const env = await call<{ assets: { id: string; has_prices: boolean }[] }>('search_assets', { query: 'SOLANA' });
+    expect(env.data.assets[0]).toMatchObject({ id: 'solana', has_prices: true });
+    expect(env.metadata.credits_used).toBe(0);
+  });
+
+  it('the overview states each part with its own as-of date and the DeFi TVL method', async () => {
+    const env = await call<{
+      market_cap: { as_of: string; btc_dominance_pct: number; assets_covered: number };
+      breadth_24h: { as_of: string; advancers: number; decliners: number; assets: number };
+      defi_tvl: { as_of: string; total_usd: number };
+    }>('get_market_overview', {});
+    expect(env.data.market_cap.as_of).toBe('2021-12-31');
+    expect(env.data.market_cap.assets_covered).toBeGreaterThan(100);
+    expect(env.data.market_cap.btc_dominance_pct).toBeGreaterThan(30);
+    expect(env.data.breadth_24h.advancers + env.data.breadth_24h.decliners).toBeLessThanOrEqual(env.data.breadth_24h.assets);
+    expect(env.data.defi_tvl.as_of).toBe('2025-12-19');
+    expect(env.metadata.data_as_of).toBe(env.data.breadth_24h.as_of);
+  });
+
+  it('top movers are sorted, all on one day, and respect the volume floor', async () => {
+    const env = await call<{ as_of: string; gainers: { change_pct: number; volume_24h_usd: number }[]; losers: { change_pct: number }[] }>('get_top_movers', {
+      window: '7d',
+      min_volume_usd: 5_000_000,
+      limit: 5,
+    });
+    const g = env.data.gainers.map((x) => x.change_pct);
+    expect(g).toEqual([...g].sort((a, b) => b - a));
+    expect(env.data.gainers.every((x) => x.volume_24h_usd >= 5_000_000)).toBe(true);
+    expect(env.data.losers[0]!.change_pct).toBeLessThanOrEqual(env.data.gainers[env.data.gainers.length - 1]!.change_pct);
+  });
+});
