@@ -11,11 +11,11 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, createUnlimitedPlan, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 
 /** Rows of a raw CSV (simple split: these files have no quoted commas in the columns read). */
-function rawRows(file: string): Record<string, string>[] {
+function rawRows(file: string): (Record<string, string> & { date: string })[] {
   const text = gunzipSync(fs.readFileSync(path.join(import.meta.dirname, '../../data/raw', `${file}.gz`))).toString('utf8');
   const [header, ...lines] = text.trim().split(/\r?\n/);
   const cols = header!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])));
+  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])) as Record<string, string> & { date: string });
 }
 
 let db: TestDatabase;
