@@ -13,6 +13,8 @@ import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
+import { FallbackProvider } from './providers/market/fallback.ts';
+import { CoinGeckoProvider } from './providers/market/live.ts';
 import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
 import { serverModules } from './servers/index.ts';
 
@@ -71,8 +73,20 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   migrateTimer.unref();
 
   const snapshot = new SnapshotProvider(loadSnapshot(config.snapshotFile));
+  const market =
+    config.marketData === 'live'
+      ? new FallbackProvider(
+          new CoinGeckoProvider({
+            registry: snapshot.registry,
+            baseUrl: config.coingecko.baseUrl,
+            apiKey: config.coingecko.apiKey,
+            timeoutMs: config.coingecko.timeoutMs,
+          }),
+          snapshot,
+        )
+      : snapshot;
   const registry = buildRegistry(
-    serverModules({ servers: config.servers, deps: { market: snapshot, snapshot }, benchTools: config.benchTools }),
+    serverModules({ servers: config.servers, deps: { market, snapshot }, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
   const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });

@@ -25,13 +25,20 @@ export interface GetJsonOptions {
   now?: () => number;
 }
 
-const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
+async function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (error) {
+    // Surface the caller's own reason, as an abort during a request does.
+    throw signal?.aborted ? signal.reason : error;
+  }
+}
 
 interface Failure {
   error: ProviderError;
   retryable: boolean;
   /** Milliseconds the upstream asked us to wait (Retry-After), when it said. */
-  retryAfterMs?: number;
+  retryAfterMs: number | undefined;
 }
 
 /**
@@ -63,8 +70,9 @@ async function attemptOnce(
   options: GetJsonOptions,
 ): Promise<{ ok: true; value: unknown } | { ok: false; failure: Failure }> {
   const { provider, signal } = options;
+  const timeoutMs = options.timeoutMs ?? 8000;
   signal?.throwIfAborted();
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? 8000);
+  const timeout = AbortSignal.timeout(timeoutMs);
   const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const target = describe(url);
   try {
@@ -86,15 +94,17 @@ async function attemptOnce(
     if (status === 404) {
       return fail(new ProviderError(provider, 'not_found', `${target}: not found`, status), false);
     }
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), options.now ?? Date.now);
     if (status === 429) {
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), options.now ?? Date.now);
       return fail(new ProviderError(provider, 'rate_limited', `${target}: rate limited`, status), true, retryAfterMs);
     }
-    return fail(new ProviderError(provider, 'error', `${target}: HTTP ${status}`, status), status >= 500);
+    // 5xx is worth another try (a 503 may say when in Retry-After); any other 4xx will not change.
+    const retryable = status >= 500;
+    return fail(new ProviderError(provider, 'error', `${target}: HTTP ${status}`, status), retryable, retryable ? retryAfterMs : undefined);
   } catch (cause) {
     if (signal?.aborted) throw signal.reason;
     if (timeout.aborted) {
-      return fail(new ProviderError(provider, 'timeout', `${target}: no answer within ${options.timeoutMs ?? 8000} ms`), true);
+      return fail(new ProviderError(provider, 'timeout', `${target}: no answer within ${timeoutMs} ms`), true);
     }
     // fetch rejects with a TypeError for refused, reset and DNS failures.
     const reason = cause instanceof Error && cause.cause instanceof Error ? cause.cause.message : String(cause);
@@ -103,7 +113,7 @@ async function attemptOnce(
 }
 
 function fail(error: ProviderError, retryable: boolean, retryAfterMs?: number): { ok: false; failure: Failure } {
-  return { ok: false, failure: retryAfterMs === undefined ? { error, retryable } : { error, retryable, retryAfterMs } };
+  return { ok: false, failure: { error, retryable, retryAfterMs } };
 }
 
 /** Retry-After is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
@@ -182,6 +192,7 @@ export class TtlCache<V> {
    * `signal` only stops this caller's wait.
    */
   getOrLoad(key: string, load: () => Promise<V>, signal?: AbortSignal): Promise<V> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const cached = this.get(key);
     if (cached !== undefined) return Promise.resolve(cached);
     let pending = this.#loading.get(key);

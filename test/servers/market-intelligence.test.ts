@@ -169,3 +169,44 @@ describe('search_assets, get_market_overview, get_top_movers', () => {
     expect(env.data.losers[0]!.change_pct).toBeLessThanOrEqual(env.data.gainers[env.data.gainers.length - 1]!.change_pct);
   });
 });
+
+describe('MARKET_DATA=live', () => {
+  it('answers from a CoinGecko-compatible API, and from the snapshot (saying so) when the API fails', async () => {
+    const http = await import('node:http');
+    let failing = false;
+    const upstream = http.createServer((req, res) => {
+      if (failing) return void res.writeHead(500).end('{}');
+      if (req.url?.startsWith('/coins/markets')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify([
+            {
+              id: 'bitcoin', symbol: 'btc', name: 'Bitcoin', current_price: 101234.5, market_cap: 2.0e12, total_volume: 3.1e10,
+              price_change_percentage_24h_in_currency: 1.5, price_change_percentage_7d_in_currency: -2.25, price_change_percentage_30d_in_currency: 10,
+              last_updated: '2026-11-21T10:00:00.000Z',
+            },
+          ]),
+        );
+        return;
+      }
+      res.writeHead(404).end('{}');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
+    const port = (upstream.address() as { port: number }).port;
+    const live = await startTestService(db.url, { MARKET_DATA: 'live', COINGECKO_BASE_URL: `http://127.0.0.1:${port}`, COINGECKO_TIMEOUT_MS: '2000' });
+    try {
+      const c = await mcpClient(live.url, 'market-intelligence', key);
+      const ok = (await c.callTool({ name: 'get_prices', arguments: { assets: ['btc'] } })).structuredContent as Envelope<{ prices: { price_usd: number; source: string }[] }>;
+      expect(ok.data.prices[0]).toMatchObject({ price_usd: 101234.5, source: 'live:coingecko' });
+      expect(ok.metadata.source).toBe('live:coingecko');
+      failing = true;
+      const fb = (await c.callTool({ name: 'get_prices', arguments: { assets: ['eth'] } })).structuredContent as Envelope<{ prices: { price_usd: number; source: string; as_of: string }[] }>;
+      expect(fb.data.prices[0]!.as_of).toBe('2025-02-11');
+      expect(fb.data.prices[0]!.source).toMatch(/^snapshot:yahoo \(fallback: live:coingecko /);
+      expect(fb.metadata.source).toMatch(/fallback: live:coingecko/);
+      await c.close();
+    } finally {
+      await live.close();
+      await new Promise((r) => upstream.close(r));
+    }
+  });
+});

@@ -4,6 +4,8 @@
 //
 // Endpoints: /coins/markets (quotes), /coins/{id}/market_chart?interval=daily and
 // /coins/{id}/ohlc (candles), /global.
+import { daysBetween } from '../../lib/dates.ts';
+import { toWeekly } from './weekly.ts';
 import { z } from 'zod';
 import { getJson, TtlCache } from '../http.ts';
 import type { GetJsonOptions } from '../http.ts';
@@ -115,16 +117,16 @@ export class CoinGeckoProvider implements MarketDataProvider {
       provider: NAME,
       timeoutMs: options.timeoutMs ?? 8000,
       retries: options.retries ?? 2,
-      ...(options.baseDelayMs !== undefined && { baseDelayMs: options.baseDelayMs }),
-      ...(options.maxDelayMs !== undefined && { maxDelayMs: options.maxDelayMs }),
-      ...(options.sleep && { sleep: options.sleep }),
-      ...(options.random && { random: options.random }),
+      baseDelayMs: options.baseDelayMs,
+      maxDelayMs: options.maxDelayMs,
+      sleep: options.sleep,
+      random: options.random,
       now: this.#now,
     };
     this.#cache = new TtlCache<unknown>({
       ttlMs: options.cacheTtlMs ?? 60_000,
       now: this.#now,
-      ...(options.cacheMaxEntries !== undefined && { maxEntries: options.cacheMaxEntries }),
+      maxEntries: options.cacheMaxEntries,
     });
   }
 
@@ -183,9 +185,10 @@ export class CoinGeckoProvider implements MarketDataProvider {
    *   every day gets its close and volume here, and its open is the previous day's close.
    * - /ohlc has real opens, highs and lows, but its candles are 30 min (1–2 days), 4 h
    *   (3–30 days) or 4 days (31 days and more) long. We ask for at most 30 days, aggregate the
-   *   sub-daily candles per UTC day (a candle belongs to the day its close time ends), and use
-   *   them for the days they fully cover. Older days keep open = previous close and
-   *   high/low = the larger/smaller of open and close: a 4-day candle cannot give a daily open.
+   *   sub-daily candles per UTC day (timestamps are close times, so a candle closing at 00:00
+   *   belongs to the day before), and use them for the days they cover from 00:00. Older days
+   *   keep open = previous close and high/low = the larger/smaller of open and close: a 4-day
+   *   candle cannot give a daily open.
    *   /ohlc is an improvement, not a requirement: if it fails, every day is derived.
    */
   async candles(id: string, query: CandleQuery, signal?: AbortSignal): Promise<CandleSeries> {
@@ -194,12 +197,7 @@ export class CoinGeckoProvider implements MarketDataProvider {
     // One day more than the range, so the first day has a previous close to open from.
     const span = query.from === undefined ? NaN : daysBetween(query.from, today) + 1;
     const wanted = Number.isFinite(span) ? Math.max(1, span) : undefined;
-    const chartDays =
-      wanted === undefined
-        ? this.#pro
-          ? 'max'
-          : String(PUBLIC_MAX_DAYS)
-        : String(this.#pro ? wanted : Math.min(wanted, PUBLIC_MAX_DAYS));
+    const chartDays = wanted === undefined ? this.#historyDays : String(Math.min(wanted, this.#maxDays));
     const ohlcDays = SUB_DAILY_OHLC_DAYS.find((days) => days >= (wanted ?? Infinity)) ?? 30;
     const path = `/coins/${encodeURIComponent(assetId)}`;
 
@@ -223,10 +221,19 @@ export class CoinGeckoProvider implements MarketDataProvider {
     const lastMs = Math.max(...chart.prices.map(([ms]) => ms));
     return {
       asset_id: assetId,
-      candles: query.interval === 'weekly' ? weeklyCandles(daily) : daily,
+      candles: query.interval === 'weekly' ? toWeekly(daily) : daily,
       as_of: new Date(lastMs).toISOString(),
       source: NAME,
     };
+  }
+
+  /** Pro plans reach back to the first day; the public API to the past 365 days. */
+  get #maxDays(): number {
+    return this.#pro ? Infinity : PUBLIC_MAX_DAYS;
+  }
+
+  get #historyDays(): string {
+    return this.#pro ? 'max' : String(PUBLIC_MAX_DAYS);
   }
 
   async global(signal?: AbortSignal): Promise<GlobalMetrics> {
@@ -313,37 +320,10 @@ function ohlcByDay(rows: OhlcRow[]): Map<string, Bar> {
 }
 
 /** Weeks start on Monday (ISO 8601); a week's candle is dated by its Monday. */
-export function weeklyCandles(daily: Candle[]): Candle[] {
-  const weeks = new Map<string, Candle>();
-  for (const day of daily) {
-    const monday = mondayOf(day.date);
-    const week = weeks.get(monday);
-    if (!week) {
-      weeks.set(monday, { ...day, date: monday });
-      continue;
-    }
-    week.high = Math.max(week.high, day.high);
-    week.low = Math.min(week.low, day.low);
-    week.close = day.close;
-    week.volume_usd =
-      week.volume_usd === null ? day.volume_usd : day.volume_usd === null ? week.volume_usd : week.volume_usd + day.volume_usd;
-  }
-  return [...weeks.values()];
-}
-
-function mondayOf(date: string): string {
-  const ms = Date.parse(`${date}T00:00:00Z`);
-  const sinceMonday = (new Date(ms).getUTCDay() + 6) % 7;
-  return utcDay(ms - sinceMonday * DAY_MS);
-}
-
 function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-function daysBetween(from: string, to: string): number {
-  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
-}
 
 function isoOrUndefined(value: string | null | undefined): string | undefined {
   if (!value) return undefined;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { addDays } from '../../lib/dates.ts';
 import { SnapshotRegistry, type RegistryEntry } from './registry.ts';
+import { toWeekly } from './weekly.ts';
 import {
   ProviderError,
   type Candle,
@@ -73,30 +74,6 @@ function indexOf(dates: string[], date: string): number {
     else hi = mid - 1;
   }
   return -1;
-}
-
-/** The Monday starting the ISO week of a UTC day. */
-export function weekStart(date: string): string {
-  const day = new Date(`${date}T00:00:00Z`).getUTCDay(); // 0 = Sunday
-  return addDays(date, -((day + 6) % 7));
-}
-
-export function toWeekly(daily: Candle[]): Candle[] {
-  const weeks: Candle[] = [];
-  for (const c of daily) {
-    const start = weekStart(c.date);
-    const last = weeks[weeks.length - 1];
-    if (last && last.date === start) {
-      last.high = Math.max(last.high, c.high);
-      last.low = Math.min(last.low, c.low);
-      last.close = c.close;
-      last.volume_usd = last.volume_usd === null || c.volume_usd === null ? null : last.volume_usd + c.volume_usd;
-      if (!last.source.split('+').includes(c.source)) last.source = `${last.source}+${c.source}`;
-    } else {
-      weeks.push({ ...c, date: start });
-    }
-  }
-  return weeks;
 }
 
 export class SnapshotProvider implements MarketDataProvider {
