@@ -5,9 +5,10 @@
 //
 // Conventions of the library, stated so readers can compare with other charting tools:
 // RSI and ATR use Wilder's smoothing (seeded with a simple average of the first `period`
-// values); an EMA is seeded with the first close and reported from its `period`-th close on;
-// Bollinger bands use the population standard deviation; the stochastic %K is slowed with an
-// SMA and %D is an SMA of the slowed %K.
+// values; the first candle's true range is its high − low); an EMA, including MACD's, is seeded
+// with the first close (TA-Lib seeds with an SMA, so early values differ slightly) and reported
+// from its `period`-th close on; Bollinger bands use the population standard deviation; the
+// stochastic %K is slowed with an SMA and %D is an SMA of the slowed %K.
 
 import {
   ATR,
@@ -47,7 +48,7 @@ export interface StochasticValue {
 /** Candles needed before each indicator gives its first value. */
 export const requiredCandles = {
   rsi: (period: number) => period + 1,
-  macd: (fast: number, slow: number, signal: number) => Math.max(fast, slow) + signal - 1,
+  macd: (_fast: number, slow: number, signal: number) => slow + signal - 1,
   bollinger: (period: number) => period,
   ema: (period: number) => period,
   sma: (period: number) => period,

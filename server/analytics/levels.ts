@@ -129,8 +129,8 @@ export interface VolumeProfile {
  * Volume profile: the window's price range split into `binCount` equal bins, each candle's
  * volume spread evenly over its low–high range (a candle with high = low puts it all in one
  * bin). The value area grows from the point of control one bin at a time toward the side with
- * more volume until it holds `valueAreaShare` (70 %) of the total. Null when no candle of the
- * window has volume.
+ * more volume (both sides on a tie) until it holds `valueAreaShare` (70 %) of the total.
+ * Null when no candle of the window has volume.
  */
 export function volumeProfile(
   candles: readonly DailyCandle[],
@@ -174,7 +174,7 @@ export function volumeProfile(
     const below = down > 0 ? (volume[down - 1] ?? 0) : -1;
     const above = up < binCount - 1 ? (volume[up + 1] ?? 0) : -1;
     if (above >= below) inArea += volume[++up] ?? 0;
-    else inArea += volume[--down] ?? 0;
+    if (below >= above) inArea += volume[--down] ?? 0;
   }
   return {
     bins: volume.map((v, b) => ({ low: lo + b * width, high: lo + (b + 1) * width, volume: v })),

@@ -10,10 +10,10 @@ import { technicalIndicators } from './indicators.ts';
 export type SignalAction = 'buy' | 'hold' | 'sell';
 
 export interface SignalComponent {
-  name: 'trend_sma50' | 'trend_sma50_sma200' | 'rsi' | 'macd_histogram' | 'bollinger_percent_b';
-  /** −1 (bearish) … +1 (bullish). */
+  /** The composite rule's are trend_sma50, trend_sma50_sma200, rsi, macd_histogram, bollinger_percent_b. */
+  name: string;
+  /** The component's vote: +1 bullish, −1 bearish, 0 neither. */
   score: number;
-  weight: number;
   reason: string;
 }
 
@@ -21,7 +21,7 @@ export interface TradingSignal {
   asOf: string;
   close: number;
   action: SignalAction;
-  /** Weighted mean of the component scores, in [−1, 1]. */
+  /** Mean of the component votes, in [−1, 1]. */
   score: number;
   /** In [0, 1]; see compositeRule for how it is derived. */
   confidence: number;
@@ -38,34 +38,43 @@ export interface SignalRule {
   evaluate(history: readonly DailyCandle[]): TradingSignal;
 }
 
-/** |score| at or above this makes a buy (score > 0) or a sell (score < 0). */
+/** |score| at or above this makes a buy (score > 0) or a sell (score < 0): net two votes. */
 export const ACTION_THRESHOLD = 0.35;
 /** The composite rule reads at most this many recent candles: SMA200 plus warm-up. */
 const LOOKBACK = 300;
 
 /**
- * The composite rule. Each component scores −1 … +1 with weight 1:
+ * The composite rule: each component votes +1 (bullish), −1 (bearish) or 0.
  * - trend_sma50: close above the 50-day SMA +1, below −1;
- * - trend_sma50_sma200: SMA50 above SMA200 +1 (golden cross regime), below −1; left out while
- *   the history is shorter than 200 days;
+ * - trend_sma50_sma200: SMA50 above SMA200 +1 (bullish regime), below −1; left out while the
+ *   history is shorter than 200 days;
  * - rsi: RSI(14) ≤ 30 (oversold) +1, ≥ 70 (overbought) −1, otherwise 0;
  * - macd_histogram: MACD(12,26,9) histogram above zero +1, below −1;
- * - bollinger_percent_b: mean reversion within Bollinger(20,2), 1 − 2·%B clamped to [−1, 1]
- *   (+1 at the lower band, 0 mid-band, −1 at the upper band).
- * The score is the weighted mean. score ≥ 0.35 → buy, ≤ −0.35 → sell, otherwise hold.
- * Confidence is |score| for a buy or sell (how far the evidence agrees, net) and
- * 1 − |score| / 0.35 for a hold (how far from either threshold). Uses the last 300 candles.
+ * - bollinger_percent_b: mean reversion at the Bollinger(20,2) bands: a close below the lower
+ *   band (%B < 0) +1, above the upper band (%B > 1) −1, otherwise 0.
+ * The score is the mean vote, in [−1, 1]. With 4 or 5 components, score ≥ 0.35 (at least two
+ * more bullish votes than bearish) → buy, ≤ −0.35 → sell, otherwise hold. Confidence is |score|
+ * for a buy or sell (the net share of agreeing votes) and 1 − |score| / 0.35 for a hold (how far
+ * the score sits from either threshold). Reads only the last 300 candles.
  */
 export const compositeRule: SignalRule = {
   name: 'composite_trend_momentum_meanrev_v1',
   description:
-    'Mean of: close vs SMA50, SMA50 vs SMA200, RSI(14) 30/70 extremes, MACD(12,26,9) histogram ' +
-    `sign, Bollinger(20,2) %B mean reversion; buy at score ≥ ${ACTION_THRESHOLD}, sell at ≤ −${ACTION_THRESHOLD}.`,
+    'Mean of ±1 votes: close vs SMA50, SMA50 vs SMA200, RSI(14) beyond 30/70, MACD(12,26,9) ' +
+    'histogram sign, close outside Bollinger(20,2); buy at ≥ 0.35, sell at ≤ −0.35, else hold.',
   minCandles: 50,
   evaluate(history) {
+    if (history.length < 50) {
+      throw new RangeError(
+        `candles for the composite rule: need at least 50 daily candles, got ${history.length}`,
+      );
+    }
     const recent = history.slice(-LOOKBACK);
-    assertCandles(recent, 50, 'candles for the composite rule');
-    const set = technicalIndicators(recent, { historyLength: 1, emaPeriods: [], smaPeriods: [50, 200] });
+    const set = technicalIndicators(recent, {
+      historyLength: 1,
+      emaPeriods: [],
+      smaPeriods: [50, 200],
+    });
     const last = recent.at(-1);
     const sma50 = set.sma[0]?.latest?.value;
     const sma200 = set.sma[1]?.latest?.value;
@@ -73,29 +82,33 @@ export const compositeRule: SignalRule = {
     const macd = set.macd.latest?.value;
     const bands = set.bollinger.latest?.value;
     if (!last || sma50 === undefined || rsi === undefined || !macd || !bands) {
-      throw new RangeError('composite rule: need at least 50 daily candles');
+      throw new RangeError('candles for the composite rule: need at least 50 daily candles');
     }
     const close = last.close;
     const components: SignalComponent[] = [];
+    const position = ['below', 'at', 'above'] as const;
 
+    const closeVsSma = Math.sign(close - sma50);
     components.push({
       name: 'trend_sma50',
-      score: Math.sign(close - sma50),
-      weight: 1,
-      reason: `Close ${fmt(close)} is ${close >= sma50 ? 'above' : 'below'} the 50-day SMA ${fmt(sma50)} (${close >= sma50 ? 'uptrend' : 'downtrend'}).`,
+      score: closeVsSma,
+      reason:
+        `Close ${fmt(close)} is ${position[closeVsSma + 1]} the 50-day SMA ${fmt(sma50)}` +
+        (closeVsSma > 0 ? ' (uptrend).' : closeVsSma < 0 ? ' (downtrend).' : '.'),
     });
     if (sma200 !== undefined) {
+      const regime = Math.sign(sma50 - sma200);
       components.push({
         name: 'trend_sma50_sma200',
-        score: Math.sign(sma50 - sma200),
-        weight: 1,
-        reason: `50-day SMA ${fmt(sma50)} is ${sma50 >= sma200 ? 'above' : 'below'} the 200-day SMA ${fmt(sma200)} (${sma50 >= sma200 ? 'bullish' : 'bearish'} regime).`,
+        score: regime,
+        reason:
+          `50-day SMA ${fmt(sma50)} is ${position[regime + 1]} the 200-day SMA ${fmt(sma200)}` +
+          (regime > 0 ? ' (bullish regime).' : regime < 0 ? ' (bearish regime).' : '.'),
       });
     }
     components.push({
       name: 'rsi',
       score: rsi <= 30 ? 1 : rsi >= 70 ? -1 : 0,
-      weight: 1,
       reason:
         rsi <= 30
           ? `RSI(14) ${fmt(rsi, 3)} is oversold (≤ 30).`
@@ -103,22 +116,22 @@ export const compositeRule: SignalRule = {
             ? `RSI(14) ${fmt(rsi, 3)} is overbought (≥ 70).`
             : `RSI(14) ${fmt(rsi, 3)} is neutral (between 30 and 70).`,
     });
+    const momentum = Math.sign(macd.histogram);
     components.push({
       name: 'macd_histogram',
-      score: Math.sign(macd.histogram),
-      weight: 1,
-      reason: `MACD histogram ${fmt(macd.histogram)} is ${macd.histogram >= 0 ? 'positive (momentum up)' : 'negative (momentum down)'}.`,
+      score: momentum,
+      reason:
+        `MACD histogram ${fmt(macd.histogram)} is ` +
+        (momentum > 0 ? 'positive (momentum up).' : momentum < 0 ? 'negative (momentum down).' : 'zero.'),
     });
-    const meanReversion = Math.max(-1, Math.min(1, 1 - 2 * bands.percentB));
+    const b = bands.percentB;
     components.push({
       name: 'bollinger_percent_b',
-      score: meanReversion,
-      weight: 1,
-      reason: `Bollinger %B ${fmt(bands.percentB, 3)}: close is ${describePercentB(bands.percentB)}.`,
+      score: b < 0 ? 1 : b > 1 ? -1 : 0,
+      reason: `Bollinger %B ${fmt(b, 3)}: close is ${describePercentB(b)}.`,
     });
 
-    const totalWeight = components.reduce((s, c) => s + c.weight, 0);
-    const score = components.reduce((s, c) => s + c.score * c.weight, 0) / totalWeight;
+    const score = components.reduce((sum, c) => sum + c.score, 0) / components.length;
     const action: SignalAction =
       score >= ACTION_THRESHOLD ? 'buy' : score <= -ACTION_THRESHOLD ? 'sell' : 'hold';
     const confidence = action === 'hold' ? 1 - Math.abs(score) / ACTION_THRESHOLD : Math.abs(score);
@@ -150,6 +163,11 @@ export interface HistoricalHitRate {
   sell: HitCount;
   /** Buys and sells together. */
   all: HitCount;
+  /**
+   * Share of the replayed days on which the close rose (up) or fell (down) over the horizon,
+   * whatever the rule said: the rates a buy or sell hit rate has to beat to add anything.
+   */
+  baseline: { up: number | null; down: number | null };
   /** Days the rule was replayed on (those with a close `horizonDays` later). */
   daysEvaluated: number;
   /** First and last replayed day; null if none. */
@@ -175,6 +193,8 @@ export function historicalHitRate(
   const buy = { signals: 0, hits: 0 };
   const sell = { signals: 0, hits: 0 };
   let daysEvaluated = 0;
+  let upDays = 0;
+  let downDays = 0;
   let from: string | null = null;
   let to: string | null = null;
   for (let i = rule.minCandles - 1; i < candles.length; i++) {
@@ -184,6 +204,8 @@ export function historicalHitRate(
     if (later === undefined) continue;
     const signal = rule.evaluate(candles.slice(0, i + 1));
     daysEvaluated++;
+    if (later > day.close) upDays++;
+    if (later < day.close) downDays++;
     from ??= day.date;
     to = day.date;
     if (signal.action === 'buy') {
@@ -204,6 +226,10 @@ export function historicalHitRate(
     buy: count(buy),
     sell: count(sell),
     all: count({ signals: buy.signals + sell.signals, hits: buy.hits + sell.hits }),
+    baseline: {
+      up: daysEvaluated > 0 ? upDays / daysEvaluated : null,
+      down: daysEvaluated > 0 ? downDays / daysEvaluated : null,
+    },
     daysEvaluated,
     from,
     to,
@@ -242,8 +268,8 @@ export function scenarioTargets(
 }
 
 function describePercentB(b: number): string {
-  if (b > 1) return 'above the upper band (stretched up)';
-  if (b < 0) return 'below the lower band (stretched down)';
+  if (b > 1) return 'above the upper band (stretched up, may revert)';
+  if (b < 0) return 'below the lower band (stretched down, may revert)';
   if (b >= 0.8) return 'near the upper band';
   if (b <= 0.2) return 'near the lower band';
   return 'inside the bands';
