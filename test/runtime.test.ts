@@ -85,3 +85,18 @@ describe('graceful shutdown', () => {
     expect(await balanceOf(db, account.id)).toBe(99);
   });
 });
+
+describe('SIGTERM on a serve process', () => {
+  it('finishes the in-flight call with 200 and exits 0 (no library exits early on the signal)', async () => {
+    const { spawnServer } = await import('./helpers/process.ts');
+    const server = await spawnServer(db.url);
+    const { key } = await createAccountWithKey(db, { plan: 'runtime' });
+    const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+    const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 800 }), { 'x-api-key': key });
+    await new Promise((r) => setTimeout(r, 250));
+    server.child.kill('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await exited).toBe(0);
+  });
+});

