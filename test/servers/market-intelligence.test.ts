@@ -210,3 +210,74 @@ describe('MARKET_DATA=live', () => {
     }
   });
 });
+
+describe('get_asset_metrics and get_correlation_matrix', () => {
+  /** Independent reference: log returns of Yahoo closes between two days (inclusive). */
+  function yahooCloses(symbol: string, from: string, to: string): Map<string, number> {
+    return new Map(
+      rawRows('ohlcv/yahoo_usd_daily_2014_2025.csv')
+        .filter((r) => r.symbol === symbol && r.date >= from && r.date <= to)
+        .map((r) => [r.date, Number(r.close)] as const),
+    );
+  }
+  const logReturns = (closes: number[]) => closes.slice(1).map((c, i) => Math.log(c / closes[i]!));
+  const std = (xs: number[]) => {
+    const m = xs.reduce((a, b) => a + b, 0) / xs.length;
+    return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length - 1));
+  };
+  const corr = (a: number[], b: number[]) => {
+    const ma = a.reduce((x, y) => x + y, 0) / a.length;
+    const mb = b.reduce((x, y) => x + y, 0) / b.length;
+    let sab = 0, saa = 0, sbb = 0;
+    for (let i = 0; i < a.length; i++) {
+      sab += (a[i]! - ma) * (b[i]! - mb);
+      saa += (a[i]! - ma) ** 2;
+      sbb += (b[i]! - mb) ** 2;
+    }
+    return sab / Math.sqrt(saa * sbb);
+  };
+
+  it("ETH's 365-day volatility, drawdown and BTC correlation match the raw Yahoo closes; costs 2 credits", async () => {
+    const eth = yahooCloses('ETH', '2024-02-12', '2025-02-11');
+    const btc = yahooCloses('BTC', '2024-02-12', '2025-02-11');
+    const ethCloses = [...eth.values()];
+    const days = [...eth.keys()];
+    let peak = -Infinity, worst = 0;
+    for (const c of ethCloses) {
+      peak = Math.max(peak, c);
+      worst = Math.min(worst, c / peak - 1);
+    }
+    const env = await call<{
+      realised_volatility: { annualised: number };
+      max_drawdown: { depth: number };
+      vs_benchmark: { correlation: number; beta: number };
+    }>('get_asset_metrics', { asset: 'eth', window_days: 365 });
+    expect(env.metadata).toMatchObject({ credits_used: 2, data_as_of: '2025-02-11' });
+    expect(env.data.realised_volatility.annualised).toBeCloseTo(std(logReturns(ethCloses)) * Math.sqrt(365), 9);
+    expect(-Math.abs(env.data.max_drawdown.depth)).toBeCloseTo(worst, 9);
+    const rb = logReturns(days.map((d) => btc.get(d)!));
+    expect(env.data.vs_benchmark.correlation).toBeCloseTo(corr(logReturns(ethCloses), rb), 9);
+  });
+
+  it('the correlation matrix is symmetric with a unit diagonal and ends on the last common day', async () => {
+    const env = await call<{ ids: string[]; matrix: number[][]; window: { to: string } }>('get_correlation_matrix', {
+      assets: ['btc', 'eth', 'sol'],
+      window_days: 90,
+    });
+    expect(env.data.ids).toEqual(['bitcoin', 'ethereum', 'solana']);
+    expect(env.data.window.to).toBe('2025-02-11');
+    for (let i = 0; i < 3; i++) {
+      expect(env.data.matrix[i]![i]).toBeCloseTo(1, 12);
+      for (let j = 0; j < 3; j++) expect(env.data.matrix[i]![j]).toBeCloseTo(env.data.matrix[j]![i]!, 12);
+    }
+  });
+
+  it('a window longer than the common history is 400 INVALID_PARAMS and costs nothing', async () => {
+    const before = await balanceOf(db, accountId);
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_correlation_matrix', { assets: ['btc', 'pepe'], window_days: 1000 }), {
+      'x-api-key': key,
+    });
+    expect(res.status).toBe(400);
+    expect(await balanceOf(db, accountId)).toBe(before);
+  });
+});

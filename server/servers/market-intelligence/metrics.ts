@@ -1,0 +1,91 @@
+// get_asset_metrics and get_correlation_matrix: risk and co-movement from daily closes.
+import { z } from 'zod';
+import { ApiError } from '../../errors.ts';
+import { addDays } from '../../lib/dates.ts';
+import { lastNDays } from '../../analytics/candles.ts';
+import { betaAndCorrelation, correlationMatrix, distanceFromAllTimeHigh, maxDrawdown, realisedVolatility, sharpeRatio } from '../../analytics/risk.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { analyse } from '../common/analysis.ts';
+import { resolveAsset, resolveAssets } from '../common/assets.ts';
+import type { ServerDeps } from '../deps.ts';
+
+const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".');
+
+export function metricTools({ market }: ServerDeps): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'get_asset_metrics',
+      description:
+        "Returns an asset's realised volatility, maximum drawdown, Sharpe ratio, beta and correlation to a benchmark (BTC by default) over a window ending on its last day, and its distance from the all-time high.",
+      input: z
+        .object({
+          asset: assetSchema,
+          window_days: z.number().int().min(30).max(3650).default(365).describe('Days of history ending on the last day (30-3650).'),
+          benchmark: assetSchema.default('bitcoin'),
+          risk_free_rate: z.number().min(0).max(0.5).default(0).describe('Annual risk-free rate for the Sharpe ratio, as a fraction.'),
+        })
+        .strict(),
+      credits: 2,
+      handler: async (args, ctx) => {
+        const asset = resolveAsset(market.registry, args.asset);
+        const bench = resolveAsset(market.registry, args.benchmark);
+        const [series, benchSeries] = await Promise.all([
+          market.candles(asset.id, { interval: 'daily' }, ctx.signal),
+          market.candles(bench.id, { interval: 'daily' }, ctx.signal),
+        ]);
+        const window = lastNDays(series.candles, args.window_days);
+        const benchWindow = benchSeries.candles.filter((c) => c.date >= (window[0]?.date ?? '') && c.date <= series.as_of);
+        const result = analyse('not enough history', () => ({
+          window: { from: window[0]?.date, to: series.as_of, days: window.length },
+          realised_volatility: realisedVolatility(window),
+          max_drawdown: maxDrawdown(window),
+          sharpe: sharpeRatio(window, args.risk_free_rate),
+          vs_benchmark: { benchmark: bench.id, ...betaAndCorrelation(window, benchWindow) },
+          all_time_high: distanceFromAllTimeHigh(series.candles),
+        }));
+        return {
+          data: { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, ...result, units: 'fractions (0.25 = 25%); annualised with 365 days' },
+          source: series.source,
+          data_as_of: series.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_correlation_matrix',
+      description:
+        'Returns the correlations of daily log returns between 2 and 20 assets over a window ending on the last day they all have, with the overlapping days of each pair.',
+      input: z
+        .object({
+          assets: z.array(assetSchema).min(2).max(20),
+          window_days: z.number().int().min(30).max(1825).default(90),
+        })
+        .strict(),
+      credits: 2,
+      handler: async (args, ctx) => {
+        const entries = resolveAssets(market.registry, args.assets);
+        if (entries.length < 2) {
+          throw new ApiError('INVALID_PARAMS', 'Name at least two different assets.', { issues: [{ path: 'assets', message: 'at least two distinct assets' }] });
+        }
+        const all = await Promise.all(entries.map((e) => market.candles(e.id, { interval: 'daily' }, ctx.signal)));
+        // Assets end on different days: the window ends on the last day all of them have.
+        const end = all.map((s) => s.as_of).reduce((a, b) => (b < a ? b : a));
+        const start = addDays(end, -args.window_days);
+        const firsts = all.map((s) => s.candles[0]?.date ?? end);
+        if (firsts.some((f) => f > start)) {
+          const late = entries.filter((_, i) => firsts[i]! > start).map((e) => e.id);
+          throw new ApiError('INVALID_PARAMS', `Not enough common history before ${end}: ${late.join(', ')} start later than ${start}.`, {
+            issues: [{ path: 'window_days', message: `choose a window ending ${end} that these assets cover` }],
+          });
+        }
+        const matrix = analyse('cannot correlate', () =>
+          correlationMatrix(all.map((s, i) => ({ id: entries[i]!.id, candles: s.candles.filter((c) => c.date >= start && c.date <= end) }))),
+        );
+        return {
+          data: { window: { from: start, to: end, days: args.window_days }, ...matrix, method: 'Pearson correlation of daily log returns on common days' },
+          source: all[0]!.source,
+          data_as_of: end,
+        };
+      },
+    }),
+  ];
+}
