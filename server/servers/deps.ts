@@ -1,4 +1,5 @@
 // What the servers receive by injection (they never construct providers themselves).
+import type { ForecastLog } from '../providers/forecast-log.ts';
 import type { SnapshotProvider } from '../providers/market/snapshot.ts';
 import type { MarketDataProvider } from '../providers/market/types.ts';
 
@@ -7,4 +8,6 @@ export interface ServerDeps {
   market: MarketDataProvider;
   /** The offline dataset itself, for what only it has (DeFi TVL, full histories). */
   snapshot: SnapshotProvider;
+  /** Where forecast_price answers are logged for the track record. */
+  forecasts: ForecastLog;
 }

@@ -16,7 +16,7 @@ import { tokenIntelligence } from './token-intelligence/index.ts';
 import { whaleIntelligence } from './whale-intelligence/index.ts';
 
 const SPECS: readonly ((deps: ServerDeps) => ServerSpec)[] = [
-  () => pricePrediction,
+  pricePrediction,
   marketIntelligence,
   () => blockchainExplorer,
   () => tokenIntelligence,

@@ -1,11 +1,18 @@
+import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { forecastingTools } from './forecasting.ts';
+import { technicalTools } from './technical.ts';
 
-// Data tools arrive with this server's own issue; until then it offers the three free tools.
-export const pricePrediction: ServerSpec = {
-  name: 'price-prediction',
-  title: 'Price Prediction',
-  description: 'Price forecasts, trend and volatility analysis computed from daily price history.',
-  chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
-  dataFreshness: 'No data tools are deployed on this server yet; only the free account tools answer.',
-  tools: [],
-};
+export function pricePrediction(deps: ServerDeps): ServerSpec {
+  return {
+    name: 'price-prediction',
+    title: 'Price Prediction',
+    description: 'Price forecasts with calibrated intervals, backtests, volatility forecasts, technical indicators, signals and levels computed from daily price history.',
+    chains: [],
+    dataFreshness:
+      deps.market.name === 'snapshot'
+        ? 'Computed from the offline snapshot of real daily prices: each asset is current to its own last day, which every answer states.'
+        : `Computed from live daily prices (${deps.market.name}), falling back to the offline snapshot when it fails.`,
+    tools: [...forecastingTools(deps), ...technicalTools(deps)],
+  };
+}

@@ -1,0 +1,180 @@
+// forecast_price, backtest_forecast, get_volatility_forecast, get_prediction_track_record.
+import { z } from 'zod';
+import { lastNDays } from '../../analytics/candles.ts';
+import { backtest, FORECAST_MODELS, forecast } from '../../analytics/forecast.ts';
+import { fitGarch11, forecastVolatility, logReturns, valueAtRisk95 } from '../../analytics/garch.ts';
+import { addDays } from '../../lib/dates.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { LoggedForecastDay } from '../../providers/forecast-log.ts';
+import { analyse } from '../common/analysis.ts';
+import type { ServerDeps } from '../deps.ts';
+import { assetSchema, history } from './technical.ts';
+
+const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead (1-30).');
+const modelSchema = z.enum(FORECAST_MODELS).default('auto').describe('auto picks the model with the lowest rolling-origin backtest error.');
+
+export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'forecast_price',
+      description:
+        "Returns a daily price forecast for 1-30 days with 50/80/95% prediction intervals and the probability of an up move, from models on log prices (ETS, ARIMA, drift, ensemble), the model chosen by rolling-origin backtest and why.",
+      input: z.object({ asset: assetSchema, horizon: horizonSchema, model: modelSchema }).strict(),
+      credits: 5,
+      handler: async (args, ctx) => {
+        const { asset, series } = await history(market, args.asset, ctx.signal);
+        const closes = series.candles.map((c) => c.close);
+        const result = analyse('cannot forecast', () => forecast(closes, { horizon: args.horizon, model: args.model }));
+        const path: LoggedForecastDay[] = result.steps.map((s) => ({
+          date: addDays(series.as_of, s.step),
+          point: s.point,
+          p50: s.intervals[50]!,
+          p80: s.intervals[80]!,
+          p95: s.intervals[95]!,
+        }));
+        await forecasts.record({
+          request_id: ctx.requestId,
+          account_id: ctx.account.id,
+          asset_id: asset.id,
+          model: result.model,
+          horizon: args.horizon,
+          source: market.name,
+          base_date: series.as_of,
+          base_close: result.last_price,
+          path,
+        });
+        return {
+          data: {
+            asset,
+            base_date: series.as_of,
+            last_price: result.last_price,
+            model: result.model,
+            spec: result.spec,
+            reason: result.reason,
+            selection: result.selection,
+            probability_up: result.probability_up,
+            forecast: path,
+            caveat: 'A statistical forecast from past prices only; intervals are calibrated on history and are not a guarantee.',
+          },
+          source: series.source,
+          data_as_of: series.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'backtest_forecast',
+      description:
+        "Returns a rolling-origin evaluation of a forecast model on an asset: MAE, MAPE, MASE against the no-change random walk, directional accuracy, and how often the 50/80/95% intervals covered the outcome.",
+      input: z
+        .object({
+          asset: assetSchema,
+          horizon: horizonSchema,
+          model: modelSchema,
+          origins: z.number().int().min(5).max(100).default(30).describe('Forecast origins to evaluate, evenly spaced.'),
+          window_days: z.number().int().min(60).max(730).default(365).describe('Outcomes lie in the last window_days.'),
+        })
+        .strict(),
+      credits: 10,
+      handler: async (args, ctx) => {
+        const { asset, series } = await history(market, args.asset, ctx.signal);
+        const closes = series.candles.map((c) => c.close);
+        const result = analyse('cannot backtest', () =>
+          backtest(closes, { horizon: args.horizon, model: args.model, origins: args.origins, window: args.window_days }),
+        );
+        return {
+          data: { asset, ...result, reading: result.mase < 1 ? 'beats the random walk on these origins' : 'does not beat the random walk on these origins' },
+          source: series.source,
+          data_as_of: series.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_volatility_forecast',
+      description:
+        "Returns a GARCH(1,1) volatility forecast fitted by maximum likelihood on daily log returns: the annualised volatility path, the fitted parameters, and the 1-day 95% value at risk.",
+      input: z
+        .object({
+          asset: assetSchema,
+          horizon: horizonSchema,
+          window_days: z.number().int().min(250).max(3650).default(1000).describe('Days of returns to fit on.'),
+        })
+        .strict(),
+      credits: 3,
+      handler: async (args, ctx) => {
+        const { asset, series } = await history(market, args.asset, ctx.signal);
+        const returns = logReturns(lastNDays(series.candles, args.window_days).map((c) => c.close));
+        const result = analyse('cannot fit GARCH', () => {
+          const fit = fitGarch11(returns);
+          const path = forecastVolatility(fit, returns, args.horizon);
+          return {
+            fit,
+            path: path.daily_sigma.map((s, i) => ({ date: addDays(series.as_of, i + 1), daily_sigma: s, annualised_pct: path.annualised_pct[i] })),
+            var_95_1d: valueAtRisk95(fit, returns),
+          };
+        });
+        return {
+          data: { asset, returns_used: returns.length, ...result, units: 'daily_sigma is a fraction of price; annualised with √365; VaR is a fraction of position value' },
+          source: series.source,
+          data_as_of: series.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_prediction_track_record',
+      description:
+        "Returns how forecast_price has done on an asset: its logged forecasts that have matured, scored against realised prices (live data), or, on the offline snapshot where nothing matures, the rolling-origin backtest record, labelled as such.",
+      input: z.object({ asset: assetSchema, horizon: horizonSchema, limit: z.number().int().min(1).max(100).default(20) }).strict(),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const { asset, series } = await history(market, args.asset, ctx.signal);
+        const matured = await forecasts.matured(asset.id, series.as_of, args.limit);
+        const byDate = new Map(series.candles.map((c) => [c.date, c.close]));
+        const scored = matured
+          .map((f) => {
+            const target = f.path[f.path.length - 1]!;
+            const actual = byDate.get(target.date);
+            if (actual === undefined) return null;
+            return {
+              made_from: f.base_date,
+              target_date: target.date,
+              model: f.model,
+              forecast: target.point,
+              actual,
+              abs_pct_error: (Math.abs(actual - target.point) / actual) * 100,
+              inside_80: actual >= target.p80[0] && actual <= target.p80[1],
+              direction_right: Math.sign(target.point - f.base_close) === Math.sign(actual - f.base_close),
+            };
+          })
+          .filter((x) => x !== null);
+        if (scored.length > 0) {
+          return {
+            data: {
+              asset,
+              kind: 'logged forecasts scored against realised prices',
+              forecasts: scored,
+              summary: {
+                count: scored.length,
+                mape: scored.reduce((a, s) => a + s.abs_pct_error, 0) / scored.length,
+                coverage_80: scored.filter((s) => s.inside_80).length / scored.length,
+                directional_accuracy: scored.filter((s) => s.direction_right).length / scored.length,
+              },
+            },
+            source: series.source,
+            data_as_of: series.as_of,
+          };
+        }
+        const closes = series.candles.map((c) => c.close);
+        const record = analyse('cannot backtest', () => backtest(closes, { horizon: args.horizon, model: 'auto', origins: 30, window: 365 }));
+        return {
+          data: {
+            asset,
+            kind: 'rolling-origin backtest (no logged forecast has matured: on the offline snapshot prices do not move on, so this is the model record on history instead)',
+            backtest: record,
+          },
+          source: series.source,
+          data_as_of: series.as_of,
+        };
+      },
+    }),
+  ];
+}
