@@ -1,0 +1,139 @@
+// price-prediction over the real gateway and the SDK client, on the snapshot.
+import fs from 'node:fs';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+
+let db: TestDatabase;
+let svc: RunningService;
+let client: Client;
+let key: string;
+let accountId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await createUnlimitedPlan(db, 'predict', 10_000);
+  svc = await startTestService(db.url);
+  ({ key, account: { id: accountId } } = await createAccountWithKey(db, { plan: 'predict' }));
+  client = await mcpClient(svc.url, 'price-prediction', key);
+});
+afterAll(async () => {
+  await client?.close();
+  await svc?.close();
+  await db?.drop();
+});
+
+type Envelope<T> = { success: true; data: T; metadata: { request_id: string; source: string; data_as_of: string; credits_used: number } };
+async function call<T>(name: string, args: Record<string, unknown>): Promise<Envelope<T>> {
+  return (await client.callTool({ name, arguments: args })).structuredContent as Envelope<T>;
+}
+
+/** BTC's last close in the raw CryptoCompare CSV: the day every BTC answer is relative to. */
+function rawBtcLast(): { date: string; close: number } {
+  const text = gunzipSync(fs.readFileSync(path.join(import.meta.dirname, '../../data/raw/ohlcv/btc_usd_daily_2010_2025.csv.gz'))).toString('utf8');
+  const last = text.trim().split(/\r?\n/).at(-1)!.split(',');
+  return { date: last[0]!, close: Number(last[4]) };
+}
+
+describe('forecast_price', () => {
+  it('forecasts each day after the last close with nested 50/80/95% intervals, logs the answer, and costs 5', async () => {
+    const btc = rawBtcLast();
+    const env = await call<{
+      base_date: string;
+      last_price: number;
+      model: string;
+      reason: string;
+      probability_up: number;
+      forecast: { date: string; point: number; p50: [number, number]; p80: [number, number]; p95: [number, number] }[];
+    }>('forecast_price', { asset: 'BTC', horizon: 7 });
+    expect(env.metadata).toMatchObject({ credits_used: 5, data_as_of: btc.date });
+    expect(env.data.base_date).toBe(btc.date);
+    expect(env.data.last_price).toBe(btc.close);
+    expect(env.data.forecast.map((f) => f.date)).toEqual(['2025-12-10', '2025-12-11', '2025-12-12', '2025-12-13', '2025-12-14', '2025-12-15', '2025-12-16']);
+    for (const f of env.data.forecast) {
+      expect(f.p95[0]).toBeLessThan(f.p80[0]);
+      expect(f.p80[0]).toBeLessThan(f.p50[0]);
+      expect(f.p50[0]).toBeLessThan(f.point);
+      expect(f.point).toBeLessThan(f.p50[1]);
+      expect(f.p50[1]).toBeLessThan(f.p80[1]);
+      expect(f.p80[1]).toBeLessThan(f.p95[1]);
+    }
+    expect(env.data.probability_up).toBeGreaterThan(0);
+    expect(env.data.probability_up).toBeLessThan(1);
+    expect(env.data.reason.length).toBeGreaterThan(10);
+    const logged = await db.query<{ asset_id: string; horizon: number; base_date: string }>(
+      `SELECT asset_id, horizon, to_char(base_date, 'YYYY-MM-DD') AS base_date FROM forecast_log WHERE request_id = $1`,
+      [env.metadata.request_id],
+    );
+    expect(logged.rows).toEqual([{ asset_id: 'bitcoin', horizon: 7, base_date: btc.date }]);
+  });
+
+  it('a horizon outside 1-30 is 400 INVALID_PARAMS and an unknown asset 404 NOT_FOUND; neither is charged', async () => {
+    const before = await balanceOf(db, accountId);
+    const h = { 'x-api-key': key };
+    const tooFar = await post(`${svc.url}/mcp/price-prediction`, toolCall('forecast_price', { asset: 'btc', horizon: 31 }), h);
+    expect(tooFar.status).toBe(400);
+    expect((tooFar.body as { error: { code: string } }).error.code).toBe('INVALID_PARAMS');
+    const unknown = await post(`${svc.url}/mcp/price-prediction`, toolCall('forecast_price', { asset: 'notacoin' }), h);
+    expect(unknown.status).toBe(404);
+    expect(await balanceOf(db, accountId)).toBe(before);
+  });
+});
+
+describe('the other price-prediction tools', () => {
+  it('backtest_forecast reports MASE against the random walk and interval coverage', async () => {
+    const env = await call<{ mase: number; naive_mae: number; mae: number; coverage: Record<string, number>; origins: number; reading: string }>('backtest_forecast', {
+      asset: 'eth',
+      horizon: 7,
+      origins: 10,
+    });
+    expect(env.data.origins).toBe(10);
+    expect(env.data.mase).toBeCloseTo(env.data.mae / env.data.naive_mae, 9);
+    expect(Object.keys(env.data.coverage).sort()).toEqual(['50', '80', '95']);
+    expect(env.data.reading).toMatch(env.data.mase < 1 ? /beats/ : /does not beat/);
+    expect(env.metadata.credits_used).toBe(10);
+  });
+
+  it('get_volatility_forecast fits a stationary GARCH(1,1) and gives a positive 1-day 95% VaR', async () => {
+    const env = await call<{ fit: { alpha: number; beta: number; persistence: number }; path: { annualised_pct: number }[]; var_95_1d: number }>(
+      'get_volatility_forecast',
+      { asset: 'sol', horizon: 5 },
+    );
+    expect(env.data.fit.persistence).toBeLessThan(1);
+    expect(env.data.fit.alpha + env.data.fit.beta).toBeCloseTo(env.data.fit.persistence, 9);
+    expect(env.data.path).toHaveLength(5);
+    expect(env.data.var_95_1d).toBeGreaterThan(0);
+  });
+
+  it("get_technical_indicators reads up to BTC's last raw close", async () => {
+    const btc = rawBtcLast();
+    const env = await call<{ indicators: { asOf: string; close: number; rsi: { latest: { value: number } } } }>('get_technical_indicators', { asset: 'btc' });
+    expect(env.data.indicators).toMatchObject({ asOf: btc.date, close: btc.close });
+    expect(env.data.indicators.rsi.latest.value).toBeGreaterThan(0);
+    expect(env.data.indicators.rsi.latest.value).toBeLessThan(100);
+  });
+
+  it('get_trading_signal, get_support_resistance and scenario_analysis answer with their as-of day', async () => {
+    const signal = await call<{ signal: { action: string; confidence: number }; historical_hit_rate: { all: { signals: number } } }>('get_trading_signal', { asset: 'eth' });
+    expect(['buy', 'hold', 'sell']).toContain(signal.data.signal.action);
+    expect(signal.metadata.data_as_of).toBe('2025-02-11');
+    const levels = await call<{ levels: { price: number }[] }>('get_support_resistance', { asset: 'btc' });
+    const prices = levels.data.levels.map((l) => l.price);
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+    const scenario = await call<{ price: number; targets: { btcMove: number; targetPrice: number }[]; beta: { beta: number } }>('scenario_analysis', {
+      asset: 'sol',
+      btc_moves: [0.1],
+    });
+    expect(scenario.data.targets[0]!.targetPrice).toBeCloseTo(scenario.data.price * 1.1 ** scenario.data.beta.beta, 6);
+  });
+
+  it('get_prediction_track_record on the snapshot is the rolling-origin backtest, labelled as such', async () => {
+    const env = await call<{ kind: string; backtest: { model: string } }>('get_prediction_track_record', { asset: 'btc', horizon: 7 });
+    expect(env.data.kind).toMatch(/^rolling-origin backtest/);
+    expect(env.data.backtest.model).toBe('auto');
+  });
+});
