@@ -4,11 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../server/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, createAccountWithKey, createUnlimitedPlan, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { toolSuite, type Envelope, type ToolSuite } from '../helpers/tools.ts';
+import { balanceOf, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 
 /** Rows of a raw CSV (simple split: these files have no quoted commas in the columns read). */
 function rawRows(file: string): (Record<string, string> & { date: string })[] {
@@ -18,30 +16,20 @@ function rawRows(file: string): (Record<string, string> & { date: string })[] {
   return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])) as Record<string, string> & { date: string });
 }
 
-let db: TestDatabase;
-let svc: RunningService;
-let client: Client;
+let suite: ToolSuite;
+let db: ToolSuite['db'];
+let svc: ToolSuite['svc'];
 let key: string;
 let accountId: string;
+let call: ToolSuite['call'];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  await createUnlimitedPlan(db, 'market', 1000);
-  svc = await startTestService(db.url);
-  ({ key, account: { id: accountId } } = await createAccountWithKey(db, { plan: 'market' }));
-  client = await mcpClient(svc.url, 'market-intelligence', key);
+  suite = await toolSuite('market-intelligence', 1000);
+  ({ db, svc, key, accountId, call } = suite);
 });
 afterAll(async () => {
-  await client?.close();
-  await svc?.close();
-  await db?.drop();
+  await suite?.close();
 });
-
-type Envelope<T> = { success: true; data: T; metadata: { source: string; data_as_of: string | null; credits_used: number; next_cursor?: string } };
-async function call<T>(name: string, args: Record<string, unknown>): Promise<Envelope<T>> {
-  const res = await client.callTool({ name, arguments: args });
-  return res.structuredContent as Envelope<T>;
-}
 
 describe('get_prices', () => {
   it("BTC's price is CryptoCompare's last close, with the 7-day change computed from the raw CSV", async () => {

@@ -2,35 +2,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../server/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, createAccountWithKey, createUnlimitedPlan, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
+import { balanceOf, post, toolCall } from '../helpers/service.ts';
 
-let db: TestDatabase;
-let svc: RunningService;
-let client: Client;
+let suite: ToolSuite;
+let db: ToolSuite['db'];
+let svc: ToolSuite['svc'];
 let key: string;
 let accountId: string;
+let call: ToolSuite['call'];
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  await createUnlimitedPlan(db, 'predict', 10_000);
-  svc = await startTestService(db.url);
-  ({ key, account: { id: accountId } } = await createAccountWithKey(db, { plan: 'predict' }));
-  client = await mcpClient(svc.url, 'price-prediction', key);
+  suite = await toolSuite('price-prediction', 10_000);
+  ({ db, svc, key, accountId, call } = suite);
 });
 afterAll(async () => {
-  await client?.close();
-  await svc?.close();
-  await db?.drop();
+  await suite?.close();
 });
-
-type Envelope<T> = { success: true; data: T; metadata: { request_id: string; source: string; data_as_of: string; credits_used: number } };
-async function call<T>(name: string, args: Record<string, unknown>): Promise<Envelope<T>> {
-  return (await client.callTool({ name, arguments: args })).structuredContent as Envelope<T>;
-}
 
 /** BTC's last close in the raw CryptoCompare CSV: the day every BTC answer is relative to. */
 function rawBtcLast(): { date: string; close: number } {

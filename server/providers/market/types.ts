@@ -1,3 +1,5 @@
+import type { DailyCandle } from '../../analytics/candles.ts';
+
 // The market data provider interface (DESIGN.md §6). Tools depend on this, never on where the
 // numbers come from: the snapshot provider answers from data/ relative to each asset's last date;
 // the live provider calls a CoinGecko-compatible API. Every number carries its source and as-of.
@@ -32,14 +34,8 @@ export interface Quote {
   source: string;
 }
 
-export interface Candle {
-  /** UTC day, YYYY-MM-DD (for weekly candles: the Monday starting the week). */
-  date: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume_usd: number | null;
+/** A daily candle (for weekly candles, `date` is the Monday starting the week) and its source. */
+export interface Candle extends DailyCandle {
   /** The dataset this row came from (snapshot) or the provider (live). */
   source: string;
 }
