@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-old-space-size=256
 // The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
 // embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
 // migrations are current, does one thing, prints it (or JSON with --json) and exits.
