@@ -2,8 +2,10 @@
 //   r_t = mu + e_t,  e_t = sigma_t z_t,  sigma_t^2 = omega + alpha e_{t-1}^2 + beta sigma_{t-1}^2.
 // Fitted by Gaussian (quasi-)maximum likelihood: the QMLE is consistent for omega, alpha, beta
 // even when z_t is fat-tailed, which crypto returns are; the tails are handled where they
-// matter, in the VaR, from the standardised residuals themselves.
-import { empiricalQuantile, logistic, mean, nelderMead, normalQuantile } from './numeric.ts';
+// matter, in the VaR, from the standardised residuals themselves. Returns are daily log
+// returns, e.g. logReturns(closes) below.
+import { mean } from './candles.ts';
+import { empiricalQuantile, logistic, nelderMead, normalQuantile } from './numeric.ts';
 
 /** Crypto trades every day of the year, so daily volatility is annualised with sqrt(365). */
 export const TRADING_DAYS_PER_YEAR = 365;
@@ -29,6 +31,7 @@ export interface VolatilityForecast {
   annualised_pct: number[];
 }
 
+/** Daily log returns of a close series (candles.ts has the dated, candle-based twin). */
 export function logReturns(closes: readonly number[]): number[] {
   const out: number[] = [];
   for (let i = 1; i < closes.length; i++) out.push(Math.log((closes[i] as number) / (closes[i - 1] as number)));
@@ -70,20 +73,27 @@ function conditionalVariances(
   return h;
 }
 
+// The likelihood loop the optimiser runs thousands of times: no allocation, the constant
+// term added once at the end.
+function logLikelihoodFrom(returns: readonly number[], mu: number, omega: number, alpha: number, beta: number, start: number): number {
+  let h = start;
+  let sum = 0;
+  for (let t = 0; t < returns.length; t++) {
+    const e = (returns[t] as number) - mu;
+    const e2 = e * e;
+    sum += Math.log(h) + e2 / h;
+    h = omega + alpha * e2 + beta * h;
+  }
+  return -0.5 * (sum + returns.length * Math.log(2 * Math.PI));
+}
+
 /** Gaussian log-likelihood of the returns under the given parameters. */
 export function garchLogLikelihood(
   returns: readonly number[],
   params: { mu: number; omega: number; alpha: number; beta: number },
 ): number {
-  const start = sampleVariance(returns, params.mu);
-  const h = conditionalVariances(returns, params.mu, params.omega, params.alpha, params.beta, start);
-  let ll = 0;
-  for (let t = 0; t < returns.length; t++) {
-    const e = (returns[t] as number) - params.mu;
-    const ht = h[t] as number;
-    ll += -0.5 * (Math.log(2 * Math.PI) + Math.log(ht) + (e * e) / ht);
-  }
-  return ll;
+  const { mu, omega, alpha, beta } = params;
+  return logLikelihoodFrom(returns, mu, omega, alpha, beta, sampleVariance(returns, mu));
 }
 
 /**
@@ -109,7 +119,10 @@ export function fitGarch11(returns: readonly number[]): GarchFit {
     const p = (alpha + beta) / MAX_PERSISTENCE;
     return [Math.log(omega), Math.log(p / (1 - p)), Math.log(alpha / beta)];
   };
-  const objective = (u: number[]) => -garchLogLikelihood(returns, decode(u));
+  const objective = (u: number[]) => {
+    const p = decode(u);
+    return -logLikelihoodFrom(returns, mu, p.omega, p.alpha, p.beta, variance);
+  };
 
   let best: ReturnType<typeof nelderMead> | undefined;
   for (const [alpha, beta] of [
@@ -118,13 +131,14 @@ export function fitGarch11(returns: readonly number[]): GarchFit {
     [0.04, 0.95],
   ] as const) {
     const omega = variance * (1 - alpha - beta);
-    let result = nelderMead(objective, encode(omega, alpha, beta), { maxIterations: 800, tolerance: 1e-10 });
-    // A restart from the optimum re-expands the simplex, the standard remedy for Nelder–Mead
-    // stalling on a collapsed simplex.
-    result = nelderMead(objective, result.x, { maxIterations: 800, tolerance: 1e-10, step: 0.2 });
+    const result = nelderMead(objective, encode(omega, alpha, beta), { maxIterations: 600, tolerance: 1e-9 });
     if (!best || result.value < best.value) best = result;
   }
   if (!best) throw new Error('unreachable: no GARCH start was tried');
+  // A restart from the best optimum re-expands the simplex, the standard remedy for
+  // Nelder–Mead stalling on a collapsed simplex.
+  const restarted = nelderMead(objective, best.x, { maxIterations: 600, tolerance: 1e-10, step: 0.2 });
+  if (restarted.value <= best.value) best = restarted;
   const p = decode(best.x);
   const persistence = p.alpha + p.beta;
   return {

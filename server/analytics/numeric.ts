@@ -1,3 +1,5 @@
+import { mean } from './candles.ts';
+
 // Small numerical kernels shared by the forecasting and volatility models: a Nelder–Mead
 // minimiser and the normal / Student-t distribution functions. Pure, allocation-light, no I/O.
 
@@ -256,14 +258,8 @@ export function unitVarianceTCdf(z: number, df: number): number {
   return studentTCdf(z * Math.sqrt(df / (df - 2)), df);
 }
 
-export function mean(xs: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < xs.length; i++) s += xs[i] as number;
-  return s / xs.length;
-}
-
 /** Sample excess kurtosis m4/m2² − 3 (0 for a normal sample in expectation). */
-export function excessKurtosis(xs: ArrayLike<number>): number {
+export function excessKurtosis(xs: readonly number[]): number {
   const m = mean(xs);
   let m2 = 0;
   let m4 = 0;
