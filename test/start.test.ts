@@ -152,7 +152,7 @@ async function stopAndCheck(run: Started, dir: string, target: 'group' | 'node')
     run.signal('SIGTERM');
   } else {
     // Not `sh -c node server/cli.ts ...` (npm's shell): the node process itself.
-    const node = groupMembers(run.child.pid!).find((p) => /^\d+ \S*node server\/cli\.ts serve\b/.test(p));
+    const node = groupMembers(run.child.pid!).find((p) => /^\d+ \S*node( --\S+)* server\/cli\.ts serve\b/.test(p));
     expect(node, `no cryptomcp node process in the group:\n${groupMembers(run.child.pid!).join('\n')}`).toBeDefined();
     process.kill(Number(node!.split(' ')[0]), 'SIGTERM');
   }

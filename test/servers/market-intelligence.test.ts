@@ -269,3 +269,41 @@ describe('get_asset_metrics and get_correlation_matrix', () => {
     expect(await balanceOf(db, accountId)).toBe(before);
   });
 });
+
+describe('MARKET_DATA=live against an API that serves only /simple/price', () => {
+  it('quotes from /simple/price (no 7d/30d changes) and says so in the source', async () => {
+    const http = await import('node:http');
+    const paths: string[] = [];
+    const upstream = http.createServer((req, res) => {
+      paths.push(req.url?.split('?')[0] ?? '');
+      if (req.url?.startsWith('/simple/price')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({ ethereum: { usd: 3210.5, usd_market_cap: 3.8e11, usd_24h_vol: 1.2e10, usd_24h_change: -1.25, last_updated_at: 1795000000 } }),
+        );
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', () => r()));
+    const port = (upstream.address() as { port: number }).port;
+    const live = await startTestService(db.url, { MARKET_DATA: 'live', COINGECKO_BASE_URL: `http://127.0.0.1:${port}` });
+    try {
+      const c = await mcpClient(live.url, 'market-intelligence', key);
+      const env = (await c.callTool({ name: 'get_prices', arguments: { assets: ['eth'] } })).structuredContent as Envelope<{
+        prices: { price_usd: number; change_24h_pct: number; change_7d_pct: number | null; source: string; as_of: string }[];
+      }>;
+      expect(env.data.prices[0]).toMatchObject({
+        price_usd: 3210.5,
+        change_24h_pct: -1.25,
+        change_7d_pct: null,
+        source: 'live:coingecko (simple/price)',
+        as_of: new Date(1795000000 * 1000).toISOString(),
+      });
+      expect(paths).toEqual(['/coins/markets', '/simple/price']);
+      await c.close();
+    } finally {
+      await live.close();
+      await new Promise((r) => upstream.close(r));
+    }
+  });
+});

@@ -126,3 +126,24 @@ describe('the other price-prediction tools', () => {
     expect(env.data.backtest.model).toBe('auto');
   });
 });
+
+describe('get_prediction_track_record with matured forecasts', () => {
+  it('scores logged forecasts whose target day has a realised close, against that close', async () => {
+    const path = [{ date: '2025-11-08', point: 100000, p50: [95000, 105000], p80: [90000, 110000], p95: [80000, 120000] }];
+    await db.query(
+      `INSERT INTO forecast_log (request_id, account_id, asset_id, model, horizon, source, base_date, base_close, path)
+       VALUES ('matured-test', $1, 'bitcoin', 'drift', 1, 'snapshot', '2025-11-07', 101000, $2)`,
+      [accountId, JSON.stringify(path)],
+    );
+    const text = gunzipSync(fs.readFileSync(new URL('../../data/raw/ohlcv/btc_usd_daily_2010_2025.csv.gz', import.meta.url))).toString('utf8');
+    const actual = Number(text.split(/\r?\n/).find((l) => l.startsWith('2025-11-08,'))!.split(',')[4]);
+    const env = await call<{ kind: string; forecasts: { target_date: string; forecast: number; actual: number; abs_pct_error: number; inside_80: boolean }[] }>(
+      'get_prediction_track_record',
+      { asset: 'btc', horizon: 1 },
+    );
+    expect(env.data.kind).toBe('logged forecasts scored against realised prices');
+    const scored = env.data.forecasts.find((f) => f.target_date === '2025-11-08')!;
+    expect(scored).toMatchObject({ forecast: 100000, actual, inside_80: actual >= 90000 && actual <= 110000 });
+    expect(scored.abs_pct_error).toBeCloseTo((Math.abs(actual - 100000) / actual) * 100, 9);
+  });
+});

@@ -59,6 +59,17 @@ export function keyHeaderFor(baseUrl: string): CoinGeckoKeyHeader {
 
 const nullableNumber = z.number().nullish();
 
+const simplePriceSchema = z.record(
+  z.string(),
+  z.object({
+    usd: z.number().nullable().optional(),
+    usd_market_cap: z.number().nullable().optional(),
+    usd_24h_vol: z.number().nullable().optional(),
+    usd_24h_change: z.number().nullable().optional(),
+    last_updated_at: z.number().nullable().optional(),
+  }),
+);
+
 const marketsSchema = z.array(
   z.object({
     id: z.string(),
@@ -137,22 +148,30 @@ export class CoinGeckoProvider implements MarketDataProvider {
       // Sorted, so the same set of ids is one cache entry whatever order it was asked in.
       batches.push(wanted.slice(i, i + MARKETS_BATCH).sort());
     }
-    const pages = await Promise.all(
-      batches.map((batch) =>
-        this.#get(
-          '/coins/markets',
-          {
-            vs_currency: 'usd',
-            ids: batch.join(','),
-            per_page: String(MARKETS_BATCH),
-            page: '1',
-            price_change_percentage: '24h,7d,30d',
-          },
-          marketsSchema,
-          signal,
+    let pages: z.infer<typeof marketsSchema>[];
+    try {
+      pages = await Promise.all(
+        batches.map((batch) =>
+          this.#get(
+            '/coins/markets',
+            {
+              vs_currency: 'usd',
+              ids: batch.join(','),
+              per_page: String(MARKETS_BATCH),
+              page: '1',
+              price_change_percentage: '24h,7d,30d',
+            },
+            marketsSchema,
+            signal,
+          ),
         ),
-      ),
-    );
+      );
+    } catch (err) {
+      // Some CoinGecko-compatible APIs serve only /simple/price; so does CoinGecko when
+      // /coins/markets errors. A rate limit or a timeout would hit the same server again: rethrow.
+      if (!(err instanceof ProviderError) || (err.kind !== 'not_found' && err.kind !== 'error')) throw err;
+      return this.#simpleQuotes(batches, signal);
+    }
     const fetchedAt = new Date(this.#now()).toISOString();
     const byId = new Map<string, Quote>();
     for (const row of pages.flat()) {
@@ -174,6 +193,48 @@ export class CoinGeckoProvider implements MarketDataProvider {
       });
     }
     return wanted.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  /** Quotes from /simple/price: price, 24h change, volume and market cap; no 7d/30d changes. */
+  async #simpleQuotes(batches: string[][], signal?: AbortSignal): Promise<Quote[]> {
+    const pages = await Promise.all(
+      batches.map((batch) =>
+        this.#get(
+          '/simple/price',
+          {
+            ids: batch.join(','),
+            vs_currencies: 'usd',
+            include_market_cap: 'true',
+            include_24hr_vol: 'true',
+            include_24hr_change: 'true',
+            include_last_updated_at: 'true',
+          },
+          simplePriceSchema,
+          signal,
+        ),
+      ),
+    );
+    const fetchedAt = new Date(this.#now()).toISOString();
+    const out: Quote[] = [];
+    for (const id of batches.flat()) {
+      const row = pages.find((p) => p[id] !== undefined)?.[id];
+      if (!row || row.usd === undefined || row.usd === null) continue;
+      const entry = this.registry.get(id);
+      out.push({
+        asset_id: id,
+        symbol: entry?.symbol ?? id,
+        name: entry?.name ?? id,
+        price_usd: row.usd,
+        change_24h_pct: row.usd_24h_change ?? null,
+        change_7d_pct: null,
+        change_30d_pct: null,
+        volume_24h_usd: row.usd_24h_vol ?? null,
+        market_cap_usd: row.usd_market_cap ? row.usd_market_cap : null,
+        as_of: row.last_updated_at ? new Date(row.last_updated_at * 1000).toISOString() : fetchedAt,
+        source: `${NAME} (simple/price)`,
+      });
+    }
+    return out;
   }
 
   /**
