@@ -7,7 +7,7 @@
 // Rounds are interleaved (a b c d a b c d ...) and the median round is reported, because the
 // machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured maximum to
 // see what metering adds to p99 latency. Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,14 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/**
+ * BENCH_PIN=1: every server on core 0; this process (the load generator) and the PostgreSQL it
+ * starts on the last core. In production PostgreSQL has its own hardware; pinned, it no longer
+ * takes CPU from the server under test. Unpinned (the default) everything shares every core.
+ */
+const PIN = process.env.BENCH_PIN === '1' && os.cpus().length >= 2;
+const SERVER_CORE = '0';
+const OTHER_CORE = String(os.cpus().length - 1);
 
 const BODY = JSON.stringify({
   jsonrpc: '2.0',
@@ -59,7 +67,8 @@ process.on('SIGINT', () => process.exit(130));
 
 /** Starts a reference server script; it prints {"port": n} when listening. */
 async function startChild(args: string[]): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [command, ...rest] = [...(PIN ? ['taskset', '-c', SERVER_CORE] : []), process.execPath, ...args];
+  const child = spawn(command!, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const lines = readline.createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
@@ -129,6 +138,7 @@ const median = (xs: number[]) => {
 };
 
 async function main() {
+  if (PIN) execFileSync('taskset', ['-p', '-c', OTHER_CORE, String(process.pid)], { stdio: 'ignore' });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-'));
   fs.chmodSync(root, 0o755);
   const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
@@ -155,7 +165,7 @@ async function main() {
 
     const targets: Target[] = [];
     const addService = async (label: string, name: string, env: Record<string, string> = {}) => {
-      const { port, metricsPort, child } = await spawnServer(databaseUrl, env);
+      const { port, metricsPort, child } = await spawnServer(databaseUrl, env, PIN ? ['taskset', '-c', SERVER_CORE] : []);
       children.push(child);
       targets.push({ label, name, port, metricsPort, child });
     };
@@ -169,6 +179,7 @@ async function main() {
     await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
+    console.log(PIN ? `pinned: servers on core ${SERVER_CORE}; PostgreSQL and the load generator on core ${OTHER_CORE}` : 'unpinned: servers, PostgreSQL and the load generator share every core (BENCH_PIN=1 separates them)');
     for (const t of targets) await load(t.port, keys, { seconds: 1 }); // warm-up: JIT, key cache, pool
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
     for (let round = 0; round < ROUNDS; round++) {

@@ -12,8 +12,14 @@ export interface ServerProcess {
 }
 
 /** Spawns `cryptomcp serve --json` on the test database and resolves with its ready line. */
-export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['server/cli.ts', 'serve', '--json'], {
+export async function spawnServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  /** A command to run the server under, e.g. ['taskset', '-c', '0'] to pin it to a core. */
+  wrapper: string[] = [],
+): Promise<ServerProcess> {
+  const [command, ...args] = [...wrapper, process.execPath, 'server/cli.ts', 'serve', '--json'];
+  const child = spawn(command!, args, {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
