@@ -75,6 +75,7 @@ export class Meter {
   #settleQueue: string[] = [];
   #waiting: Waiting[] = [];
   #inflight = 0;
+  #pumpScheduled = false;
   #timers: NodeJS.Timeout[] = [];
 
   constructor(db: Database, opts: MeterOptions) {
@@ -85,7 +86,15 @@ export class Meter {
   reserve(input: ReserveInput): Promise<MeterDecision> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ input, resolve, reject });
-      this.#pump();
+      // Send at the end of this event-loop turn, so every call parsed in the same turn shares
+      // the round trip (costs microseconds; under load it makes the batches several times bigger).
+      if (!this.#pumpScheduled) {
+        this.#pumpScheduled = true;
+        setImmediate(() => {
+          this.#pumpScheduled = false;
+          this.#pump();
+        });
+      }
     });
   }
 
