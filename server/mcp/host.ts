@@ -10,6 +10,7 @@ import type { KeyResolver } from '../keys/resolver.ts';
 import type { Meter, MeterDecision } from '../metering/meter.ts';
 import type { ServerName } from '../servers/names.ts';
 import type { Metrics } from '../metrics.ts';
+import { capResult, RESULT_CHAR_LIMIT } from './envelope.ts';
 import { answerWithSdk } from './protocol.ts';
 import type { RegisteredServer, RegisteredTool, Registry } from './registry.ts';
 import type { ToolOutput, UsageReader } from './tool.ts';
@@ -158,9 +159,9 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
         await refund(deps, g, requestId, `tool failed: ${apiError.code}`, request);
         throw apiError;
       });
-      const envelope = {
+      const envelopeOf = (data: unknown, truncated: boolean) => ({
         success: true as const,
-        data: output.data,
+        data,
         metadata: {
           timestamp: new Date().toISOString(),
           credits_used: cost,
@@ -168,11 +169,19 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
           request_id: requestId,
           source: output.source,
           data_as_of: output.data_as_of ?? null,
-          truncated: output.truncated ?? false,
+          truncated,
           ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
         },
-      };
-      callResult = { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
+      });
+      let envelope = envelopeOf(output.data, output.truncated ?? false);
+      let text = JSON.stringify(envelope);
+      if (text.length > RESULT_CHAR_LIMIT) {
+        // Rare: the text is built anyway, so only oversized results pay for capping.
+        const capped = capResult(output.data, RESULT_CHAR_LIMIT - (text.length - JSON.stringify(output.data).length));
+        envelope = envelopeOf(capped.data, true);
+        text = JSON.stringify(envelope);
+      }
+      callResult = { content: [{ type: 'text', text }], structuredContent: envelope };
     }
 
     const answer = await answerWithSdk({ server, body, protocolVersion, callResult, version: deps.version }).catch(
