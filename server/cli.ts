@@ -2,6 +2,8 @@
 // The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
 // embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
 // migrations are current, does one thing, prints it (or JSON with --json) and exits.
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { accountCreate, accountGet, accountGrant, accountSetPlan, accountSetStatus, CHAINS, type Account, type Chain } from './accounts/accounts.ts';
 import { planList } from './accounts/plans.ts';
@@ -102,8 +104,41 @@ program
         },
       );
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    // `on`, not `once`: a second signal (npm forwards Ctrl-C too) must not kill the process
+    // before the drain and the database shutdown finish; stop() runs once.
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+program
+  .command('devnet')
+  .description('start a local EVM node (anvil) seeded with tokens, transfers and labelled accounts; Ctrl-C stops it')
+  .option('--port <port>', 'RPC port (default: a free port)', (v) => Number(v))
+  .action(async (opts: { port?: number }) => {
+    const { startDevnet } = await import('./devnet/devnet.ts');
+    const devnet = await startDevnet({ port: opts.port });
+    const file = path.join(config().dataDir, 'devnet', 'manifest.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, `${JSON.stringify(devnet.manifest, null, 2)}\n`);
+    const m = devnet.manifest;
+    print({ rpc_url: m.rpc_url, chain_id: m.chain_id, manifest: file }, () =>
+      [
+        `devnet: anvil at ${m.rpc_url} (chain id ${m.chain_id}), seeded with ${m.tokens.length} tokens and ${m.transfers.length} transfers`,
+        ...m.tokens.map((t) => `  ${t.symbol.padEnd(5)} ${t.address}  ${t.kind}, ${t.decimals} decimals`),
+        ...m.accounts.map((a) => `  ${a.address}  ${a.label} (${a.kind})`),
+        `manifest (addresses, labels, transfers, balances): ${file}`,
+        'The on-chain servers read an EVM RPC URL from configuration; point them at the URL above.',
+        'Ctrl-C stops the node.',
+      ].join('\n'),
+    );
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      devnet.stop().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 
 program
