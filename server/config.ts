@@ -1,6 +1,7 @@
 // The one place the server program reads process.env. Everything else receives a typed Config.
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/chains.ts';
 import { SERVER_NAMES, type ServerName } from './servers/names.ts';
 
 const intFrom = (fallback: number, min = 0) =>
@@ -71,6 +72,13 @@ const EnvSchema = z.object({
   COINGECKO_BASE_URL: z.string().url().default('https://api.coingecko.com/api/v3'),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_TIMEOUT_MS: intFrom(8000, 100),
+  ETHEREUM_RPC_URL: z.string().url().optional(),
+  BASE_RPC_URL: z.string().url().optional(),
+  POLYGON_RPC_URL: z.string().url().optional(),
+  BSC_RPC_URL: z.string().url().optional(),
+  EVM_TIMEOUT_MS: intFrom(10000, 100),
+  EVM_RETRIES: intFrom(2, 0),
+  DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
@@ -101,6 +109,10 @@ export interface Config {
   /** The snapshot file (default data/snapshot/market.json.gz). */
   snapshotFile: string | undefined;
   coingecko: { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
+  /** EVM JSON-RPC per network (public defaults), with per-attempt timeout and retries. */
+  evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number };
+  /** A devnet manifest whose labelled accounts join the address labels. */
+  devnetManifest: string | undefined;
   /** Create and print a demo key on a fresh database (on for `npm start`). */
   demoAccount: boolean;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
@@ -139,6 +151,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     marketData: e.MARKET_DATA,
     snapshotFile: e.SNAPSHOT_FILE ? path.resolve(e.SNAPSHOT_FILE) : undefined,
     coingecko: { baseUrl: e.COINGECKO_BASE_URL.replace(/\/+$/, ''), apiKey: e.COINGECKO_API_KEY, timeoutMs: e.COINGECKO_TIMEOUT_MS },
+    evm: {
+      rpcUrls: {
+        ethereum: e.ETHEREUM_RPC_URL ?? DEFAULT_RPC_URLS.ethereum,
+        base: e.BASE_RPC_URL ?? DEFAULT_RPC_URLS.base,
+        polygon: e.POLYGON_RPC_URL ?? DEFAULT_RPC_URLS.polygon,
+        bsc: e.BSC_RPC_URL ?? DEFAULT_RPC_URLS.bsc,
+      },
+      timeoutMs: e.EVM_TIMEOUT_MS,
+      retries: e.EVM_RETRIES,
+    },
+    devnetManifest: e.DEVNET_MANIFEST ? path.resolve(e.DEVNET_MANIFEST) : undefined,
     demoAccount: e.DEMO_ACCOUNT,
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,

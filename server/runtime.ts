@@ -13,7 +13,9 @@ import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
+import { createEvmClients } from './providers/evm/chains.ts';
 import { SqlForecastLog } from './providers/forecast-log.ts';
+import { labelsFromDevnetManifest } from './providers/labels.ts';
 import { FallbackProvider } from './providers/market/fallback.ts';
 import { CoinGeckoProvider } from './providers/market/live.ts';
 import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
@@ -87,7 +89,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         )
       : snapshot;
   const registry = buildRegistry(
-    serverModules({ servers: config.servers, deps: { market, snapshot, forecasts: new SqlForecastLog(db) }, benchTools: config.benchTools }),
+    serverModules({ servers: config.servers, deps: { market, snapshot, forecasts: new SqlForecastLog(db), evm: createEvmClients(config.evm), labels: labelsFromDevnetManifest(config.devnetManifest) }, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
   const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });

@@ -18,7 +18,7 @@ import { whaleIntelligence } from './whale-intelligence/index.ts';
 const SPECS: readonly ((deps: ServerDeps) => ServerSpec)[] = [
   pricePrediction,
   marketIntelligence,
-  () => blockchainExplorer,
+  blockchainExplorer,
   () => tokenIntelligence,
   () => portfolioAnalytics,
   () => whaleIntelligence,

@@ -21,11 +21,11 @@ export interface ToolSuite {
   close(): Promise<void>;
 }
 
-export async function toolSuite(server: string, credits = 10_000): Promise<ToolSuite> {
+export async function toolSuite(server: string, credits = 10_000, env: Record<string, string> = {}): Promise<ToolSuite> {
   const db = await createTestDatabase();
   const plan = `suite-${server}`.slice(0, 32);
   await createUnlimitedPlan(db, plan, credits);
-  const svc = await startTestService(db.url);
+  const svc = await startTestService(db.url, env);
   const { key, account } = await createAccountWithKey(db, { plan });
   const client = await mcpClient(svc.url, server, key);
   return {

@@ -1,0 +1,48 @@
+// EVM chain access: one viem public client per network, over HTTP JSON-RPC with request batching
+// (concurrent calls share one HTTP request), timeouts and retries. RPC URLs come from
+// configuration; the defaults are public endpoints.
+import { createPublicClient, http, type PublicClient } from 'viem';
+import { base, bsc, mainnet, polygon } from 'viem/chains';
+
+export const EVM_NETWORKS = ['ethereum', 'base', 'polygon', 'bsc'] as const;
+export type EvmNetwork = (typeof EVM_NETWORKS)[number];
+
+export const DEFAULT_RPC_URLS: Record<EvmNetwork, string> = {
+  ethereum: 'https://ethereum-rpc.publicnode.com',
+  base: 'https://mainnet.base.org',
+  polygon: 'https://polygon-rpc.com',
+  bsc: 'https://bsc-dataseed.bnbchain.org',
+};
+
+const CHAINS = { ethereum: mainnet, base, polygon, bsc } as const;
+
+export interface EvmOptions {
+  rpcUrls: Record<EvmNetwork, string>;
+  timeoutMs: number;
+  retries: number;
+}
+
+export interface EvmClients {
+  client(network: EvmNetwork): PublicClient;
+  rpcUrl(network: EvmNetwork): string;
+}
+
+export function createEvmClients(opts: EvmOptions): EvmClients {
+  const clients = new Map<EvmNetwork, PublicClient>();
+  return {
+    rpcUrl: (network) => opts.rpcUrls[network],
+    client(network) {
+      let c = clients.get(network);
+      if (!c) {
+        // The chain's id is not assumed: a devnet or fork answers with its own, and viem reads it
+        // from the node when asked. The chain object supplies formatters and the native currency.
+        c = createPublicClient({
+          chain: CHAINS[network],
+          transport: http(opts.rpcUrls[network], { batch: { wait: 0 }, timeout: opts.timeoutMs, retryCount: opts.retries }),
+        }) as PublicClient;
+        clients.set(network, c);
+      }
+      return c;
+    },
+  };
+}
