@@ -111,3 +111,62 @@ describe('get_gas and bad input', () => {
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   });
 });
+
+describe('get_token_transfers and get_transaction', () => {
+  it("a token's Transfer events are the seeded transfers plus its mint, with amounts and labels", async () => {
+    const dusd = devnet.manifest.tokens.find((t) => t.symbol === 'DUSD')!;
+    const seeded = devnet.manifest.transfers.filter((t) => t.asset === 'DUSD');
+    const env = await suite.call<{ total: number; transfers: { tx_hash: string; from: string; to: string; to_label: string | null; value: string }[] }>(
+      'get_token_transfers',
+      { token: dusd.address, from_block: 0, limit: 100 },
+    );
+    expect(env.data.total).toBe(seeded.length + 1);
+    for (const t of seeded) {
+      const row = env.data.transfers.find((r) => r.tx_hash === t.tx_hash)!;
+      expect(row).toMatchObject({ from: t.from, to: t.to, value: t.amount });
+      expect(row.to_label).toBe(devnet.manifest.accounts.find((a) => a.address === t.to)!.label);
+    }
+  });
+
+  it("an address's transfers across tokens: the fund Wintermute received 42 units of each token", async () => {
+    const fund = devnet.manifest.accounts.find((a) => a.label === 'Wintermute (devnet)')!;
+    const env = await suite.call<{ transfers: { to: string; value: string; token: string }[] }>('get_token_transfers', { address: fund.address, from_block: 0 });
+    expect(env.data.transfers).toHaveLength(4);
+    for (const t of env.data.transfers) {
+      const token = devnet.manifest.tokens.find((k) => k.address === t.token)!;
+      expect(t).toMatchObject({ to: fund.address, value: (42n * 10n ** BigInt(token.decimals)).toString() });
+    }
+  });
+
+  it('a range over 10,000 blocks is 400 naming the bound', async () => {
+    const res = await post(`${suite.svc.url}/mcp/blockchain-explorer`, toolCall('get_token_transfers', { token: devnet.manifest.tokens[0]!.address, from_block: 0, to_block: 20_000 }), {
+      'x-api-key': suite.key,
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('10000');
+  });
+
+  it('get_transaction decodes a seeded ERC-20 transfer: the call, the Transfer log, the fee and the labels', async () => {
+    const t = devnet.manifest.transfers.find((x) => x.asset === 'DPT')!;
+    const token = devnet.manifest.tokens.find((k) => k.symbol === 'DPT')!;
+    const env = await suite.call<{
+      status: string;
+      from_label: string;
+      to: string;
+      call: { function: string; args: Record<string, string> };
+      logs: { event: string; contract: string; args: Record<string, string> }[];
+      fee: { native: string };
+    }>('get_transaction', { hash: t.tx_hash });
+    expect(env.data.status).toBe('success');
+    expect(env.data.to).toBe(token.address);
+    expect(env.data.call).toEqual({ function: 'transfer', args: { recipient: t.to, amount: t.amount } });
+    expect(env.data.logs).toEqual([{ event: 'Transfer', contract: token.address, args: { from: t.from, to: t.to, value: t.amount } }]);
+    expect(Number(env.data.fee.native)).toBeGreaterThan(0);
+    expect(env.data.from_label).toBe('Devnet deployer');
+  });
+
+  it('a transaction that does not exist is 404 NOT_FOUND', async () => {
+    const res = await post(`${suite.svc.url}/mcp/blockchain-explorer`, toolCall('get_transaction', { hash: `0x${'ab'.repeat(32)}` }), { 'x-api-key': suite.key });
+    expect(res.status).toBe(404);
+  });
+});

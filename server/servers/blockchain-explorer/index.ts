@@ -6,8 +6,10 @@ import { defineTool } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { transferTools } from './transfers.ts';
 
-export function blockchainExplorer({ evm, labels }: ServerDeps): ServerSpec {
+export function blockchainExplorer(deps: ServerDeps): ServerSpec {
+  const { evm, labels } = deps;
   const blockView = (b: Block) => ({
     number: Number(b.number),
     hash: b.hash,
@@ -127,6 +129,7 @@ export function blockchainExplorer({ evm, labels }: ServerDeps): ServerSpec {
           };
         },
       }),
+      ...transferTools(deps),
     ],
   };
 }
