@@ -170,3 +170,45 @@ describe('get_token_transfers and get_transaction', () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe('read_contract and get_contract_info', () => {
+  it('read_contract balanceOf returns the balance the manifest recorded', async () => {
+    const dusd = devnet.manifest.tokens.find((t) => t.symbol === 'DUSD')!;
+    const holder = devnet.manifest.accounts.find((a) => a.label === 'Binance (devnet)')!.address;
+    const env = await suite.call<{ result: string; function: string }>('read_contract', {
+      address: dusd.address,
+      signature: 'function balanceOf(address) view returns (uint256)',
+      args: [holder],
+    });
+    expect(env.data).toMatchObject({ function: 'balanceOf', result: devnet.manifest.balances.DUSD![holder] });
+    expect(env.metadata.credits_used).toBe(2);
+  });
+
+  it('the proxy token is recognised as EIP-1967 with its implementation, and as an ERC-20', async () => {
+    const dup = devnet.manifest.tokens.find((t) => t.kind === 'eip1967-proxy')!;
+    const env = await suite.call<{ proxy: { implementation: string }; standards: { erc20: boolean; erc721: boolean }; token: { symbol: string; decimals: number } }>(
+      'get_contract_info',
+      { address: dup.address },
+    );
+    expect(env.data.proxy.implementation).toBe(dup.implementation);
+    expect(env.data.standards).toMatchObject({ erc20: true, erc721: false });
+    expect(env.data.token).toMatchObject({ symbol: 'DUP', decimals: 18 });
+  });
+
+  it('the managed token names its owner, the deployer, with its label', async () => {
+    const dmt = devnet.manifest.tokens.find((t) => t.kind === 'mintable-pausable')!;
+    const env = await suite.call<{ owner: string; owner_label: string; proxy: unknown }>('get_contract_info', { address: dmt.address });
+    expect(env.data).toMatchObject({ owner: dmt.owner, owner_label: 'Devnet deployer', proxy: null });
+  });
+
+  it('an account is 404 for get_contract_info; a bad signature or a reverting call is 400; none is charged', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const h = { 'x-api-key': suite.key };
+    const url = `${suite.svc.url}/mcp/blockchain-explorer`;
+    expect((await post(url, toolCall('get_contract_info', { address: devnet.manifest.accounts[3]!.address }), h)).status).toBe(404);
+    expect((await post(url, toolCall('read_contract', { address: devnet.manifest.tokens[0]!.address, signature: 'not a function at all' }), h)).status).toBe(400);
+    const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)' }), h);
+    expect(reverting.status).toBe(400);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+});

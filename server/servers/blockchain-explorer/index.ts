@@ -6,6 +6,7 @@ import { defineTool } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { contractTools } from './contracts.ts';
 import { transferTools } from './transfers.ts';
 
 export function blockchainExplorer(deps: ServerDeps): ServerSpec {
@@ -130,6 +131,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
         },
       }),
       ...transferTools(deps),
+      ...contractTools(deps),
     ],
   };
 }
