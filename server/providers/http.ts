@@ -9,6 +9,8 @@ export interface GetJsonOptions {
   /** Names the upstream in errors ('live:coingecko'). */
   provider: string;
   headers?: Record<string, string>;
+  /** A JSON body: the request becomes a POST (JSON-RPC). Only send reads: failures are retried. */
+  body?: unknown;
   /** Per attempt, covering the headers and the body. Default 8000. */
   timeoutMs?: number;
   /** Attempts after the first one. Default 2. */
@@ -77,7 +79,9 @@ async function attemptOnce(
   const target = describe(url);
   try {
     const response = await fetch(url, {
-      headers: { accept: 'application/json', ...options.headers },
+      ...(options.body !== undefined
+        ? { method: 'POST', body: JSON.stringify(options.body), headers: { accept: 'application/json', 'content-type': 'application/json', ...options.headers } }
+        : { headers: { accept: 'application/json', ...options.headers } }),
       signal: combined,
     });
     if (response.ok) {
