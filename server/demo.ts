@@ -5,7 +5,7 @@ import type { Database } from './db/pool.ts';
 import { keyCreate } from './keys/store.ts';
 import type { ServerName } from './servers/names.ts';
 
-/** The demo account's wallet: a placeholder address nobody holds a key for. */
+/** The demo account's wallet: a fixed, well-formed address that nobody holds a key for. */
 export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
 
 /** Creates the demo account and key if the database has no accounts yet. */

@@ -5,8 +5,6 @@ import { z } from 'zod';
 import { getJson } from './http.ts';
 import { ProviderError } from './market/types.ts';
 
-export const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
-export const SOLANA_SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
 const TOKEN_PROGRAMS = ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb'] as const;
 const LAMPORTS_PER_SOL = 1_000_000_000;
 const PROVIDER = 'solana';

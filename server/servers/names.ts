@@ -12,7 +12,3 @@ export const SERVER_NAMES = [
 ] as const;
 
 export type ServerName = (typeof SERVER_NAMES)[number];
-
-export function isServerName(value: string): value is ServerName {
-  return (SERVER_NAMES as readonly string[]).includes(value);
-}

@@ -86,10 +86,6 @@ export class SnapshotProvider implements MarketDataProvider {
     this.registry = new SnapshotRegistry(data.assets);
   }
 
-  /** The daily series of an asset, or undefined if the snapshot has no prices for it. */
-  series(id: string): SeriesJson | undefined {
-    return this.data.series[id];
-  }
 
   sourceName(index: number): string {
     return `snapshot:${this.data.sources[index]?.id ?? 'unknown'}`;
