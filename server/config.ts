@@ -76,10 +76,20 @@ const EnvSchema = z.object({
   BASE_RPC_URL: z.string().url().optional(),
   POLYGON_RPC_URL: z.string().url().optional(),
   BSC_RPC_URL: z.string().url().optional(),
+  SOLANA_RPC_URL: z.string().url().default('https://api.mainnet-beta.solana.com'),
+  EXPLORER_API_URL: z.string().url().default('https://api.etherscan.io/v2/api'),
+  EXPLORER_API_KEY: z.string().min(1).optional(),
   EVM_TIMEOUT_MS: intFrom(10000, 100),
   EVM_RETRIES: intFrom(2, 0),
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
+  DASHBOARD_ORIGIN: z.string().url().optional(),
+  DASHBOARD_SESSION_TTL_S: intFrom(86400, 60),
+  DASHBOARD_NONCE_TTL_S: intFrom(300, 10),
+  DASHBOARD_SIGN_IN_LIMIT: intFrom(20, 1),
+  DASHBOARD_SIGN_IN_WINDOW_S: intFrom(600, 1),
+  DASHBOARD_CONTACT: z.string().min(1).optional(),
+  WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
 });
@@ -111,14 +121,37 @@ export interface Config {
   coingecko: { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
   /** EVM JSON-RPC per network (public defaults), with per-attempt timeout and retries. */
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number };
-  /** A devnet manifest whose labelled accounts join the address labels. */
+  /** Solana JSON-RPC (shares the EVM timeout and retries). */
+  solanaRpcUrl: string;
+  /** Etherscan-style multichain explorer API (v2, chainid parameter); off without a key. */
+  explorer: { baseUrl: string; apiKey: string | undefined };
+  /** A devnet manifest: its labelled accounts join the address labels, its tokens the registry. */
   devnetManifest: string | undefined;
   /** Create and print a demo key on a fresh database (on for `npm start`). */
   demoAccount: boolean;
+  /** The web dashboard (/app and /api). */
+  dashboard: DashboardConfig;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
   benchTools: boolean;
   /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
   benchUnmetered: boolean;
+}
+
+export interface DashboardConfig {
+  /**
+   * The dashboard's public origin (scheme, host, port), which sign-in messages must name. Unset:
+   * the origin the request came to (fine on localhost; set it behind a proxy or ingress).
+   */
+  origin: string | undefined;
+  sessionTtlSeconds: number;
+  nonceTtlSeconds: number;
+  /** Sign-in and wallet-link attempts allowed per client address within the window. */
+  signInLimit: number;
+  signInWindowSeconds: number;
+  /** How to reach the operator about a plan change (shown on the Plans page). */
+  contact: string | undefined;
+  /** Turns on WalletConnect in the dashboard. */
+  walletConnectProjectId: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -161,8 +194,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.EVM_TIMEOUT_MS,
       retries: e.EVM_RETRIES,
     },
+    solanaRpcUrl: e.SOLANA_RPC_URL,
+    explorer: { baseUrl: e.EXPLORER_API_URL, apiKey: e.EXPLORER_API_KEY },
     devnetManifest: e.DEVNET_MANIFEST ? path.resolve(e.DEVNET_MANIFEST) : undefined,
     demoAccount: e.DEMO_ACCOUNT,
+    dashboard: {
+      origin: e.DASHBOARD_ORIGIN ? new URL(e.DASHBOARD_ORIGIN).origin : undefined,
+      sessionTtlSeconds: e.DASHBOARD_SESSION_TTL_S,
+      nonceTtlSeconds: e.DASHBOARD_NONCE_TTL_S,
+      signInLimit: e.DASHBOARD_SIGN_IN_LIMIT,
+      signInWindowSeconds: e.DASHBOARD_SIGN_IN_WINDOW_S,
+      contact: e.DASHBOARD_CONTACT,
+      walletConnectProjectId: e.WALLETCONNECT_PROJECT_ID,
+    },
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,
   };

@@ -13,13 +13,18 @@ import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
-import { createEvmClients } from './providers/evm/chains.ts';
+import { createEvmClients, EVM_NETWORKS } from './providers/evm/chains.ts';
+import { ExplorerApi } from './providers/evm/explorer.ts';
 import { SqlForecastLog } from './providers/forecast-log.ts';
-import { labelsFromDevnetManifest } from './providers/labels.ts';
+import { createLabelBook } from './providers/labels.ts';
+import { SolanaRpc } from './providers/solana.ts';
+import { createTokenRegistry } from './providers/tokens.ts';
+import { readDevnetManifest } from './devnet/manifest.ts';
 import { FallbackProvider } from './providers/market/fallback.ts';
 import { CoinGeckoProvider } from './providers/market/live.ts';
 import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
 import { serverModules } from './servers/index.ts';
+import { SqlWatchStore } from './watchlists/store.ts';
 
 export const VERSION: string = (
   JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -88,12 +93,35 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
           snapshot,
         )
       : snapshot;
+  const devnet = config.devnetManifest ? readDevnetManifest(config.devnetManifest) : undefined;
+  const deps = {
+    market,
+    snapshot,
+    forecasts: new SqlForecastLog(db),
+    watches: new SqlWatchStore(db),
+    evm: createEvmClients(config.evm),
+    labels: createLabelBook({ devnetManifest: config.devnetManifest }),
+    tokens: createTokenRegistry({
+      assets: snapshot.registry.entries(),
+      // The devnet's tokens live on whichever networks are pointed at its node.
+      devnet: devnet && {
+        tokens: devnet.tokens,
+        networks: EVM_NETWORKS.filter((n) => config.evm.rpcUrls[n] === devnet.rpc_url),
+      },
+    }),
+    solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries }),
+    explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
+  };
   const registry = buildRegistry(
-    serverModules({ servers: config.servers, deps: { market, snapshot, forecasts: new SqlForecastLog(db), evm: createEvmClients(config.evm), labels: labelsFromDevnetManifest(config.devnetManifest) }, benchTools: config.benchTools }),
+    serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
-  const keys = new KeyResolver(db, { ttlMs: config.keyCacheTtlMs });
   const metrics = createMetrics();
+  metrics.watchPool(db.pool, config.databasePoolMax);
+  const keys = new KeyResolver(db, {
+    ttlMs: config.keyCacheTtlMs,
+    onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
+  });
   const meter = new Meter(db, {
     onBatch: (calls, seconds) => {
       metrics.meterBatchCalls.observe(calls);
@@ -107,6 +135,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     // Twice the tool timeout plus a settle batch: an answered call is always settled by then.
     staleAfterMs: 2 * config.toolTimeoutMs + config.settleIntervalMs + 1000,
     onError: (what, err) => log(`${what} deferred: ${(err as Error).message}`),
+    onFailure: (operation) => metrics.meterErrors.inc({ operation }),
+    onRenewals: (count) => metrics.renewals.inc(count),
   });
 
   let planCache: { plans: Plan[]; at: number } | undefined;
@@ -138,6 +168,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       return { ready: database && migrated, checks: { database, migrations: migrated } };
     },
     logger: opts.logger ?? false,
+    dashboard: {
+      db,
+      settings: config.dashboard,
+      evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
+      publicBaseUrl: config.publicBaseUrl,
+    },
   });
 
   await app.listen({ port: config.port, host: config.host });
@@ -173,6 +209,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
         await metricsServer.close();
+        metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
         await keys.flushLastUsed().catch(() => {});
         await db.close();

@@ -1,9 +1,17 @@
 // What the servers receive by injection (they never construct providers themselves).
 import type { EvmClients } from '../providers/evm/chains.ts';
+import type { ExplorerApi } from '../providers/evm/explorer.ts';
 import type { ForecastLog } from '../providers/forecast-log.ts';
 import type { LabelBook } from '../providers/labels.ts';
 import type { SnapshotProvider } from '../providers/market/snapshot.ts';
 import type { MarketDataProvider } from '../providers/market/types.ts';
+import type { ProjectsData } from '../providers/projects/snapshot.ts';
+import type { ProjectSource } from '../providers/projects/types.ts';
+import type { SocialDataset } from '../providers/social/snapshot.ts';
+import type { SocialSource } from '../providers/social/types.ts';
+import type { SolanaRpc } from '../providers/solana.ts';
+import type { TokenRegistry } from '../providers/tokens.ts';
+import type { WatchStore } from '../watchlists/store.ts';
 
 export interface ServerDeps {
   /** Quotes, candles, global metrics: the snapshot, or live with the snapshot as fallback. */
@@ -16,4 +24,20 @@ export interface ServerDeps {
   evm: EvmClients;
   /** Who addresses belong to (exchanges, funds, wallets). */
   labels: LabelBook;
+  /** Which contracts are which tokens, per network (curated lists, label clouds, the devnet). */
+  tokens: TokenRegistry;
+  /** Solana JSON-RPC. */
+  solana: SolanaRpc;
+  /** The block-explorer API, when a key is configured (address histories). */
+  explorer: ExplorerApi | undefined;
+  /** Per-account address watchlists (whale-intelligence). */
+  watches: WatchStore;
+  /** Posts with sentiment and mentions: the offline dataset, or live Reddit (social-intelligence). */
+  social: SocialSource;
+  /** The offline social dataset, loaded on first use (kol-analytics reads its account histories). */
+  socialData: () => SocialDataset;
+  /** DeFi protocols, TVL histories, chains: the offline DefiLlama data, or the live API. */
+  projects: ProjectSource;
+  /** The offline DefiLlama data, loaded on first use: what only it has (2023 listing, bridges, DeFi total). */
+  projectsData: () => ProjectsData;
 }

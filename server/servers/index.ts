@@ -15,17 +15,18 @@ import type { ServerSpec } from './spec.ts';
 import { tokenIntelligence } from './token-intelligence/index.ts';
 import { whaleIntelligence } from './whale-intelligence/index.ts';
 
-const SPECS: readonly ((deps: ServerDeps) => ServerSpec)[] = [
-  pricePrediction,
-  marketIntelligence,
-  blockchainExplorer,
-  () => tokenIntelligence,
-  () => portfolioAnalytics,
-  () => whaleIntelligence,
-  () => socialIntelligence,
-  () => kolAnalytics,
-  () => projectIntelligence,
-];
+// A factory per server; only the servers this process serves are built (MCP_SERVERS).
+const SPECS: Record<ServerName, (deps: ServerDeps) => ServerSpec> = {
+  'price-prediction': pricePrediction,
+  'market-intelligence': marketIntelligence,
+  'blockchain-explorer': blockchainExplorer,
+  'token-intelligence': tokenIntelligence,
+  'portfolio-analytics': () => portfolioAnalytics,
+  'whale-intelligence': whaleIntelligence,
+  'social-intelligence': socialIntelligence,
+  'kol-analytics': kolAnalytics,
+  'project-intelligence': projectIntelligence,
+};
 
 export interface ServerModulesOptions {
   servers: readonly ServerName[];
@@ -35,7 +36,7 @@ export interface ServerModulesOptions {
 }
 
 export function serverModules({ servers, deps, benchTools: withBench = false }: ServerModulesOptions): ServerModule[] {
-  return SPECS.map((create) => create(deps)).filter((spec) => servers.includes(spec.name)).map((spec) => ({
+  return (Object.keys(SPECS) as ServerName[]).filter((name) => servers.includes(name)).map((name) => SPECS[name](deps)).map((spec) => ({
     ...spec,
     tools: [
       ...spec.tools,

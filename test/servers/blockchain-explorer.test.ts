@@ -28,6 +28,7 @@ beforeAll(async () => {
   fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
   // Polygon points at a closed port: the "RPC down" case.
   suite = await toolSuite('blockchain-explorer', 1000, {
+    MCP_SERVERS: 'blockchain-explorer',
     ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
     POLYGON_RPC_URL: `http://127.0.0.1:${await freePort()}`,
     EVM_TIMEOUT_MS: '2000',

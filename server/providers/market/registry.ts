@@ -26,6 +26,11 @@ export class SnapshotRegistry implements AssetRegistry {
     }
   }
 
+  /** Every asset, best-ranked first. */
+  entries(): readonly AssetEntry[] {
+    return this.#all;
+  }
+
   get(id: string): AssetEntry | undefined {
     return this.#byId.get(norm(id));
   }
