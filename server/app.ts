@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Plan } from './accounts/plans.ts';
+import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
+import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
 import type { Registry } from './mcp/registry.ts';
@@ -13,6 +15,8 @@ export interface AppDeps extends GatewayDeps {
   /** Database reachable and migrations current. */
   ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
   logger?: FastifyServerOptions['logger'];
+  /** The web dashboard (/app and its JSON API /api); absent in gateway-only tests. */
+  dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys'>;
 }
 
 const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after'];
@@ -66,6 +70,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans()));
 
   await app.register(async (mcp) => mcpRoutes(mcp, deps), { prefix: '/mcp' });
+  if (deps.dashboard) {
+    const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys };
+    await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
+    await app.register(async (ui) => dashboardUi(ui), { prefix: '/app' });
+    app.get('/', async (_request, reply) => reply.redirect('/app/'));
+  }
   return app;
 }
 

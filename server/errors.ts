@@ -19,6 +19,10 @@ export const ERRORS = {
   INVALID_PARAMS: { status: 400, message: 'The tool arguments are invalid.' },
   KEY_LIMIT_REACHED: { status: 409, message: 'The account already holds as many active keys as its plan allows.' },
   WALLET_IN_USE: { status: 409, message: 'This wallet is already linked to an account.' },
+  // The dashboard's JSON API (/api): browser sessions and wallet sign-in.
+  SESSION_REQUIRED: { status: 401, message: 'Sign in with your wallet first.' },
+  CSRF_REJECTED: { status: 403, message: 'The request did not come from the dashboard (missing or wrong CSRF token or origin).' },
+  SIGN_IN_REJECTED: { status: 401, message: 'The wallet sign-in could not be verified.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
   NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },

@@ -128,3 +128,33 @@ export async function accountSetStatus(db: Database, id: string, status: 'active
   await db.query('UPDATE accounts SET status = $2, updated_at = now() WHERE id = $1', [id, status]);
   return requireAccount(db, id);
 }
+
+/** The account a wallet belongs to, if any. */
+export async function accountIdByWallet(db: Database, chain: Chain, address: string): Promise<string | undefined> {
+  const wallet = normaliseWallet(chain, address);
+  const res = await db.query<{ account_id: string }>('SELECT account_id FROM wallets WHERE family = $1 AND address = $2', [
+    wallet.family,
+    wallet.address,
+  ]);
+  return res.rows[0]?.account_id;
+}
+
+/**
+ * Links another wallet to an account (dashboard sign-in proves the caller holds it). Linking a
+ * wallet the account already has is a no-op; a wallet of another account is WALLET_IN_USE.
+ */
+export async function accountLinkWallet(db: Database, id: string, chain: Chain, address: string): Promise<Account> {
+  const wallet = normaliseWallet(chain, address);
+  await requireAccount(db, id);
+  const res = await db.query<{ account_id: string }>(
+    `WITH ins AS (
+       INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (family, address) DO NOTHING RETURNING account_id)
+     SELECT account_id FROM ins
+     UNION ALL SELECT account_id FROM wallets WHERE family = $2 AND address = $4
+     LIMIT 1`,
+    [id, wallet.family, chain, wallet.address],
+  );
+  if (res.rows[0]?.account_id !== id) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
+  return requireAccount(db, id);
+}

@@ -1,5 +1,6 @@
 // API key rows: create (with the plan's key cap), list, revoke, look up by hash, touch last_used_at.
 import { z } from 'zod';
+import type { PoolClient } from 'pg';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import { SERVER_NAMES } from '../servers/names.ts';
@@ -18,9 +19,11 @@ export interface ApiKey {
   revoked_at: Date | null;
   last_used_at: Date | null;
   created_at: Date;
+  /** The key this one replaced by rotation, if any. */
+  rotated_from: string | null;
 }
 
-const KEY_COLUMNS = 'id, account_id, prefix, name, description, servers, expires_at, revoked_at, last_used_at, created_at';
+const KEY_COLUMNS = 'id, account_id, prefix, name, description, servers, expires_at, revoked_at, last_used_at, created_at, rotated_from';
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -71,35 +74,92 @@ export async function keyCreate(
   settings: KeySettings,
   now = new Date(),
 ): Promise<{ key: ApiKey; plaintext: string }> {
-  if (!AccountIdSchema.safeParse(accountId).success) {
-    throw new ApiError('INVALID_PARAMS', 'Account ids are UUIDs.', { issues: [{ path: 'account', message: 'expected a UUID' }] });
-  }
+  assertUuid(accountId, 'account');
   const s = parseKeySettings(settings, now);
-  const generated = generateKey();
-  const key = await db.transaction(async (client) => {
-    // The account row lock serialises concurrent creations, so the cap cannot be overshot.
-    const acc = await client.query<{ max_keys: number }>(
-      `SELECT p.max_keys FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1 FOR UPDATE OF a`,
-      [accountId],
-    );
-    const maxKeys = acc.rows[0]?.max_keys;
-    if (maxKeys === undefined) throw new ApiError('NOT_FOUND', `No account ${accountId}.`, { account: accountId });
-    const active = await client.query<{ n: number }>(
-      `SELECT count(*) AS n FROM api_keys
-        WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
-      [accountId, now],
-    );
-    if (active.rows[0]!.n >= maxKeys) {
-      throw new ApiError('KEY_LIMIT_REACHED', undefined, { max_keys: maxKeys });
-    }
-    const inserted = await client.query<ApiKey>(
-      `INSERT INTO api_keys (account_id, hash, prefix, name, description, servers, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${KEY_COLUMNS}`,
-      [accountId, generated.hash, generated.prefix, s.name, s.description ?? null, s.servers ?? null, s.expires_at ?? null],
-    );
-    return inserted.rows[0]!;
+  return db.transaction(async (client) => {
+    await lockAccountUnderCap(client, accountId, now, null);
+    return insertKey(client, accountId, { ...s, rotated_from: null });
   });
-  return { key, plaintext: generated.plaintext };
+}
+
+/**
+ * Rotation: a new key with the same name, description, servers and expiry, and the old key's end
+ * brought forward to `graceSeconds` from now (0 revokes it at once), in one transaction. The old
+ * key does not count toward the cap, so an account at its plan's cap can still rotate.
+ */
+export async function keyRotate(
+  db: Database,
+  accountId: string,
+  keyId: string,
+  graceSeconds: number,
+  now = new Date(),
+): Promise<{ key: ApiKey; plaintext: string; replaced: ApiKey }> {
+  assertUuid(accountId, 'account');
+  assertUuid(keyId, 'key');
+  return db.transaction(async (client) => {
+    await lockAccountUnderCap(client, accountId, now, keyId);
+    const old = await client.query<ApiKey>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys
+        WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)`,
+      [keyId, accountId, now],
+    );
+    const o = old.rows[0];
+    if (!o) throw new ApiError('NOT_FOUND', 'No active key with this id on the account.', { key: keyId });
+    const created = await insertKey(client, accountId, {
+      name: o.name,
+      description: o.description ?? undefined,
+      servers: o.servers ?? undefined,
+      expires_at: o.expires_at ?? undefined,
+      rotated_from: o.id,
+    });
+    const replaced = await client.query<ApiKey>(
+      graceSeconds <= 0
+        ? `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 RETURNING ${KEY_COLUMNS}`
+        : `UPDATE api_keys SET expires_at = least(coalesce(expires_at, 'infinity'), $2::timestamptz + make_interval(secs => $3))
+            WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+      graceSeconds <= 0 ? [o.id, now] : [o.id, now, graceSeconds],
+    );
+    return { ...created, replaced: replaced.rows[0]! };
+  });
+}
+
+function assertUuid(id: string, what: 'account' | 'key'): void {
+  if (!z.string().uuid().safeParse(id).success) {
+    const label = what === 'account' ? 'Account' : 'Key';
+    throw new ApiError('INVALID_PARAMS', `${label} ids are UUIDs.`, { issues: [{ path: what, message: 'expected a UUID' }] });
+  }
+}
+
+/** Locks the account row (serialising key creations, so the cap cannot be overshot) and checks the cap. */
+async function lockAccountUnderCap(client: PoolClient, accountId: string, now: Date, excludingKey: string | null): Promise<void> {
+  const acc = await client.query<{ max_keys: number }>(
+    `SELECT p.max_keys FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1 FOR UPDATE OF a`,
+    [accountId],
+  );
+  const maxKeys = acc.rows[0]?.max_keys;
+  if (maxKeys === undefined) throw new ApiError('NOT_FOUND', `No account ${accountId}.`, { account: accountId });
+  const active = await client.query<{ n: number }>(
+    `SELECT count(*) AS n FROM api_keys
+      WHERE account_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) AND id IS DISTINCT FROM $3`,
+    [accountId, now, excludingKey],
+  );
+  if (active.rows[0]!.n >= maxKeys) {
+    throw new ApiError('KEY_LIMIT_REACHED', undefined, { max_keys: maxKeys });
+  }
+}
+
+async function insertKey(
+  client: PoolClient,
+  accountId: string,
+  s: { name: string; description?: string; servers?: string[]; expires_at?: Date; rotated_from: string | null },
+): Promise<{ key: ApiKey; plaintext: string }> {
+  const generated = generateKey();
+  const inserted = await client.query<ApiKey>(
+    `INSERT INTO api_keys (account_id, hash, prefix, name, description, servers, expires_at, rotated_from)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${KEY_COLUMNS}`,
+    [accountId, generated.hash, generated.prefix, s.name, s.description ?? null, s.servers ?? null, s.expires_at ?? null, s.rotated_from],
+  );
+  return { key: inserted.rows[0]!, plaintext: generated.plaintext };
 }
 
 export async function keyListByAccount(db: Database, accountId: string): Promise<ApiKey[]> {

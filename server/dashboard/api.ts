@@ -1,0 +1,396 @@
+// The dashboard's JSON API under /api (DESIGN.md §5, issue 8): wallet sign-in, browser sessions,
+// keys, usage and plans. An encapsulated Fastify plugin: its cookie parsing, session lookup and
+// CSRF checks apply here only, never to /mcp. Keys go through server/keys/store.ts, the gateway's
+// own code, so a key made here works on /mcp at once.
+import { timingSafeEqual } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import { parseSignInMessageText } from '@solana/wallet-standard-util';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseSiweMessage } from 'viem/siwe';
+import { z } from 'zod';
+import { accountCreate, accountGet, accountIdByWallet, accountLinkWallet, type Account, type Chain } from '../accounts/accounts.ts';
+import type { Plan } from '../accounts/plans.ts';
+import type { DashboardConfig } from '../config.ts';
+import type { Database } from '../db/pool.ts';
+import { ApiError } from '../errors.ts';
+import type { KeyResolver } from '../keys/resolver.ts';
+import { keyCreate, keyListByAccount, keyRevoke, keyRotate, type ApiKey } from '../keys/store.ts';
+import type { Registry } from '../mcp/registry.ts';
+import type { UsageReader } from '../mcp/tool.ts';
+import type { EvmNetwork } from '../providers/evm/chains.ts';
+import {
+  attemptCountRecent,
+  attemptRecord,
+  dashboardSweep,
+  nonceConsume,
+  nonceCreate,
+  sessionByToken,
+  sessionCreate,
+  sessionRevoke,
+  type Session,
+  type WalletFamily,
+} from './store.ts';
+import { usageDaily, usageCsv } from './usage.ts';
+import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
+
+export interface DashboardDeps {
+  db: Database;
+  registry: Registry;
+  plans: () => Promise<Plan[]>;
+  usage: UsageReader;
+  keys: KeyResolver;
+  settings: DashboardConfig;
+  evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number };
+  /** Where MCP clients reach the servers; unset: the origin the request came to. */
+  publicBaseUrl: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    dashboardSession?: Session;
+  }
+}
+
+const SESSION_COOKIE = 'cmcp_session';
+const NONCE_COOKIE = 'cmcp_nonce';
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+const SignInBody = z.object({
+  family: z.enum(['evm', 'solana']),
+  message: z.string().min(1).max(4000),
+  // EIP-1271 / ERC-6492 signatures can be long; base64 ed25519 signatures are 88 characters.
+  signature: z.string().min(1).max(20_000),
+});
+
+const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body ?? {});
+  if (!parsed.success) {
+    throw new ApiError('INVALID_PARAMS', 'The request fields are invalid.', {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  return parsed.data;
+}
+
+export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  const { db, settings } = deps;
+  const evmClient = signInClients(deps.evm.rpcUrls, deps.evm.timeoutMs);
+  await app.register(cookie);
+
+  const sweep = setInterval(() => {
+    dashboardSweep(db).catch(() => {});
+  }, 10 * 60_000);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+
+  /** The dashboard's origin: configured, or the one this request came to (localhost, tests). */
+  const originOf = (request: FastifyRequest): string => settings.origin ?? `${request.protocol}://${request.host}`;
+  const cookieOptions = (request: FastifyRequest, path: string, maxAge: number) => ({
+    path,
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    secure: !LOCAL_HOSTS.has(new URL(originOf(request)).hostname),
+    maxAge,
+  });
+
+  // Every mutating request must come from the dashboard's own pages: a browser's Origin and
+  // Sec-Fetch-Site say where it came from (a cross-site form or fetch is refused here), and a
+  // session's requests must also echo the session's CSRF token (checked below).
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== originOf(request)) throw new ApiError('CSRF_REJECTED', undefined, { reason: 'origin' });
+    const site = request.headers['sec-fetch-site'];
+    if (site === 'cross-site' || site === 'same-site') throw new ApiError('CSRF_REJECTED', undefined, { reason: 'cross_site' });
+  });
+
+  app.get('/config', async (request) => ({
+    mcp_base_url: deps.publicBaseUrl ?? originOf(request),
+    servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
+    chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
+    walletconnect_project_id: settings.walletConnectProjectId ?? null,
+  }));
+
+  app.get('/auth/nonce', async (request, reply) => {
+    const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
+    // The nonce is also bound to this browser: the sign-in must come with this cookie.
+    reply.setCookie(NONCE_COOKIE, nonce, cookieOptions(request, '/api/auth', settings.nonceTtlSeconds));
+    reply.header('cache-control', 'no-store');
+    return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+  });
+
+  /** Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod). */
+  async function rateLimit(request: FastifyRequest): Promise<void> {
+    const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
+    if (recent.count < settings.signInLimit) return;
+    await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
+    const oldest = recent.oldest?.getTime() ?? Date.now();
+    const retry = Math.max(1, Math.ceil((oldest + settings.signInWindowSeconds * 1000 - Date.now()) / 1000));
+    throw new ApiError(
+      'RATE_LIMITED',
+      'Too many sign-in attempts from this address; retry later.',
+      { limit: settings.signInLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry },
+      { 'retry-after': String(retry) },
+    );
+  }
+
+  /**
+   * Verifies a signed sign-in message: the nonce is consumed first (single use, even when the
+   * signature then fails), then the fields and the signature are checked.
+   */
+  async function verifySignedMessage(
+    request: FastifyRequest,
+    body: z.infer<typeof SignInBody>,
+    nonceScope: { purpose: 'sign_in'; cookieNonce: string | undefined } | { purpose: 'link'; sessionId: string },
+  ): Promise<{ family: WalletFamily; chain: Chain; address: string }> {
+    const refuse = async (reason: RefusalReason | 'nonce_unknown' | 'nonce_used' | 'nonce_expired', address?: string): Promise<never> => {
+      await attemptRecord(db, { client: request.ip, family: body.family, address, outcome: 'refused', reason });
+      throw new ApiError('SIGN_IN_REJECTED', undefined, { reason });
+    };
+    const nonce = messageNonce(body.family, body.message);
+    if (!nonce) return refuse('malformed_message');
+    if (nonceScope.purpose === 'sign_in' && nonceScope.cookieNonce !== nonce) return refuse('nonce_mismatch');
+    const claimed = await nonceConsume(db, {
+      nonce,
+      purpose: nonceScope.purpose,
+      sessionId: nonceScope.purpose === 'link' ? nonceScope.sessionId : undefined,
+    });
+    if (!claimed.ok) return refuse(claimed.reason);
+    const expect: Expectation = {
+      domain: new URL(originOf(request)).host,
+      origin: originOf(request),
+      now: new Date(),
+      maxAgeSeconds: settings.nonceTtlSeconds,
+    };
+    if (body.family === 'solana') {
+      const result = verifySolanaSignIn(body.message, body.signature, expect);
+      if (!result.ok) return refuse(result.reason);
+      return { family: 'solana', chain: 'solana', address: result.address };
+    }
+    const checked = checkSiweMessage(body.message, expect);
+    if (!checked.ok) return refuse(checked.reason);
+    let valid: boolean;
+    try {
+      valid = await verifySiweSignature(evmClient(checked.network), { address: checked.address, message: body.message, signature: body.signature });
+    } catch (err) {
+      request.log.warn({ err }, 'EIP-1271 check failed');
+      throw new ApiError('UPSTREAM_ERROR', 'Could not reach the chain to check a smart-contract wallet signature.', { provider: `rpc:${checked.network}` });
+    }
+    if (!valid) return refuse('bad_signature', checked.address.toLowerCase());
+    return { family: 'evm', chain: checked.network, address: checked.address.toLowerCase() };
+  }
+
+  app.post('/auth/sign-in', async (request, reply) => {
+    await rateLimit(request);
+    const body = parseBody(SignInBody, request.body);
+    const wallet = await verifySignedMessage(request, body, { purpose: 'sign_in', cookieNonce: request.cookies[NONCE_COOKIE] });
+    const { account, created } = await accountForWallet(db, wallet.chain, wallet.address);
+    const { session, token } = await sessionCreate(db, {
+      accountId: account.id,
+      family: wallet.family,
+      address: wallet.address,
+      ttlSeconds: settings.sessionTtlSeconds,
+      userAgent: request.headers['user-agent'],
+    });
+    await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
+    reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+    reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
+    return reply.code(created ? 201 : 200).send(sessionView(session, account, created));
+  });
+
+  // Everything below needs a signed-in session, and a mutating request its CSRF token.
+  await app.register(async (authed) => {
+    authed.addHook('onRequest', async (request) => {
+      const token = request.cookies[SESSION_COOKIE];
+      const session = token ? await sessionByToken(db, token) : undefined;
+      if (!session) throw new ApiError('SESSION_REQUIRED');
+      if (request.method !== 'GET' && request.method !== 'HEAD' && !csrfMatches(request.headers['x-csrf-token'], session.csrf_token)) {
+        throw new ApiError('CSRF_REJECTED', undefined, { reason: 'token' });
+      }
+      request.dashboardSession = session;
+    });
+    const sessionOf = (request: FastifyRequest): Session => request.dashboardSession!;
+    const accountOf = async (request: FastifyRequest): Promise<Account> => {
+      const account = await accountGet(db, sessionOf(request).account_id);
+      if (!account) throw new ApiError('SESSION_REQUIRED');
+      return account;
+    };
+
+    authed.get('/session', async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return sessionView(sessionOf(request), await accountOf(request), false);
+    });
+
+    authed.post('/auth/sign-out', async (request, reply) => {
+      await sessionRevoke(db, sessionOf(request).id);
+      reply.clearCookie(SESSION_COOKIE, { path: '/api' });
+      return { signed_out: true };
+    });
+
+    authed.get('/wallets/nonce', async (request, reply) => {
+      const { nonce, expires_at } = await nonceCreate(db, { purpose: 'link', sessionId: sessionOf(request).id, ttlSeconds: settings.nonceTtlSeconds });
+      reply.header('cache-control', 'no-store');
+      return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+    });
+
+    authed.post('/wallets', async (request, reply) => {
+      await rateLimit(request);
+      const body = parseBody(SignInBody, request.body);
+      const session = sessionOf(request);
+      const wallet = await verifySignedMessage(request, body, { purpose: 'link', sessionId: session.id });
+      const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address);
+      await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
+      return reply.code(201).send({ wallets: account.wallets.map(walletView) });
+    });
+
+    authed.get('/keys', async (request) => {
+      const keys = await keyListByAccount(db, sessionOf(request).account_id);
+      const account = await accountOf(request);
+      const plan = (await deps.plans()).find((p) => p.name === account.plan);
+      return { keys: keys.map((k) => keyView(k)).reverse(), max_keys: plan?.max_keys ?? null };
+    });
+
+    authed.post('/keys', async (request, reply) => {
+      const { key, plaintext } = await keyCreate(db, sessionOf(request).account_id, (request.body ?? {}) as never);
+      return reply.code(201).send({ key: keyView(key), plaintext });
+    });
+
+    const ownedKey = async (request: FastifyRequest): Promise<ApiKey> => {
+      const id = (request.params as { id: string }).id;
+      const key = (await keyListByAccount(db, sessionOf(request).account_id)).find((k) => k.id === id);
+      if (!key) throw new ApiError('NOT_FOUND', 'No key with this id on your account.', { key: id });
+      return key;
+    };
+
+    authed.post('/keys/:id/revoke', async (request) => {
+      const key = await keyRevoke(db, (await ownedKey(request)).id);
+      // The gateway caches key lookups briefly; drop this pod's cache so the revocation is immediate here.
+      deps.keys.clear();
+      return { key: keyView(key) };
+    });
+
+    authed.post('/keys/:id/rotate', async (request, reply) => {
+      const { grace_seconds } = parseBody(RotateBody, request.body);
+      const old = await ownedKey(request);
+      const rotated = await keyRotate(db, sessionOf(request).account_id, old.id, grace_seconds);
+      deps.keys.clear();
+      return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
+    });
+
+    authed.get('/usage', async (request) => {
+      const days = parseDays(request.query);
+      const accountId = sessionOf(request).account_id;
+      return { ...(await deps.usage.usage(accountId)), days, daily: await usageDaily(db, accountId, days) };
+    });
+
+    authed.get('/usage.csv', async (request, reply) => {
+      const days = parseDays(request.query);
+      const csv = await usageCsv(db, sessionOf(request).account_id, days);
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="cryptomcp-usage-${days}d.csv"`)
+        .send(csv);
+    });
+
+    authed.get('/plans', async (request) => {
+      const account = await accountOf(request);
+      return {
+        current: account.plan,
+        contact: settings.contact ?? null,
+        plans: (await deps.plans()).map((p) => ({
+          name: p.name,
+          display_name: p.display_name,
+          credits: p.credits,
+          renewal: p.renewal,
+          requests_per_minute: p.requests_per_minute,
+          burst: p.burst,
+          servers: p.servers,
+          max_keys: p.max_keys,
+          current: p.name === account.plan,
+        })),
+      };
+    });
+  });
+}
+
+function parseDays(query: unknown): number {
+  const parsed = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }).safeParse(query ?? {});
+  if (!parsed.success) {
+    throw new ApiError('INVALID_PARAMS', 'days must be an integer from 1 to 366.', { issues: [{ path: 'days', message: 'expected 1..366' }] });
+  }
+  return parsed.data.days;
+}
+
+/** The nonce a message names, read before anything else so it is used up whatever follows. */
+function messageNonce(family: WalletFamily, message: string): string | undefined {
+  try {
+    return family === 'evm' ? parseSiweMessage(message).nonce : (parseSignInMessageText(message)?.nonce ?? undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+function csrfMatches(presented: string | string[] | undefined, expected: string): boolean {
+  if (typeof presented !== 'string' || presented.length !== expected.length) return false;
+  return timingSafeEqual(Buffer.from(presented), Buffer.from(expected));
+}
+
+async function accountForWallet(db: Database, chain: Chain, address: string): Promise<{ account: Account; created: boolean }> {
+  const existing = await accountIdByWallet(db, chain, address);
+  if (existing) return { account: (await accountGet(db, existing))!, created: false };
+  try {
+    return { account: await accountCreate(db, { wallet: address, chain, plan: 'free' }), created: true };
+  } catch (err) {
+    // Two first sign-ins of one wallet at once: the other made the account; use it.
+    if (err instanceof ApiError && err.code === 'WALLET_IN_USE') {
+      const id = await accountIdByWallet(db, chain, address);
+      if (id) return { account: (await accountGet(db, id))!, created: false };
+    }
+    throw err;
+  }
+}
+
+function walletView(w: Account['wallets'][number]) {
+  return { chain: w.chain, address: w.address, created_at: w.created_at.toISOString() };
+}
+
+function sessionView(session: Session, account: Account, created: boolean) {
+  return {
+    account: {
+      id: account.id,
+      plan: account.plan,
+      status: account.status,
+      balance: account.balance,
+      created: created,
+      wallets: account.wallets.map(walletView),
+    },
+    wallet: { family: session.wallet_family, address: session.wallet_address },
+    csrf_token: session.csrf_token,
+    expires_at: session.expires_at.toISOString(),
+  };
+}
+
+export function keyStatus(k: ApiKey, now = Date.now()): 'active' | 'revoked' | 'expired' {
+  if (k.revoked_at) return 'revoked';
+  if (k.expires_at && k.expires_at.getTime() <= now) return 'expired';
+  return 'active';
+}
+
+function keyView(k: ApiKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    description: k.description,
+    prefix: k.prefix,
+    servers: k.servers,
+    created_at: k.created_at.toISOString(),
+    last_used_at: k.last_used_at?.toISOString() ?? null,
+    expires_at: k.expires_at?.toISOString() ?? null,
+    revoked_at: k.revoked_at?.toISOString() ?? null,
+    rotated_from: k.rotated_from,
+    status: keyStatus(k),
+  };
+}
+

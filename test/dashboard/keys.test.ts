@@ -1,0 +1,156 @@
+// The dashboard's keys, usage and plans API against the real service and PostgreSQL: a key made
+// here works on /mcp at once through the MCP SDK client; revocation and rotation take effect;
+// the plan's key cap answers a clear error; usage and the CSV count the real calls.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { CookieClient, signInEvm } from './helpers.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  // EOA sign-ins are checked by ECDSA recovery alone, so no chain node is needed here.
+  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', KEY_CACHE_TTL_MS: '60000' });
+});
+
+afterAll(async () => {
+  await service?.close();
+  await db?.drop();
+});
+
+async function signedIn(): Promise<{ client: CookieClient; accountId: string }> {
+  const client = new CookieClient(service.url);
+  const { res } = await signInEvm(client, privateKeyToAccount(generatePrivateKey()));
+  expect(res.status).toBe(201);
+  return { client, accountId: res.body.account.id };
+}
+
+async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
+  const res = await post(`${service.url}/mcp/market-intelligence`, toolCall('get_capabilities'), { 'x-api-key': key });
+  return { status: res.status, code: (res.body as { error?: { code: string } }).error?.code };
+}
+
+describe('keys', () => {
+  it('a key created in the dashboard (name, description, expiry, servers) is shown once and calls a tool through the MCP SDK client', async () => {
+    const { client } = await signedIn();
+    const expires = new Date(Date.now() + 90 * 86400_000).toISOString();
+    const created = await client.post('/api/keys', { name: 'laptop', description: 'Claude Desktop', expires_at: expires, servers: ['market-intelligence'] });
+    expect(created.status).toBe(201);
+    expect(created.body.plaintext).toMatch(/^cmcp_[0-9A-Za-z]{38}$/);
+    expect(created.body.key).toMatchObject({ name: 'laptop', description: 'Claude Desktop', servers: ['market-intelligence'], status: 'active', expires_at: expires });
+    expect(created.body.plaintext.startsWith(created.body.key.prefix)).toBe(true);
+    const list = await client.get('/api/keys');
+    expect(list.body.max_keys).toBe(3);
+    expect(list.body.keys).toHaveLength(1);
+    // Listing never shows the plaintext again.
+    expect(JSON.stringify(list.body)).not.toContain(created.body.plaintext);
+
+    const mcp = await mcpClient(service.url, 'market-intelligence', created.body.plaintext);
+    try {
+      const result = await mcp.callTool({ name: 'get_capabilities', arguments: {} });
+      expect((result.structuredContent as { success: boolean }).success).toBe(true);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('revoking a key makes /mcp answer 401 API_KEY_REVOKED at once on this pod', async () => {
+    const { client } = await signedIn();
+    const { body } = await client.post('/api/keys', { name: 'k' });
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    const revoked = await client.post(`/api/keys/${body.key.id}/revoke`);
+    expect(revoked.body.key.status).toBe('revoked');
+    expect(await mcpStatus(body.plaintext)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
+  });
+
+  it('rotation makes a new key with the same settings; the old one works through the grace period, or stops at once with no grace', async () => {
+    const { client } = await signedIn();
+    const { body: first } = await client.post('/api/keys', { name: 'ci', description: 'runner', servers: ['market-intelligence'] });
+    const graced = await client.post(`/api/keys/${first.key.id}/rotate`, { grace_seconds: 3600 });
+    expect(graced.status).toBe(201);
+    expect(graced.body.key).toMatchObject({ name: 'ci', description: 'runner', servers: ['market-intelligence'], rotated_from: first.key.id });
+    const graceEnd = new Date(graced.body.replaced.expires_at).getTime();
+    expect(Math.abs(graceEnd - (Date.now() + 3600_000))).toBeLessThan(60_000);
+    expect((await mcpStatus(first.plaintext)).status).toBe(200);
+    expect((await mcpStatus(graced.body.plaintext)).status).toBe(200);
+
+    const immediate = await client.post(`/api/keys/${graced.body.key.id}/rotate`, { grace_seconds: 0 });
+    expect(immediate.body.replaced.status).toBe('revoked');
+    expect((await mcpStatus(graced.body.plaintext)).code).toBe('API_KEY_REVOKED');
+    expect((await mcpStatus(immediate.body.plaintext)).status).toBe(200);
+  });
+
+  it("the free plan's cap of 3 keys answers KEY_LIMIT_REACHED, yet a key at the cap can still be rotated", async () => {
+    const { client } = await signedIn();
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) ids.push((await client.post('/api/keys', { name })).body.key.id);
+    const fourth = await client.post('/api/keys', { name: 'd' });
+    expect(fourth.status).toBe(409);
+    expect(fourth.body.error).toMatchObject({ code: 'KEY_LIMIT_REACHED', details: { max_keys: 3 } });
+    const rotated = await client.post(`/api/keys/${ids[0]}/rotate`, { grace_seconds: 0 });
+    expect(rotated.status).toBe(201);
+  });
+
+  it("a key of another account cannot be revoked or rotated (404), and bad input is a coded 400", async () => {
+    const owner = await signedIn();
+    const { body } = await owner.client.post('/api/keys', { name: 'mine' });
+    const stranger = await signedIn();
+    expect((await stranger.client.post(`/api/keys/${body.key.id}/revoke`)).status).toBe(404);
+    expect((await stranger.client.post(`/api/keys/${body.key.id}/rotate`, { grace_seconds: 0 })).status).toBe(404);
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    const noName = await owner.client.post('/api/keys', { description: 'x' });
+    expect(noName.status).toBe(400);
+    expect(noName.body.error.code).toBe('INVALID_PARAMS');
+    const past = await owner.client.post('/api/keys', { name: 'old', expires_at: '2020-01-01' });
+    expect(past.body.error.details.issues[0].path).toBe('expires_at');
+  });
+});
+
+describe('usage and plans', () => {
+  it('usage shows the balance going down by the calls made with the key, per day, server and tool, and the CSV has the same rows', async () => {
+    const { client } = await signedIn();
+    const { body } = await client.post('/api/keys', { name: 'usage' });
+    const mcp = await mcpClient(service.url, 'market-intelligence', body.plaintext);
+    let spent = 0;
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await mcp.callTool({ name: 'get_prices', arguments: { assets: ['bitcoin'] } });
+        const env = r.structuredContent as { success: boolean; metadata: { credits_used: number } };
+        expect(env.success).toBe(true);
+        spent += env.metadata.credits_used;
+      }
+    } finally {
+      await mcp.close();
+    }
+    expect(spent).toBeGreaterThan(0);
+    const usage = (await client.get('/api/usage?days=7')).body;
+    expect(usage).toMatchObject({ plan: 'free', balance: 150 - spent, calls: 2, credits_used: spent, renews_at: null });
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.daily).toEqual([{ day: today, server: 'market-intelligence', tool: 'get_prices', calls: 2, credits: spent }]);
+    const csv = await client.get('/api/usage.csv?days=7');
+    expect(csv.headers.get('content-type')).toMatch(/text\/csv/);
+    expect(csv.body).toBe(`day,server,tool,calls,credits\r\n${today},market-intelligence,get_prices,2,${spent}\r\n`);
+    expect((await client.get('/api/usage?days=0')).status).toBe(400);
+  });
+
+  it('plans lists the four plans as the catalog reports them, with the current one marked', async () => {
+    const { client } = await signedIn();
+    const plans = (await client.get('/api/plans')).body;
+    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { plans: { name: string; credits: number }[] };
+    expect(plans.current).toBe('free');
+    expect(plans.plans.map((p: { name: string }) => p.name)).toEqual(catalog.plans.map((p) => p.name));
+    expect(plans.plans.find((p: { current: boolean }) => p.current).name).toBe('free');
+    for (const p of plans.plans) expect(p.credits).toBe(catalog.plans.find((c) => c.name === p.name)!.credits);
+  });
+
+  it('config names the MCP base URL and the servers for the Connect page', async () => {
+    const config = (await new CookieClient(service.url).get('/api/config')).body;
+    expect(config.mcp_base_url).toBe(service.url);
+    expect(config.servers.map((s: { name: string }) => s.name)).toEqual(['market-intelligence']);
+    expect(config.chains.map((c: { id: number }) => c.id).sort((a: number, b: number) => a - b)).toEqual([1, 56, 137, 8453]);
+  });
+});
