@@ -1,11 +1,19 @@
+// whale-intelligence over EVM JSON-RPC: large transfers, exchange flows, wallet profiles, and
+// per-account watchlists kept in PostgreSQL.
+import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { profileTools } from './profile.ts';
+import { watchTools } from './watches.ts';
+import { whaleTools } from './whales.ts';
 
-// Data tools arrive with this server's own issue; until then it offers the three free tools.
-export const whaleIntelligence: ServerSpec = {
-  name: 'whale-intelligence',
-  title: 'Whale Intelligence',
-  description: 'Large transfers and flows between exchanges, funds and wallets, with address labels.',
-  chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
-  dataFreshness: 'No data tools are deployed on this server yet; only the free account tools answer.',
-  tools: [],
-};
+export function whaleIntelligence(deps: ServerDeps): ServerSpec {
+  return {
+    name: 'whale-intelligence',
+    title: 'Whale Intelligence',
+    description: 'Large transfers and flows between exchanges, funds and wallets, with address labels; wallet profiles and per-account watchlists.',
+    chains: ['ethereum', 'base', 'polygon', 'bsc'],
+    dataFreshness:
+      'Transfers live from each network over JSON-RPC (windows of at most 1,000 blocks); USD values from the market data, each price with its as-of date; watchlists in the service database.',
+    tools: [...whaleTools(deps), ...profileTools(deps), ...watchTools(deps)],
+  };
+}

@@ -1,0 +1,235 @@
+// What the whale tools share: block windows, scans of native and ERC-20 transfers, token facts,
+// USD valuation and the exchange direction of a transfer.
+import { erc20Abi, formatUnits, getAddress, parseAbiItem, type Address, type Hash, type PublicClient } from 'viem';
+import { ApiError } from '../../errors.ts';
+import type { EvmNetwork } from '../../providers/evm/chains.ts';
+import type { AddressLabel, LabelBook } from '../../providers/labels.ts';
+import type { Quote } from '../../providers/market/types.ts';
+import { rpc } from '../common/evm.ts';
+import type { ServerDeps } from '../deps.ts';
+
+/**
+ * The widest block window one whale-tool call scans. Native transfers are only visible in each
+ * block's transaction list, so every block of the window is fetched in full; one bound for all
+ * the whale tools keeps that work (and the answer) bounded and the rule simple.
+ */
+export const WHALE_MAX_BLOCKS = 1_000;
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+/** Blocks fetched at once: viem batches them into one HTTP request. */
+const BLOCK_CHUNK = 25;
+
+/** The market asset of each network's native coin. */
+const NATIVE_ASSET: Record<EvmNetwork, { asset_id: string; symbol: string }> = {
+  ethereum: { asset_id: 'ethereum', symbol: 'ETH' },
+  base: { asset_id: 'ethereum', symbol: 'ETH' },
+  polygon: { asset_id: 'matic-network', symbol: 'POL' },
+  bsc: { asset_id: 'binancecoin', symbol: 'BNB' },
+};
+
+export interface Window {
+  from: number;
+  to: number;
+  latest: number;
+}
+
+/**
+ * The chain's current block. viem caches eth_blockNumber for its polling interval (4 s); a stale
+ * head would make a watch miss the blocks mined since, so every call asks the node.
+ */
+export function headBlock(client: PublicClient, network: EvmNetwork): Promise<number> {
+  return rpc(network, () => client.getBlockNumber({ cacheTime: 0 })).then(Number);
+}
+
+/** from_block..to_block as asked (default: the last `bound` blocks), checked against the bound. */
+export async function resolveWindow(client: PublicClient, network: EvmNetwork, args: { from_block?: number; to_block?: number }, bound: number): Promise<Window> {
+  const latest = await headBlock(client, network);
+  const requestedTo = args.to_block ?? latest;
+  const from = args.from_block ?? Math.max(0, requestedTo - bound + 1);
+  if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
+  if (requestedTo - from + 1 > bound) {
+    throw new ApiError('INVALID_PARAMS', `A block window covers at most ${bound} blocks.`, {
+      issues: [{ path: 'from_block', message: `at most ${bound} blocks from from_block to to_block` }],
+    });
+  }
+  return { from, to: Math.min(requestedTo, latest), latest };
+}
+
+/** A movement of value: a successful transaction's native value, or an ERC-20 Transfer log. */
+export interface Movement {
+  block: number;
+  tx_hash: Hash;
+  /** Orders movements inside a block: the log index, or the transaction index for native ones. */
+  position: number;
+  /** null: the native coin. */
+  token: Address | null;
+  from: Address;
+  to: Address;
+  value: bigint;
+}
+
+const byChainOrder = (a: Movement, b: Movement) => a.block - b.block || a.position - b.position;
+
+/**
+ * Successful native-value transactions in [from, to] that `keep` accepts (top-level value only:
+ * value moved by contract internals needs tracing, which public JSON-RPC does not offer).
+ */
+export async function scanNative(
+  client: PublicClient,
+  network: EvmNetwork,
+  range: { from: number; to: number },
+  keep: (m: Movement) => boolean,
+  signal: AbortSignal,
+): Promise<Movement[]> {
+  const found: Movement[] = [];
+  for (let start = range.from; start <= range.to; start += BLOCK_CHUNK) {
+    if (signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: `evm:${network}` });
+    const numbers = Array.from({ length: Math.min(BLOCK_CHUNK, range.to - start + 1) }, (_, i) => BigInt(start + i));
+    const blocks = await rpc(network, () => Promise.all(numbers.map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true }))));
+    for (const b of blocks) {
+      for (const tx of b.transactions) {
+        if (tx.value === 0n || !tx.to) continue;
+        const m: Movement = { block: Number(b.number), tx_hash: tx.hash, position: tx.transactionIndex ?? 0, token: null, from: getAddress(tx.from), to: getAddress(tx.to), value: tx.value };
+        if (keep(m)) found.push(m);
+      }
+    }
+  }
+  // A reverted transaction moves no value: keep only the successful ones (receipts of the few kept).
+  const receipts = await rpc(network, () => Promise.all(found.map((m) => client.getTransactionReceipt({ hash: m.tx_hash }))));
+  return found.filter((_, i) => receipts[i]!.status === 'success').sort(byChainOrder);
+}
+
+/** ERC-20 Transfer logs in [from, to] of a token (or any), sent by and/or received by the given addresses. */
+export async function scanTransfers(
+  client: PublicClient,
+  network: EvmNetwork,
+  range: { from: number; to: number },
+  filter: { token?: Address | Address[]; parties?: Address[] },
+): Promise<Movement[]> {
+  const base = { address: filter.token, event: TRANSFER, fromBlock: BigInt(range.from), toBlock: BigInt(range.to) } as const;
+  const logs = await rpc(network, async () => {
+    if (!filter.parties) return client.getLogs(base);
+    if (filter.parties.length === 0) return [];
+    const [sent, received] = await Promise.all([client.getLogs({ ...base, args: { from: filter.parties } }), client.getLogs({ ...base, args: { to: filter.parties } })]);
+    return [...sent, ...received];
+  });
+  const seen = new Set<string>();
+  const out: Movement[] = [];
+  for (const l of logs) {
+    const id = `${l.transactionHash}:${l.logIndex}`;
+    if (seen.has(id) || !l.args.from || !l.args.to || l.args.value === undefined) continue;
+    seen.add(id);
+    out.push({ block: Number(l.blockNumber), tx_hash: l.transactionHash!, position: l.logIndex ?? 0, token: getAddress(l.address), from: getAddress(l.args.from), to: getAddress(l.args.to), value: l.args.value });
+  }
+  return out.sort(byChainOrder);
+}
+
+export interface AssetFacts {
+  /** null: the native coin. */
+  token: Address | null;
+  symbol: string | null;
+  /** null when the contract does not answer decimals(): amounts then stay in the smallest unit. */
+  decimals: number | null;
+  /** The market quote valuing it, when the asset has one. */
+  quote: Quote | null;
+}
+
+// Token symbol and decimals never change: cache them per network and contract for the process.
+const tokenMeta = new Map<string, { symbol: string | null; decimals: number | null }>();
+
+/**
+ * Facts and prices of the assets movements involve. A token is priced when the market snapshot
+ * ties its contract on this network to an asset (CoinGecko platforms); the native coin by the
+ * network's coin. Anything else has no quote: it is not valued in USD.
+ */
+export async function assetFacts(deps: ServerDeps, network: EvmNetwork, tokens: readonly (Address | null)[], signal: AbortSignal): Promise<Map<Address | null, AssetFacts>> {
+  const client = deps.evm.client(network);
+  const unique = [...new Set(tokens)];
+  const missing = unique.filter((t): t is Address => t !== null && !tokenMeta.has(`${network}:${t}`));
+  await rpc(network, () =>
+    Promise.all(
+      missing.map(async (address) => {
+        const [decimals, symbol] = await Promise.all([
+          client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => null),
+          client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(() => null),
+        ]);
+        tokenMeta.set(`${network}:${address}`, { symbol, decimals });
+      }),
+    ),
+  );
+  const assetIds = new Map<Address | null, string>();
+  for (const t of unique) {
+    const id = t === null ? NATIVE_ASSET[network].asset_id : assetOfContract(deps, network, t);
+    if (id) assetIds.set(t, id);
+  }
+  const quotes = assetIds.size ? await deps.market.quotes([...new Set(assetIds.values())], signal) : [];
+  const out = new Map<Address | null, AssetFacts>();
+  for (const t of unique) {
+    const meta = t === null ? { symbol: NATIVE_ASSET[network].symbol, decimals: 18 } : tokenMeta.get(`${network}:${t}`)!;
+    out.set(t, { token: t, ...meta, quote: quotes.find((q) => q.asset_id === assetIds.get(t)) ?? null });
+  }
+  return out;
+}
+
+let contractAssets: Map<string, string> | undefined;
+/** network:address → market asset id, from the snapshot's asset platforms (built on first use). */
+function assetOfContract(deps: ServerDeps, network: EvmNetwork, token: Address): string | undefined {
+  if (!contractAssets) {
+    contractAssets = new Map();
+    for (const a of deps.snapshot.data.assets) for (const p of a.platforms) contractAssets.set(`${p.chain}:${p.address.toLowerCase()}`, a.id);
+  }
+  return contractAssets.get(`${network}:${token.toLowerCase()}`);
+}
+
+/** The amount in whole units (a decimal string), or null if the decimals are unknown. */
+export function units(value: bigint, facts: AssetFacts): string | null {
+  return facts.decimals === null ? null : formatUnits(value, facts.decimals);
+}
+
+/** USD value at the quote's price, or null for an unpriced asset. */
+export function usd(value: bigint, facts: AssetFacts): number | null {
+  if (!facts.quote || facts.decimals === null) return null;
+  return Math.round(Number(formatUnits(value, facts.decimals)) * facts.quote.price_usd * 100) / 100;
+}
+
+/** The prices used, as the answer reports them (asset, price, source, as-of). */
+export function pricesUsed(facts: Iterable<AssetFacts>): { asset_id: string; symbol: string; price_usd: number; source: string; as_of: string }[] {
+  const seen = new Map<string, Quote>();
+  for (const f of facts) if (f.quote) seen.set(f.quote.asset_id, f.quote);
+  return [...seen.values()].map((q) => ({ asset_id: q.asset_id, symbol: q.symbol, price_usd: q.price_usd, source: q.source, as_of: q.as_of }));
+}
+
+/** The latest as-of of the prices used, for metadata.data_as_of (null when none was needed). */
+export function pricesAsOf(facts: Iterable<AssetFacts>): string | null {
+  const dates = pricesUsed(facts).map((p) => p.as_of).sort();
+  return dates.at(-1) ?? null;
+}
+
+export type Direction = 'to_exchange' | 'from_exchange' | 'between_exchanges' | 'within_exchange' | 'none';
+
+/** Which way a transfer moves relative to labelled exchanges. */
+export function direction(from: AddressLabel | undefined, to: AddressLabel | undefined): Direction {
+  const fromEx = from?.kind === 'exchange';
+  const toEx = to?.kind === 'exchange';
+  if (fromEx && toEx) return exchangeName(from) === exchangeName(to) ? 'within_exchange' : 'between_exchanges';
+  if (toEx) return 'to_exchange';
+  if (fromEx) return 'from_exchange';
+  return 'none';
+}
+
+/**
+ * The venue an exchange label belongs to: public label clouds number hot wallets ("Binance 14"),
+ * and every numbered wallet is the same exchange, so a trailing number is dropped.
+ */
+export function exchangeName(label: AddressLabel): string {
+  return label.label.replace(/\s+\d+$/, '');
+}
+
+export function labeller(labels: LabelBook) {
+  const cache = new Map<string, AddressLabel | undefined>();
+  return (address: string): AddressLabel | undefined => {
+    if (!cache.has(address)) cache.set(address, labels.get(address));
+    return cache.get(address);
+  };
+}
+
+export const labelView = (l: AddressLabel | undefined) => (l ? { label: l.label, kind: l.kind } : null);

@@ -1,0 +1,395 @@
+// whale-intelligence against a real seeded devnet (anvil), over the real gateway and the SDK client.
+// Every expected value is recomputed here from the devnet manifest (what the seed did) and the
+// snapshot's ETH price, never copied from an answer.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createPublicClient, createWalletClient, erc20Abi, formatEther, formatUnits, getAddress, http, parseEther, parseUnits, type Address, type Hash } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../server/db/embedded.ts';
+import { startDevnet, type Devnet, type DevnetTransfer } from '../../server/devnet/devnet.ts';
+import { SnapshotProvider } from '../../server/providers/market/snapshot.ts';
+import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/store.ts';
+import { balanceOf, createAccountWithKey, mcpClient, post, toolCall } from '../helpers/service.ts';
+import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
+
+/** Anvil's public test mnemonic, which the devnet seeds from (its keys are worthless). */
+const MNEMONIC = 'test test test test test test test test test test test junk';
+
+let devnet: Devnet;
+let suite: ToolSuite;
+let ethUsd: number;
+let lastSeedBlock: number;
+
+const account = (label: string) => devnet.manifest.accounts.find((a) => a.label === label)!;
+const kindOf = (address: string) => devnet.manifest.accounts.find((a) => a.address === address)?.kind;
+const labelOf = (address: string) => devnet.manifest.accounts.find((a) => a.address === address)?.label;
+const token = (symbol: string) => devnet.manifest.tokens.find((t) => t.symbol === symbol)!;
+const decimalsOf = (asset: string) => (asset === 'ETH' ? 18 : token(asset).decimals);
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const usdOfEth = (wei: string | bigint) => round2(Number(formatEther(BigInt(wei))) * ethUsd);
+
+/** The direction rule restated: exchanges by label (each devnet exchange has one address). */
+function expectedDirection(t: DevnetTransfer): string {
+  const fromEx = kindOf(t.from) === 'exchange';
+  const toEx = kindOf(t.to) === 'exchange';
+  if (fromEx && toEx) return labelOf(t.from) === labelOf(t.to) ? 'within_exchange' : 'between_exchanges';
+  return toEx ? 'to_exchange' : fromEx ? 'from_exchange' : 'none';
+}
+
+const url = () => `${suite.svc.url}/mcp/whale-intelligence`;
+const raw = (name: string, args: Record<string, unknown>, key = suite.key) => post(url(), toolCall(name, args), { 'x-api-key': key });
+type ErrorBody = { error: { code: string; message: string; details: { provider?: string; issues?: { path: string; message: string }[] } } };
+
+beforeAll(async () => {
+  devnet = await startDevnet();
+  lastSeedBlock = Math.max(...devnet.manifest.transfers.map((t) => t.block));
+  const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-whale-')), 'manifest.json');
+  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  ethUsd = (await new SnapshotProvider().quotes(['ethereum']))[0]!.price_usd;
+  // Polygon points at a closed port: the "RPC down" case.
+  suite = await toolSuite('whale-intelligence', 10_000, {
+    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
+    POLYGON_RPC_URL: `http://127.0.0.1:${await freePort()}`,
+    EVM_TIMEOUT_MS: '2000',
+    EVM_RETRIES: '0',
+    DEVNET_MANIFEST: manifestFile,
+  });
+}, 120_000);
+afterAll(async () => {
+  await suite?.close();
+  await devnet?.stop();
+});
+
+type WhaleRow = { tx_hash: string; block: number; asset: string; amount: string; amount_raw: string; usd: number | null; from: string; to: string; from_label: { label: string } | null; to_label: { label: string } | null; direction: string };
+
+describe('get_whale_transactions', () => {
+  it('native transfers at or above a USD bar are exactly the seeded ETH transfers worth that much at the snapshot price, labelled, with their direction', async () => {
+    const minUsd = 100_000;
+    const expected = devnet.manifest.transfers.filter((t) => t.asset === 'ETH' && Number(formatEther(BigInt(t.amount))) * ethUsd >= minUsd);
+    // The bar must split the seed for the test to mean something: some ETH transfers fall below it.
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(devnet.manifest.transfers.filter((t) => t.asset === 'ETH').length);
+    const env = await suite.call<{ total: number; transactions: WhaleRow[]; prices: { asset_id: string; price_usd: number }[] }>('get_whale_transactions', {
+      from_block: 0,
+      to_block: lastSeedBlock,
+      min_usd: minUsd,
+    });
+    expect(env.metadata.credits_used).toBe(2);
+    expect(env.data.total).toBe(expected.length);
+    expect(env.data.prices).toEqual([expect.objectContaining({ asset_id: 'ethereum', price_usd: ethUsd })]);
+    // Newest first.
+    const byNewest = [...expected].sort((a, b) => b.block - a.block);
+    expect(env.data.transactions.map((r) => r.tx_hash)).toEqual(byNewest.map((t) => t.tx_hash));
+    for (const t of expected) {
+      const row = env.data.transactions.find((r) => r.tx_hash === t.tx_hash)!;
+      expect(row).toMatchObject({ asset: 'ETH', from: t.from, to: t.to, amount_raw: t.amount, amount: formatEther(BigInt(t.amount)), usd: usdOfEth(t.amount), direction: expectedDirection(t) });
+      expect(row.from_label?.label).toBe(labelOf(t.from));
+      expect(row.to_label?.label).toBe(labelOf(t.to));
+    }
+  });
+
+  it('an unpriced token takes a threshold in whole tokens: DPT transfers of at least 100,000 are the seeded ones plus the mint, with exchange deposits and withdrawals', async () => {
+    const dpt = token('DPT');
+    const bar = parseUnits('100000', dpt.decimals);
+    const expected = devnet.manifest.transfers.filter((t) => t.asset === 'DPT' && BigInt(t.amount) >= bar);
+    // The constructor minted the whole supply to the deployer: what all holders hold after the seed.
+    const supply = Object.values(devnet.manifest.balances.DPT!).reduce((s, b) => s + BigInt(b), 0n);
+    const env = await suite.call<{ total: number; transactions: (WhaleRow & { kind: string })[]; by_direction: Record<string, number> }>('get_whale_transactions', {
+      token: dpt.address,
+      min_amount: '100000',
+      from_block: 0,
+      to_block: lastSeedBlock,
+    });
+    expect(env.data.total).toBe(expected.length + 1);
+    const mint = env.data.transactions.find((r) => r.kind === 'mint')!;
+    expect(mint).toMatchObject({ from: '0x0000000000000000000000000000000000000000', to: account('Devnet deployer').address, amount_raw: supply.toString(), direction: 'none' });
+    const transfers = env.data.transactions.filter((r) => r.kind === 'transfer');
+    expect(new Set(transfers.map((r) => r.tx_hash))).toEqual(new Set(expected.map((t) => t.tx_hash)));
+    for (const t of expected) {
+      const row = transfers.find((r) => r.tx_hash === t.tx_hash)!;
+      expect(row).toMatchObject({ asset: 'DPT', amount: formatUnits(BigInt(t.amount), dpt.decimals), usd: null, direction: expectedDirection(t) });
+    }
+    const directions = expected.map(expectedDirection);
+    expect(directions).toContain('to_exchange');
+    expect(directions).toContain('from_exchange');
+    expect(env.data.by_direction.to_exchange).toBe(directions.filter((d) => d === 'to_exchange').length);
+    expect(env.data.by_direction.from_exchange).toBe(directions.filter((d) => d === 'from_exchange').length);
+  });
+
+  it('a USD bar on a token without a price is 400 naming min_amount; a window over 1,000 blocks is 400 naming the bound; neither is charged', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const unpriced = await raw('get_whale_transactions', { token: token('DUSD').address, min_usd: 1000 });
+    expect(unpriced.status).toBe(400);
+    expect((unpriced.body as ErrorBody).error.details.issues![0]!.path).toBe('min_amount');
+    const wide = await raw('get_whale_transactions', { from_block: 0, to_block: 5000 });
+    expect(wide.status).toBe(400);
+    expect((wide.body as ErrorBody).error.message).toContain('1000');
+    const noToken = await raw('get_whale_transactions', { min_amount: '5' });
+    expect(noToken.status).toBe(400);
+    expect((noToken.body as ErrorBody).error.details.issues![0]!.path).toBe('min_amount');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+});
+
+describe('get_exchange_flows', () => {
+  type Flow = { exchange: string; addresses: string[]; inflow: string; outflow: string; net: string; net_raw: string; net_usd: number | null; transfers_in: number; transfers_out: number };
+
+  /** Inflow and outflow per exchange label, summed from the manifest. */
+  function expectedFlows(asset: string) {
+    const flows = new Map<string, { inflow: bigint; outflow: bigint; in: number; out: number }>();
+    const of = (label: string) => flows.get(label) ?? flows.set(label, { inflow: 0n, outflow: 0n, in: 0, out: 0 }).get(label)!;
+    for (const t of devnet.manifest.transfers.filter((x) => x.asset === asset)) {
+      const d = expectedDirection(t);
+      if (d === 'none' || d === 'within_exchange') continue;
+      if (kindOf(t.from) === 'exchange') {
+        of(labelOf(t.from)!).outflow += BigInt(t.amount);
+        of(labelOf(t.from)!).out += 1;
+      }
+      if (kindOf(t.to) === 'exchange') {
+        of(labelOf(t.to)!).inflow += BigInt(t.amount);
+        of(labelOf(t.to)!).in += 1;
+      }
+    }
+    return flows;
+  }
+
+  it("a 6-decimal token's inflow, outflow and net per exchange are the seeded sums", async () => {
+    const dusd = token('DUSD');
+    const expected = expectedFlows('DUSD');
+    expect(expected.size).toBe(devnet.manifest.accounts.filter((a) => a.kind === 'exchange').length);
+    const env = await suite.call<{ exchanges: number; flows: Flow[]; totals: { net_raw: string } }>('get_exchange_flows', { token: dusd.address, from_block: 0, to_block: lastSeedBlock });
+    expect(env.metadata.credits_used).toBe(3);
+    expect(env.data.exchanges).toBe(expected.size);
+    for (const [label, e] of expected) {
+      const row = env.data.flows.find((f) => f.exchange === label)!;
+      expect(row).toMatchObject({
+        addresses: [devnet.manifest.accounts.find((a) => a.label === label)!.address],
+        inflow: formatUnits(e.inflow, 6),
+        outflow: formatUnits(e.outflow, 6),
+        net: formatUnits(e.inflow - e.outflow, 6),
+        net_usd: null,
+        transfers_in: e.in,
+        transfers_out: e.out,
+      });
+    }
+    // Largest net first.
+    const nets = env.data.flows.map((f) => BigInt(f.net_raw));
+    const abs = (x: bigint) => (x < 0n ? -x : x);
+    for (let i = 1; i < nets.length; i++) expect(abs(nets[i - 1]!) >= abs(nets[i]!)).toBe(true);
+    const total = [...expected.values()].reduce((s, e) => s + e.inflow - e.outflow, 0n);
+    expect(env.data.totals.net_raw).toBe(total.toString());
+  });
+
+  it('native flows are valued in USD at the snapshot ETH price', async () => {
+    const expected = expectedFlows('ETH');
+    const env = await suite.call<{ flows: Flow[] }>('get_exchange_flows', { token: 'native', from_block: 0, to_block: lastSeedBlock });
+    expect(env.data.flows).toHaveLength(expected.size);
+    for (const [label, e] of expected) {
+      const row = env.data.flows.find((f) => f.exchange === label)!;
+      expect(row).toMatchObject({ net: formatEther(e.inflow - e.outflow), transfers_in: e.in, transfers_out: e.out });
+      expect(row.net_usd).toBeCloseTo(usdOfEth(e.inflow) - usdOfEth(e.outflow), 2);
+    }
+  });
+});
+
+describe('profile_wallet', () => {
+  type Profile = { class: string; label: { label: string; kind: string } | null; evidence: string[]; flow_score: number | null; flow_score_basis: string | null; is_contract: boolean };
+  const profile = (address: string) => suite.call<Profile>('profile_wallet', { address, from_block: 0, to_block: lastSeedBlock });
+
+  /** The mean over assets of (received - sent) / (received + sent), from the manifest. */
+  function expectedScore(address: string): number {
+    const ratios: number[] = [];
+    for (const asset of new Set(devnet.manifest.transfers.map((t) => t.asset))) {
+      const mine = devnet.manifest.transfers.filter((t) => t.asset === asset && (t.from === address || t.to === address));
+      if (mine.length === 0) continue;
+      const scale = 10 ** decimalsOf(asset);
+      const received = mine.filter((t) => t.to === address).reduce((s, t) => s + Number(t.amount) / scale, 0);
+      const sent = mine.filter((t) => t.from === address).reduce((s, t) => s + Number(t.amount) / scale, 0);
+      ratios.push((received - sent) / (received + sent));
+    }
+    return ratios.reduce((a, b) => a + b, 0) / ratios.length;
+  }
+
+  it('a wallet that received far more than it sent is an accumulator, with its flow score as evidence', async () => {
+    const b = account('Devnet wallet B');
+    const env = await profile(b.address);
+    expect(env.metadata.credits_used).toBe(3);
+    expect(env.data.class).toBe('accumulator');
+    expect(env.data.label).toMatchObject({ label: 'Devnet wallet B', kind: 'wallet' });
+    expect(env.data.flow_score_basis).toBe('mean_per_asset');
+    expect(env.data.flow_score).toBeCloseTo(expectedScore(b.address), 5);
+    expect(env.data.evidence[0]).toContain('flow score');
+  });
+
+  it('the deployer, which only sent out what it minted, is a distributor (mints are left out)', async () => {
+    const deployer = account('Devnet deployer');
+    expect(expectedScore(deployer.address)).toBe(-1);
+    const env = await profile(deployer.address);
+    expect(env.data.class).toBe('distributor');
+    expect(env.data.flow_score).toBe(-1);
+    expect(env.data.evidence.some((e) => e.includes('minted'))).toBe(true);
+  });
+
+  it('an exchange-labelled address is exchange-like by its label, and a token contract is a contract', async () => {
+    const ex = await profile(account('Coinbase (devnet)').address);
+    expect(ex.data.class).toBe('exchange-like');
+    expect(ex.data.evidence[0]).toContain('Coinbase (devnet)');
+    const contract = await profile(token('DMT').address);
+    expect(contract.data).toMatchObject({ class: 'contract', is_contract: true });
+    expect(contract.data.evidence[0]).toMatch(/^holds \d+ bytes of contract code/);
+  });
+
+  it('an address that moved nothing is inactive', async () => {
+    // An account of the devnet mnemonic the seed never uses.
+    const env = await profile(mnemonicToAccount(MNEMONIC, { addressIndex: 15 }).address);
+    expect(env.data).toMatchObject({ class: 'inactive', label: null, flow_score: null });
+  });
+});
+
+describe('watchlists', () => {
+  const chain = () => ({ ...foundry, rpcUrls: { default: { http: [devnet.manifest.rpc_url] } } });
+  const wallet = (index: number) => createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: index }), chain: chain(), transport: http(devnet.manifest.rpc_url) });
+  const indexOf = (label: string) => devnet.manifest.accounts.findIndex((a) => a.label === label);
+  const mined = async (hash: Hash) => {
+    const receipt = await createPublicClient({ chain: chain(), transport: http(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash });
+    expect(receipt.status).toBe('success');
+    return Number(receipt.blockNumber);
+  };
+  type Activity = { watched: string; direction: string; tx_hash: string; asset: string; amount: string; usd: number | null; counterparty: string; counterparty_label: { label: string } | null };
+  type ActivityData = { total: number; caught_up: boolean; activity: Activity[] };
+
+  it('watch → new transfers on the devnet → get_watch_activity shows exactly those → a second call shows nothing new', async () => {
+    const c = account('Devnet wallet C');
+    const d = account('Devnet wallet D');
+    const a = account('Devnet wallet A');
+    const first = await suite.call<{ created: boolean; watch: { address: string; last_checked_block: number } }>('watch_address', { address: c.address.toLowerCase(), note: 'wallet C' });
+    expect(first.data).toMatchObject({ created: true, watch: { address: c.address } });
+    expect(first.metadata.credits_used).toBe(1);
+    // Watching the same address again is idempotent: the same watch, its mark kept.
+    const again = await suite.call<{ created: boolean; watch: { last_checked_block: number; note: string } }>('watch_address', { address: c.address });
+    expect(again.data).toMatchObject({ created: false, watch: { last_checked_block: first.data.watch.last_checked_block, note: 'wallet C' } });
+    await suite.call('watch_address', { address: d.address });
+    const list = await suite.call<{ total: number; watches: { address: string; label: { label: string } }[] }>('list_watches', {});
+    expect(list.data.total).toBe(2);
+    expect(list.data.watches.map((w) => [w.address, w.label.label])).toEqual([
+      [c.address, 'Devnet wallet C'],
+      [d.address, 'Devnet wallet D'],
+    ]);
+
+    // Nothing happened yet since the watches began.
+    expect((await suite.call<ActivityData>('get_watch_activity', {})).data).toMatchObject({ total: 0, caught_up: true });
+
+    // New activity: C pays D 7 DPT (news for both), D sends 1.5 ETH to A, and A pays B (no watched party).
+    const dpt = token('DPT');
+    const cToD = await wallet(indexOf('Devnet wallet C')).writeContract({ address: dpt.address, abi: erc20Abi, functionName: 'transfer', args: [d.address, parseUnits('7', dpt.decimals)] });
+    await mined(cToD);
+    const dToA = await wallet(indexOf('Devnet wallet D')).sendTransaction({ to: a.address, value: parseEther('1.5') });
+    await mined(dToA);
+    const unrelated = await wallet(indexOf('Devnet wallet A')).writeContract({ address: dpt.address, abi: erc20Abi, functionName: 'transfer', args: [account('Devnet wallet B').address, 1n] });
+    await mined(unrelated);
+
+    const before = await balanceOf(suite.db, suite.accountId);
+    const env = await suite.call<ActivityData>('get_watch_activity', {});
+    expect(env.metadata.credits_used).toBe(2);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before - 2);
+    expect(env.data).toMatchObject({ total: 3, caught_up: true });
+    expect(env.data.activity.map((x) => [x.tx_hash, x.watched, x.direction, x.asset, x.amount, x.counterparty])).toEqual([
+      [cToD, c.address, 'out', 'DPT', '7', d.address],
+      [cToD, d.address, 'in', 'DPT', '7', c.address],
+      [dToA, d.address, 'out', 'ETH', '1.5', a.address],
+    ]);
+    expect(env.data.activity[2]!.usd).toBe(usdOfEth(parseEther('1.5')));
+    expect(env.data.activity[2]!.counterparty_label?.label).toBe('Devnet wallet A');
+
+    const second = await suite.call<ActivityData>('get_watch_activity', {});
+    expect(second.data).toMatchObject({ total: 0, caught_up: true, activity: [] });
+  });
+
+  it('a limit stops at a block boundary and leaves the rest for the next call', async () => {
+    const c = account('Devnet wallet C');
+    const cWallet = wallet(indexOf('Devnet wallet C'));
+    const dpt = token('DPT');
+    const hashes: Hash[] = [];
+    for (const amount of ['1', '2', '3']) {
+      const hash = await cWallet.writeContract({ address: dpt.address, abi: erc20Abi, functionName: 'transfer', args: [account('Devnet wallet B').address as Address, parseUnits(amount, dpt.decimals)] });
+      await mined(hash);
+      hashes.push(hash);
+    }
+    const firstPage = await suite.call<ActivityData>('get_watch_activity', { limit: 2 });
+    expect(firstPage.data.caught_up).toBe(false);
+    expect(firstPage.data.activity.map((x) => x.tx_hash)).toEqual(hashes.slice(0, 2));
+    const rest = await suite.call<ActivityData>('get_watch_activity', { limit: 2 });
+    expect(rest.data).toMatchObject({ caught_up: true });
+    expect(rest.data.activity.map((x) => [x.tx_hash, x.watched, x.amount])).toEqual([[hashes[2], c.address, '3']]);
+  });
+
+  it('an RPC failure answers 502 naming the provider, charges nothing and moves no mark', async () => {
+    // A watch on polygon, whose RPC is down (inserted directly: watch_address itself needs the RPC).
+    await suite.db.query(`INSERT INTO watches (account_id, chain, address, last_checked_block) VALUES ($1, 'polygon', $2, 5)`, [suite.accountId, account('Devnet wallet A').address.toLowerCase()]);
+    const marks = async () => (await suite.db.query<{ address: string; last_checked_block: number }>('SELECT address, last_checked_block FROM watches WHERE account_id = $1 ORDER BY id', [suite.accountId])).rows;
+    // New ethereum activity exists, so a half-done call would move the ethereum marks.
+    await mined(await wallet(indexOf('Devnet wallet D')).sendTransaction({ to: account('Devnet wallet A').address, value: 1n }));
+    const marksBefore = await marks();
+    const before = await balanceOf(suite.db, suite.accountId);
+    const res = await raw('get_watch_activity', {});
+    expect(res.status).toBe(502);
+    expect((res.body as ErrorBody).error.details.provider).toBe('evm:polygon');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+    expect(await marks()).toEqual(marksBefore);
+    const watchDown = await raw('watch_address', { chain: 'polygon', address: account('Devnet wallet B').address });
+    expect(watchDown.status).toBe(502);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+    expect((await marks()).length).toBe(marksBefore.length);
+    await suite.db.query(`DELETE FROM watches WHERE account_id = $1 AND chain = 'polygon'`, [suite.accountId]);
+    // With the dead chain gone, the same activity is reported.
+    const env = await suite.call<ActivityData>('get_watch_activity', { chain: 'ethereum' });
+    expect(env.data.total).toBe(1);
+  });
+
+  it('unwatch removes; unwatching an unknown address is 404; a malformed address is 400 naming the field; none of the failures is charged', async () => {
+    const c = account('Devnet wallet C');
+    const removed = await suite.call<{ removed: boolean }>('unwatch_address', { address: c.address });
+    expect(removed.data.removed).toBe(true);
+    const list = await suite.call<{ watches: { address: string }[] }>('list_watches', {});
+    expect(list.data.watches.map((w) => w.address)).toEqual([account('Devnet wallet D').address]);
+    const before = await balanceOf(suite.db, suite.accountId);
+    const unknown = await raw('unwatch_address', { address: c.address });
+    expect(unknown.status).toBe(404);
+    expect((unknown.body as ErrorBody).error.code).toBe('NOT_FOUND');
+    const bad = await raw('watch_address', { address: '0xnot-an-address' });
+    expect(bad.status).toBe(400);
+    expect((bad.body as ErrorBody).error.details.issues![0]!.path).toBe('address');
+    const solana = await raw('watch_address', { chain: 'solana', address: c.address });
+    expect(solana.status).toBe(400);
+    expect((solana.body as ErrorBody).error.details.issues![0]!.path).toBe('chain');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+
+  it(`an account watches at most ${MAX_WATCHES_PER_ACCOUNT} addresses; the next is 400 and not charged; other accounts are unaffected`, async () => {
+    const { key, account: other } = await createAccountWithKey(suite.db, { plan: 'suite-whale-intelligence' });
+    const client = await mcpClient(suite.svc.url, 'whale-intelligence', key);
+    try {
+      for (let i = 1; i <= MAX_WATCHES_PER_ACCOUNT; i++) {
+        const address = getAddress(`0x${i.toString(16).padStart(40, '0')}`);
+        const res = (await client.callTool({ name: 'watch_address', arguments: { address } })).structuredContent as { success: boolean };
+        expect(res.success).toBe(true);
+      }
+      const before = await balanceOf(suite.db, other.id);
+      const over = await raw('watch_address', { address: '0x00000000000000000000000000000000000000ff' }, key);
+      expect(over.status).toBe(400);
+      expect((over.body as ErrorBody).error.message).toContain(String(MAX_WATCHES_PER_ACCOUNT));
+      expect(await balanceOf(suite.db, other.id)).toBe(before);
+      // Re-watching one already on the full list is still fine (idempotent, not a new watch).
+      const again = (await client.callTool({ name: 'watch_address', arguments: { address: getAddress(`0x${'1'.padStart(40, '0')}`) } })).structuredContent as { success: boolean; data: { created: boolean } };
+      expect(again).toMatchObject({ success: true, data: { created: false } });
+      // The first account's list is its own.
+      const mine = await suite.call<{ total: number }>('list_watches', {});
+      expect(mine.data.total).toBe(1);
+    } finally {
+      await client.close();
+    }
+  });
+});
