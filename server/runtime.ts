@@ -23,6 +23,8 @@ import { readDevnetManifest } from './devnet/manifest.ts';
 import { FallbackProvider } from './providers/market/fallback.ts';
 import { CoinGeckoProvider } from './providers/market/live.ts';
 import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
+import { lazyProjectsData, SnapshotProjectSource } from './providers/projects/snapshot.ts';
+import { lazySocialDataset, SnapshotSocialSource } from './providers/social/snapshot.ts';
 import { serverModules } from './servers/index.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
 
@@ -94,6 +96,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         )
       : snapshot;
   const devnet = config.devnetManifest ? readDevnetManifest(config.devnetManifest) : undefined;
+  const socialData = lazySocialDataset();
+  const projectsData = lazyProjectsData();
   const deps = {
     market,
     snapshot,
@@ -111,6 +115,11 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     }),
     solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries }),
     explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
+    // Social and DeFi data load on first use, so a process not serving those tools never holds them.
+    social: new SnapshotSocialSource(socialData),
+    socialData,
+    projects: new SnapshotProjectSource(projectsData),
+    projectsData,
   };
   const registry = buildRegistry(
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),

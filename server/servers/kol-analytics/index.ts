@@ -1,11 +1,15 @@
+import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { kolTools } from './tools.ts';
 
-// Data tools arrive with this server's own issue; until then it offers the three free tools.
-export const kolAnalytics: ServerSpec = {
-  name: 'kol-analytics',
-  title: 'KOL Analytics',
-  description: 'Key opinion leaders: their reach, the assets they discuss and how their calls performed.',
-  chains: [],
-  dataFreshness: 'No data tools are deployed on this server yet; only the free account tools answer.',
-  tools: [],
-};
+export function kolAnalytics(deps: ServerDeps): ServerSpec {
+  return {
+    name: 'kol-analytics',
+    title: 'KOL Analytics',
+    description: 'Key opinion leaders: profiles, their calls on assets, how those calls did against the price history and BTC, leaderboards, and who talked about an asset first and most.',
+    chains: [],
+    dataFreshness:
+      'Offline dataset: tweets of 10 crypto accounts (2011-07-04 to 2017-12-07), Reddit authors (2025-09-29 to 2025-12-06), the 2017 crypto-influencer graph; calls are scored on the snapshot\'s daily closes (BTC from 2010, the older coins 2013-2017 from CoinMarketCap; BTC is the only asset priced after 2025-02-11).',
+    tools: kolTools(deps),
+  };
+}

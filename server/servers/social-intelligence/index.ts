@@ -1,11 +1,17 @@
+import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
+import { socialTools } from './tools.ts';
 
-// Data tools arrive with this server's own issue; until then it offers the three free tools.
-export const socialIntelligence: ServerSpec = {
-  name: 'social-intelligence',
-  title: 'Social Intelligence',
-  description: 'Social mentions, sentiment and trending topics for crypto assets.',
-  chains: [],
-  dataFreshness: 'No data tools are deployed on this server yet; only the free account tools answer.',
-  tools: [],
-};
+export function socialIntelligence(deps: ServerDeps): ServerSpec {
+  return {
+    name: 'social-intelligence',
+    title: 'Social Intelligence',
+    description: 'What people say about crypto assets: mentions, sentiment, trending assets and terms, spikes and top posts.',
+    chains: [],
+    dataFreshness:
+      deps.social.name === 'snapshot'
+        ? 'Offline dataset of real posts: Reddit posts (2025-09-29 to 2025-12-06) and comments (to 2025-10-30) of crypto subreddits, and tweets of 10 crypto accounts (2011-07-04 to 2017-12-07). Windows default to the end of each platform\'s data, which every answer states.'
+        : `Live from ${deps.social.name} (recent posts as the search returns them); tweets are not available live.`,
+    tools: socialTools(deps),
+  };
+}

@@ -1,0 +1,45 @@
+// Time windows over a platform's data: defaults relative to the data's own end, and a 400 naming
+// the covered range when a window lies outside it.
+import { z } from 'zod';
+import { ApiError } from '../../errors.ts';
+import { addDays, daysBetween } from '../../lib/dates.ts';
+import type { Coverage } from './types.ts';
+
+export const isoDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+
+export const windowFields = {
+  from: isoDay.optional().describe("First day (inclusive); default: `days` before `to`."),
+  to: isoDay.optional().describe("Last day (inclusive); default: the last day of the platform's data."),
+  days: z.number().int().min(1).max(3650).default(30).describe('Window length when `from` is not given (1-3650).'),
+};
+
+export interface Window {
+  from: string;
+  to: string;
+  days: number;
+  /** True when the asked window reached past the data and was cut to it. */
+  clamped: boolean;
+  covered: { from: string; to: string };
+}
+
+/**
+ * The window asked for, cut to the data's range. A window that does not overlap the data at all,
+ * or is reversed, is a 400 naming the covered range (nothing is charged).
+ */
+export function resolveWindow(cov: Coverage, args: { from?: string | undefined; to?: string | undefined; days: number }): Window {
+  const to = args.to ?? cov.to;
+  const from = args.from ?? addDays(to, -(args.days - 1));
+  const covered = { from: cov.from, to: cov.to };
+  if (from > to) {
+    throw new ApiError('INVALID_PARAMS', '`from` must not be after `to`.', { issues: [{ path: 'from', message: 'after to' }], covered_range: covered });
+  }
+  if (to < cov.from || from > cov.to) {
+    throw new ApiError('INVALID_PARAMS', `The ${cov.platform} data covers ${cov.from} to ${cov.to}; the window ${from} to ${to} lies outside it.`, {
+      issues: [{ path: args.from ? 'from' : 'to', message: `outside the covered range ${cov.from}..${cov.to}` }],
+      covered_range: covered,
+    });
+  }
+  const f = from < cov.from ? cov.from : from;
+  const t = to > cov.to ? cov.to : to;
+  return { from: f, to: t, days: daysBetween(f, t) + 1, clamped: f !== from || t !== to, covered };
+}

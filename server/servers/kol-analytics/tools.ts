@@ -1,0 +1,326 @@
+// The kol-analytics tools: who the voices are (the crypto accounts' tweets 2011-2017, Reddit
+// authors 2025, and the 2017 influencer graph), what they called and how those calls did.
+import { distance } from 'fastest-levenshtein';
+import { z } from 'zod';
+import { extractCalls, HORIZONS, scoreCall, summarise, type ScoredCall } from '../../analytics/calls.ts';
+import { stanceOf } from '../../analytics/sentiment.ts';
+import { ApiError } from '../../errors.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { SocialDataset } from '../../providers/social/snapshot.ts';
+import type { Platform, SocialPost } from '../../providers/social/types.ts';
+import { isoDay } from '../../providers/social/window.ts';
+import { resolveAsset } from '../common/assets.ts';
+import { cursorSchema, limitSchema, page } from '../common/paging.ts';
+import type { ServerDeps } from '../deps.ts';
+import { snapshotCloses } from './prices.ts';
+
+const handleSchema = z.string().trim().min(1).max(64).describe('An account handle, e.g. "coindesk" (Twitter) or a Reddit username.');
+const platformSchema = z
+  .enum(['twitter', 'reddit'])
+  .optional()
+  .describe('twitter (10 crypto accounts 2011-2017, plus 1,045 handles of the 2017 influencer graph) or reddit (authors 2025); default: twitter if the handle is known there.');
+const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name.');
+const horizonSchema = z.union([z.literal(1), z.literal(7), z.literal(30)]).default(7).describe('Days after the call (1, 7 or 30).');
+const rangeFields = { from: isoDay.optional(), to: isoDay.optional() };
+
+/** Reddit's placeholders for removed accounts and its bot: not voices. */
+const NOT_AUTHORS = new Set(['[deleted]', 'automoderator', '']);
+
+interface Kol {
+  platform: Platform;
+  handle: string;
+  posts: readonly SocialPost[];
+}
+
+export function kolTools(deps: ServerDeps): ToolDefinition[] {
+  const ds = (): SocialDataset => deps.socialData();
+  let closes: ReturnType<typeof snapshotCloses> | undefined;
+  const prices = () => (closes ??= snapshotCloses(deps.snapshot));
+
+  function findKol(handle: string, platform: Platform | undefined): Kol {
+    const h = handle.replace(/^[@/]|^u\//, '').trim();
+    const d = ds();
+    const order: Platform[] = platform ? [platform] : ['twitter', 'reddit'];
+    for (const pl of order) {
+      if (NOT_AUTHORS.has(h.toLowerCase())) break;
+      const posts = d.byAuthor(pl, h);
+      if (posts.length > 0) return { platform: pl, handle: posts[0]!.author, posts };
+      if (pl === 'twitter') {
+        const inf = d.influencers.get(h.toLowerCase());
+        if (inf) return { platform: pl, handle: inf.handle, posts: [] };
+      }
+    }
+    const q = h.toLowerCase();
+    const candidates: string[] = [];
+    for (const pl of order) {
+      for (const a of d.authors(pl).keys()) candidates.push(a);
+      if (pl === 'twitter') for (const i of d.influencers.values()) candidates.push(i.handle);
+    }
+    const close = [...new Set(candidates)]
+      .map((c) => ({ c, d: distance(q, c.toLowerCase()) }))
+      .filter((x) => x.d <= Math.max(1, Math.floor(q.length / 3)))
+      .sort((a, b) => a.d - b.d || (a.c < b.c ? -1 : 1))
+      .slice(0, 5)
+      .map((x) => x.c);
+    throw new ApiError('NOT_FOUND', `No account "${handle}" in the ${platform ?? 'twitter or reddit'} data.`, { handle, close_matches: close });
+  }
+
+  function coverage(pl: Platform) {
+    const ps = ds().byPlatform(pl);
+    return { from: ps[0]!.created.slice(0, 10), to: ps[ps.length - 1]!.created.slice(0, 10) };
+  }
+
+  function inRange(posts: readonly SocialPost[], pl: Platform, args: { from?: string | undefined; to?: string | undefined }) {
+    const cov = coverage(pl);
+    if ((args.from && args.from > cov.to) || (args.to && args.to < cov.from) || (args.from && args.to && args.from > args.to)) {
+      throw new ApiError('INVALID_PARAMS', `The ${pl} data covers ${cov.from} to ${cov.to}.`, {
+        issues: [{ path: args.from && args.from > cov.to ? 'from' : 'to', message: `outside ${cov.from}..${cov.to}` }],
+        covered_range: cov,
+      });
+    }
+    return posts.filter((p) => (!args.from || p.created.slice(0, 10) >= args.from) && (!args.to || p.created.slice(0, 10) <= args.to));
+  }
+
+  const scored = (kol: Kol, opts: { asset?: string; includeRetweets: boolean; from?: string | undefined; to?: string | undefined }): ScoredCall[] =>
+    extractCalls(inRange(kol.posts, kol.platform, opts), { asset: opts.asset, includeRetweets: opts.includeRetweets }).map((c) => scoreCall(c, prices().closeOn));
+
+  /** Where the price history can score calls, for answers that have none to score. */
+  const priceCoverage = (assets: string[]) =>
+    Object.fromEntries([...new Set(assets)].map((a) => [a, prices().range(a) ?? null]));
+
+  const influence = (kol: Kol) => {
+    if (kol.platform !== 'twitter') {
+      const karma = kol.posts.reduce((s, p) => s + (p.score ?? 0), 0);
+      return { kind: 'reddit_score_sum', value: karma, note: 'Sum of the Reddit scores of their posts and comments in the data.' };
+    }
+    const inf = ds().influencers.get(kol.handle.toLowerCase());
+    return inf
+      ? { kind: 'influencer_graph_in_degree_2017', value: inf.seed_graph, bitcoin_core_graph: inf.bitcoin_core_graph, note: 'Accounts of the crawled 2017 crypto-influencer network that follow this handle (not a follower count).' }
+      : { kind: 'influencer_graph_in_degree_2017', value: null, note: 'Not covered: the handle is not in the 2017 influencer graph.' };
+  };
+
+  const src = (pl: Platform) => `snapshot:${pl}`;
+  const asOf = (pl: Platform) => coverage(pl).to;
+
+  return [
+    defineTool({
+      name: 'get_kol_profile',
+      description: "Returns an account's activity (posts, first and last, active days), influence score where known, the assets it mentions most, and its sentiment profile.",
+      input: z.object({ handle: handleSchema, platform: platformSchema, ...rangeFields }).strict(),
+      credits: 2,
+      handler: async (args) => {
+        const kol = findKol(args.handle, args.platform);
+        const posts = inRange(kol.posts, kol.platform, args);
+        const assets = new Map<string, number>();
+        for (const p of posts) for (const a of p.assets) assets.set(a, (assets.get(a) ?? 0) + 1);
+        const stances = { bullish: 0, bearish: 0, neutral: 0 };
+        for (const p of posts) stances[stanceOf(p.compound)]++;
+        const days = new Set(posts.map((p) => p.created.slice(0, 10)));
+        return {
+          data: {
+            handle: kol.handle,
+            platform: kol.platform,
+            covered_range: coverage(kol.platform),
+            activity: posts.length
+              ? {
+                  posts: posts.length,
+                  retweets: kol.platform === 'twitter' ? posts.filter((p) => /^RT @\w+/.test(p.text)).length : null,
+                  first: posts[0]!.created,
+                  last: posts[posts.length - 1]!.created,
+                  active_days: days.size,
+                  by_kind: Object.fromEntries(['post', 'comment', 'tweet'].map((k) => [k, posts.filter((p) => p.kind === k).length]).filter(([, n]) => n)),
+                }
+              : { posts: 0, covered: false, reason: kol.posts.length ? 'No posts in that window.' : 'The account is in the 2017 influencer graph but the data holds none of its posts.' },
+            influence: influence(kol),
+            top_assets: [...assets.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([id, mentions]) => ({ id, mentions })),
+            sentiment: posts.length
+              ? {
+                  mean_compound: posts.reduce((s, p) => s + p.compound, 0) / posts.length,
+                  shares: { bullish: stances.bullish / posts.length, bearish: stances.bearish / posts.length, neutral: stances.neutral / posts.length },
+                }
+              : null,
+          },
+          source: src(kol.platform),
+          data_as_of: asOf(kol.platform),
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_kol_calls',
+      description: "Returns an account's calls — posts that mention an asset with a bullish or bearish stance — with asset, time, stance, score and the post, newest first, paginated.",
+      input: z
+        .object({
+          handle: handleSchema,
+          platform: platformSchema,
+          asset: assetSchema.optional(),
+          stance: z.enum(['bullish', 'bearish', 'any']).default('any'),
+          include_retweets: z.boolean().default(false).describe('Retweets repeat someone else\'s words; left out by default.'),
+          ...rangeFields,
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 3,
+      handler: async (args) => {
+        const kol = findKol(args.handle, args.platform);
+        const asset = args.asset ? resolveAsset(deps.market.registry, args.asset) : undefined;
+        const calls = extractCalls(inRange(kol.posts, kol.platform, args), { asset: asset?.id, includeRetweets: args.include_retweets })
+          .filter((c) => args.stance === 'any' || c.stance === args.stance)
+          .reverse();
+        const { items, next_cursor } = page(calls, args.limit, args.cursor);
+        return {
+          data: {
+            handle: kol.handle,
+            platform: kol.platform,
+            total: calls.length,
+            ...(calls.length === 0 ? { covered: false, reason: `No ${args.stance === 'any' ? '' : `${args.stance} `}calls${asset ? ` on ${asset.name}` : ''} by ${kol.handle} in the data (${coverage(kol.platform).from} to ${coverage(kol.platform).to}).` } : {}),
+            calls: items,
+            method: 'a call is a post (retweets excluded unless asked) mentioning an asset with VADER compound >= 0.05 (bullish) or <= -0.05 (bearish); one call per asset mentioned',
+          },
+          source: src(kol.platform),
+          data_as_of: asOf(kol.platform),
+          next_cursor,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_kol_performance',
+      description:
+        "Returns how an account's calls did: each call's return 1, 7 and 30 days later from the daily price history, hit rate, mean and median return and excess return over BTC, per horizon, with the calls paginated.",
+      input: z
+        .object({
+          handle: handleSchema,
+          platform: platformSchema,
+          asset: assetSchema.optional(),
+          include_retweets: z.boolean().default(false),
+          ...rangeFields,
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 5,
+      handler: async (args) => {
+        const kol = findKol(args.handle, args.platform);
+        const asset = args.asset ? resolveAsset(deps.market.registry, args.asset) : undefined;
+        const all = scored(kol, { asset: asset?.id, includeRetweets: args.include_retweets, from: args.from, to: args.to });
+        const priced = all.filter((c) => c.entry_close !== null);
+        const base = {
+          handle: kol.handle,
+          platform: kol.platform,
+          calls: all.length,
+          calls_with_prices: priced.length,
+          method:
+            'return from the close of the call day to the close h days later; bearish calls gain when the price falls; hit = directional return > 0; excess = directional return minus the same stance taken on BTC over the same days (zero for BTC calls)',
+        };
+        if (priced.length === 0) {
+          return {
+            data: {
+              ...base,
+              covered: false,
+              reason: all.length === 0 ? `${kol.handle} made no calls in the data${asset ? ` on ${asset.name}` : ''}.` : `None of ${kol.handle}'s ${all.length} calls falls on a day the price history covers.`,
+              price_history_covers: priceCoverage(all.length ? all.map((c) => c.asset) : asset ? [asset.id] : ['bitcoin']),
+            },
+            source: src(kol.platform),
+            data_as_of: asOf(kol.platform),
+          };
+        }
+        const { items, next_cursor } = page([...priced].reverse(), args.limit, args.cursor);
+        return {
+          data: { ...base, covered: true, summary: summarise(priced), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
+          source: `${src(kol.platform)}+snapshot:prices`,
+          data_as_of: asOf(kol.platform),
+          next_cursor,
+        };
+      },
+    }),
+    defineTool({
+      name: 'rank_kols',
+      description:
+        'Returns a leaderboard of accounts by hit rate, excess return over BTC or reach, counting only accounts with at least a minimum number of scored calls so one lucky call does not top it.',
+      input: z
+        .object({
+          platform: z.enum(['twitter', 'reddit']).default('twitter'),
+          metric: z.enum(['hit_rate', 'excess_return', 'reach']).default('hit_rate'),
+          horizon_days: horizonSchema,
+          min_calls: z.number().int().min(1).max(1000).default(10).describe('Accounts with fewer scored calls are left out (1-1000).'),
+          include_retweets: z.boolean().default(false),
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 5,
+      handler: async (args) => {
+        const d = ds();
+        const hi = HORIZONS.indexOf(args.horizon_days);
+        const rows = [];
+        let tooFew = 0;
+        for (const [author] of d.authors(args.platform)) {
+          if (NOT_AUTHORS.has(author.toLowerCase())) continue;
+          const kol: Kol = { platform: args.platform, handle: author, posts: d.byAuthor(args.platform, author) };
+          const calls = scored(kol, { includeRetweets: args.include_retweets });
+          const s = summarise(calls)[hi]!;
+          if (s.calls_scored < args.min_calls) {
+            tooFew++;
+            continue;
+          }
+          const reach = influence(kol);
+          rows.push({ handle: author, calls_scored: s.calls_scored, hit_rate: s.hit_rate, mean_return: s.mean_return, median_return: s.median_return, mean_excess_return: s.mean_excess_return, reach: reach.value ?? null, reach_kind: reach.kind });
+        }
+        const key = args.metric === 'hit_rate' ? 'hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
+        rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
+        const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
+        const { items, next_cursor } = page(ranked, args.limit, args.cursor);
+        return {
+          data: {
+            platform: args.platform,
+            metric: args.metric,
+            horizon_days: args.horizon_days,
+            min_calls: args.min_calls,
+            accounts_ranked: ranked.length,
+            accounts_below_min_calls: tooFew,
+            ...(ranked.length === 0 ? { covered: false, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
+            leaderboard: items,
+          },
+          source: `${src(args.platform)}+snapshot:prices`,
+          data_as_of: asOf(args.platform),
+          next_cursor,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_asset_kol_mentions',
+      description: 'Returns who talked about an asset first and who talked about it most, with each account\'s mentions, first mention and stance mix.',
+      input: z
+        .object({ asset: assetSchema, platform: z.enum(['twitter', 'reddit']).default('twitter'), ...rangeFields, limit: z.number().int().min(1).max(50).default(10) })
+        .strict(),
+      credits: 3,
+      handler: async (args) => {
+        const asset = resolveAsset(deps.market.registry, args.asset);
+        const posts = inRange(ds().byAsset(args.platform, asset.id), args.platform, args).filter((p) => !NOT_AUTHORS.has(p.author.toLowerCase()));
+        const by = new Map<string, { handle: string; mentions: number; first: string; first_post: string; bullish: number; bearish: number; neutral: number }>();
+        for (const p of posts) {
+          const r = by.get(p.author) ?? { handle: p.author, mentions: 0, first: p.created, first_post: p.url, bullish: 0, bearish: 0, neutral: 0 };
+          r.mentions++;
+          r[stanceOf(p.compound)]++;
+          by.set(p.author, r);
+        }
+        const rows = [...by.values()];
+        const cov = coverage(args.platform);
+        return {
+          data: {
+            asset: { id: asset.id, symbol: asset.symbol, name: asset.name },
+            platform: args.platform,
+            covered_range: cov,
+            mentions: posts.length,
+            accounts: rows.length,
+            ...(posts.length === 0 ? { covered: false, reason: `No ${args.platform} account in the data mentions ${asset.name} (${args.from ?? cov.from} to ${args.to ?? cov.to}).` } : {}),
+            first: [...rows].sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : a.handle < b.handle ? -1 : 1)).slice(0, args.limit),
+            most: [...rows].sort((a, b) => b.mentions - a.mentions || (a.handle < b.handle ? -1 : 1)).slice(0, args.limit),
+          },
+          source: src(args.platform),
+          data_as_of: asOf(args.platform),
+        };
+      },
+    }),
+  ];
+}

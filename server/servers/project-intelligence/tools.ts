@@ -1,0 +1,296 @@
+// The project-intelligence tools, over the ProjectSource (offline DefiLlama data or the live API).
+import { z } from 'zod';
+import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../analytics/tvl.ts';
+import { ApiError } from '../../errors.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
+import { cursorSchema, limitSchema, page } from '../common/paging.ts';
+import type { ServerDeps } from '../deps.ts';
+import { findChain, findProject, projectToken, sameChain } from './common.ts';
+import { dueDiligence } from './diligence.ts';
+
+const ISO_DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const projectSchema = z.string().trim().min(1).max(100).describe('A DeFi project by name or DefiLlama slug, e.g. "Aave V3", "lido".');
+const chainSchema = z.string().trim().min(1).max(60).describe('A chain by DefiLlama name, e.g. "Ethereum", "Solana", "BSC".');
+
+/** Growth, volatility and drawdown of a history, each saying how far back the data went. */
+export function historyStats(h: TvlHistory) {
+  const pts = h.points;
+  const last = pts[pts.length - 1];
+  const dd = tvlDrawdown(pts);
+  return {
+    from: pts[0]?.date ?? null,
+    to: last?.date ?? null,
+    points: pts.length,
+    last_tvl_usd: last?.tvl_usd ?? null,
+    growth: { d30: growth(pts, 30), d90: growth(pts, 90), d365: growth(pts, 365) },
+    volatility_annualised_90d: tvlVolatility(pts, 90),
+    max_drawdown: dd && { value: dd.max_drawdown, peak: dd.peak, trough: dd.trough },
+    all_time_high: dd && { ...dd.all_time_high, last_vs_ath: dd.from_all_time_high },
+    source: h.source,
+  };
+}
+
+const projectView = (p: Protocol) => ({ name: p.name, slug: p.slug, category: p.category, tvl_usd: p.tvl_usd, chains: p.chains, oracles: p.oracles, url: p.url });
+
+export function projectTools(deps: ServerDeps): ToolDefinition[] {
+  const { projects, market } = deps;
+  const protocols = (signal: AbortSignal) => projects.protocols(signal);
+  const sourceOf = (s: string) => (projects.name === 'snapshot' ? 'snapshot' : s);
+
+  return [
+    defineTool({
+      name: 'search_projects',
+      description: 'Returns DeFi projects matching a name, category, chain and minimum TVL, largest TVL first, paginated.',
+      input: z
+        .object({
+          query: z.string().trim().max(100).optional().describe('Part of the name (case-insensitive).'),
+          category: z.string().trim().max(60).optional().describe('DefiLlama category, e.g. "Lending", "Dexs", "Liquid Staking".'),
+          chain: chainSchema.optional(),
+          min_tvl_usd: z.number().min(0).max(1e13).optional(),
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 0,
+      handler: async (args, ctx) => {
+        const list = await protocols(ctx.signal);
+        const q = args.query?.toLowerCase();
+        const hits = list.protocols
+          .filter(
+            (p) =>
+              (!q || p.name.toLowerCase().includes(q)) &&
+              (!args.category || p.category?.toLowerCase() === args.category.toLowerCase()) &&
+              (!args.chain || p.chains.some((c) => sameChain(c, args.chain!))) &&
+              (args.min_tvl_usd === undefined || (p.tvl_usd ?? 0) >= args.min_tvl_usd),
+          )
+          .sort((a, b) => (b.tvl_usd ?? -1) - (a.tvl_usd ?? -1) || (a.name < b.name ? -1 : 1));
+        const { items, next_cursor } = page(hits, args.limit, args.cursor);
+        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor };
+      },
+    }),
+    defineTool({
+      name: 'get_project_profile',
+      description: "Returns a DeFi project's category, chains, TVL, oracles, website, its token where known, how its listing changed since 2023, and a summary of its TVL history where the data has one.",
+      input: z.object({ project: projectSchema }).strict(),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const list = await protocols(ctx.signal);
+        const p = findProject(list.protocols, args.project);
+        const [history, token] = [await projects.protocolTvl(p, ctx.signal), projectToken(market.registry, p)];
+        const quote = token ? (await market.quotes([token.id], ctx.signal))[0] : undefined;
+        const listed = deps.projectsData().listing2023.get(p.name.toLowerCase());
+        const rank = list.protocols.filter((x) => (x.tvl_usd ?? 0) > (p.tvl_usd ?? 0)).length + 1;
+        return {
+          data: {
+            ...projectView(p),
+            tvl_rank: p.tvl_usd === null ? null : rank,
+            chain_tvls: p.chain_tvls ?? null,
+            token: token
+              ? { id: token.id, symbol: token.symbol, name: token.name, price_usd: quote?.price_usd ?? null, change_30d_pct: quote?.change_30d_pct ?? null, as_of: quote?.as_of ?? null, source: quote?.source ?? null }
+              : null,
+            listing_2023: listed ? { ...listed, chains_added_since: p.chains.filter((c) => !listed.chains.some((o) => sameChain(o, c))), chains_dropped_since: listed.chains.filter((o) => !p.chains.some((c) => sameChain(o, c))) } : null,
+            tvl_history: history ? historyStats(history) : { covered: false, reason: `The data has no TVL history for ${p.name}; current TVL only (as of ${list.as_of}).` },
+          },
+          source: sourceOf(list.source),
+          data_as_of: list.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_tvl_history',
+      description: "Returns the daily TVL of a project, a chain, or all of DeFi, oldest first over a date range, paginated.",
+      input: z
+        .object({
+          project: projectSchema.optional(),
+          chain: chainSchema.optional(),
+          total: z.boolean().default(false).describe('True for the TVL of all of DeFi.'),
+          from: ISO_DAY.optional(),
+          to: ISO_DAY.optional(),
+          limit: z.number().int().min(1).max(100).default(100),
+          cursor: cursorSchema,
+        })
+        .strict()
+        .refine((a) => [a.project !== undefined, a.chain !== undefined, a.total].filter(Boolean).length === 1, {
+          message: 'give exactly one of project, chain or total',
+          path: ['project'],
+        })
+        .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
+      credits: 1,
+      handler: async (args, ctx) => {
+        let history: TvlHistory | undefined;
+        if (args.project !== undefined) {
+          const list = await protocols(ctx.signal);
+          const p = findProject(list.protocols, args.project);
+          history = await projects.protocolTvl(p, ctx.signal);
+          if (!history) {
+            const withHistory = [...deps.projectsData().protocolTvl.keys()].sort();
+            throw new ApiError('NOT_FOUND', `The data has no TVL history for ${p.name} (only its current TVL).`, { project: p.name, projects_with_history: withHistory });
+          }
+        } else if (args.chain !== undefined) {
+          const { chains } = await projects.chains(ctx.signal);
+          const name = findChain(chains.map((c) => c.name), args.chain);
+          history = await projects.chainTvl(name, ctx.signal);
+          if (!history) throw new ApiError('NOT_FOUND', `The data has no TVL history for the chain ${name}.`, { chain: name });
+        } else {
+          history = { subject: 'DeFi total', points: deps.projectsData().totalTvl, source: 'snapshot:defillama-total-tvl' };
+        }
+        const all = history.points;
+        const first = all[0]?.date ?? '';
+        const last = all[all.length - 1]?.date ?? '';
+        if ((args.from && args.from > last) || (args.to && args.to < first)) {
+          throw new ApiError('INVALID_PARAMS', `The TVL history of ${history.subject} covers ${first} to ${last}.`, {
+            issues: [{ path: args.from && args.from > last ? 'from' : 'to', message: `outside ${first}..${last}` }],
+            covered_range: { from: first, to: last },
+          });
+        }
+        const points = all.filter((p) => (!args.from || p.date >= args.from) && (!args.to || p.date <= args.to));
+        const { items, next_cursor } = page(points, args.limit, args.cursor);
+        return {
+          data: { subject: history.subject, covered_range: { from: first, to: last }, total: points.length, points: items },
+          source: sourceOf(history.source),
+          data_as_of: last,
+          next_cursor,
+        };
+      },
+    }),
+    defineTool({
+      name: 'compare_projects',
+      description: 'Returns 2 to 5 DeFi projects side by side: TVL and rank, growth, volatility and drawdown where a TVL history exists, chain count and concentration, oracles.',
+      input: z.object({ projects: z.array(projectSchema).min(2).max(5) }).strict(),
+      credits: 2,
+      handler: async (args, ctx) => {
+        const list = await protocols(ctx.signal);
+        const found: Protocol[] = [];
+        const missing: Record<string, unknown>[] = [];
+        for (const q of args.projects) {
+          try {
+            const p = findProject(list.protocols, q);
+            if (!found.includes(p)) found.push(p);
+          } catch (err) {
+            if (!(err instanceof ApiError)) throw err;
+            missing.push(err.details);
+          }
+        }
+        if (missing.length > 0) throw new ApiError('NOT_FOUND', `No DeFi project matches ${missing.map((m) => `"${String(m.project)}"`).join(', ')}.`, { missing });
+        if (found.length < 2) throw new ApiError('INVALID_PARAMS', 'Name at least two different projects.', { issues: [{ path: 'projects', message: 'at least two distinct projects' }] });
+        const rows = await Promise.all(
+          found.map(async (p) => {
+            const h = await projects.protocolTvl(p, ctx.signal);
+            const split = p.chain_tvls ? concentration(Object.values(p.chain_tvls), 1) : null;
+            return {
+              ...projectView(p),
+              tvl_rank: p.tvl_usd === null ? null : list.protocols.filter((x) => (x.tvl_usd ?? 0) > (p.tvl_usd ?? 0)).length + 1,
+              chain_count: p.chains.length,
+              chain_concentration: split
+                ? { hhi: split.hhi, largest_chain_share: split.top_share, basis: 'TVL per chain' }
+                : { hhi: null, largest_chain_share: null, basis: `${p.chains.length} chain(s) listed; the offline data does not split TVL by chain` },
+              history: h ? historyStats(h) : { covered: false, reason: `no TVL history for ${p.name} in the data` },
+            };
+          }),
+        );
+        return { data: { as_of: list.as_of, projects: rows }, source: sourceOf(list.source), data_as_of: list.as_of };
+      },
+    }),
+    defineTool({
+      name: 'get_category_overview',
+      description: 'Returns TVL by DeFi category (or one category in detail): total, number of projects, leaders, and concentration (top-3 share, Herfindahl index).',
+      input: z
+        .object({
+          category: z.string().trim().max(60).optional().describe('One category in detail; omit for all categories ranked by TVL.'),
+          leaders: z.number().int().min(1).max(20).default(5),
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 2,
+      handler: async (args, ctx) => {
+        const list = await protocols(ctx.signal);
+        const byCat = new Map<string, Protocol[]>();
+        for (const p of list.protocols) if (p.category) byCat.set(p.category, [...(byCat.get(p.category) ?? []), p]);
+        const summarise = (cat: string, ps: Protocol[]) => {
+          const withTvl = ps.filter((p) => p.tvl_usd !== null).sort((a, b) => b.tvl_usd! - a.tvl_usd!);
+          const total = withTvl.reduce((s, p) => s + p.tvl_usd!, 0);
+          const c = concentration(withTvl.map((p) => p.tvl_usd!));
+          return {
+            category: cat,
+            tvl_usd: total,
+            projects: ps.length,
+            projects_with_tvl: withTvl.length,
+            top3_share: c.top_share,
+            hhi: c.hhi,
+            leaders: withTvl.slice(0, args.leaders).map((p) => ({ name: p.name, tvl_usd: p.tvl_usd, share: total > 0 ? p.tvl_usd! / total : null })),
+          };
+        };
+        if (args.category) {
+          const cat = [...byCat.keys()].find((c) => c.toLowerCase() === args.category!.toLowerCase());
+          if (!cat) {
+            throw new ApiError('NOT_FOUND', `No DeFi category "${args.category}".`, { category: args.category, available: [...byCat.keys()].sort() });
+          }
+          return { data: summarise(cat, byCat.get(cat)!), source: sourceOf(list.source), data_as_of: list.as_of };
+        }
+        const all = [...byCat.entries()].map(([c, ps]) => summarise(c, ps)).sort((a, b) => b.tvl_usd - a.tvl_usd || (a.category < b.category ? -1 : 1));
+        const { items, next_cursor } = page(all, args.limit, args.cursor);
+        return {
+          data: {
+            categories_total: all.length,
+            tvl_usd_all: all.reduce((s, c) => s + c.tvl_usd, 0),
+            note: "TVL sums DefiLlama's per-protocol totals; categories that hold other protocols' deposits (e.g. liquid restaking) count them again.",
+            categories: items,
+          },
+          source: sourceOf(list.source),
+          data_as_of: list.as_of,
+          next_cursor,
+        };
+      },
+    }),
+    defineTool({
+      name: 'get_chain_overview',
+      description: "Returns a chain's TVL with its growth and drawdown history, the projects listed on it by TVL and category, and the bridges that reach it.",
+      input: z.object({ chain: chainSchema, top: z.number().int().min(1).max(50).default(10) }).strict(),
+      credits: 2,
+      handler: async (args, ctx) => {
+        const [{ chains, source: chainSource }, list] = await Promise.all([projects.chains(ctx.signal), protocols(ctx.signal)]);
+        const projectChains = new Set(list.protocols.flatMap((p) => p.chains));
+        const name = findChain([...chains.map((c) => c.name), ...[...projectChains].filter((c) => !chains.some((x) => sameChain(x.name, c)))], args.chain);
+        const history = await projects.chainTvl(name, ctx.signal);
+        const on = list.protocols.filter((p) => p.chains.some((c) => sameChain(c, name))).sort((a, b) => (b.tvl_usd ?? -1) - (a.tvl_usd ?? -1));
+        const cats = new Map<string, number>();
+        for (const p of on) if (p.category) cats.set(p.category, (cats.get(p.category) ?? 0) + 1);
+        const bridges = deps.projectsData().bridges.filter((b) => b.chains.some((c) => sameChain(c, name))).map((b) => b.name);
+        const current = chains.find((c) => sameChain(c.name, name));
+        return {
+          data: {
+            chain: name,
+            tvl: current ? { tvl_usd: current.tvl_usd, as_of: current.as_of, source: chainSource } : { covered: false, reason: `no chain TVL for ${name} in the data` },
+            history: history ? historyStats(history) : { covered: false, reason: `no TVL history for ${name} in the data` },
+            projects: {
+              as_of: list.as_of,
+              count: on.length,
+              single_chain: on.filter((p) => p.chains.length === 1).length,
+              by_category: [...cats.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([category, count]) => ({ category, count })),
+              top: on.slice(0, args.top).map((p) => ({ name: p.name, category: p.category, tvl_usd: p.tvl_usd, chains: p.chains.length })),
+              note: "A project's TVL is its total over all its chains (the offline data does not split it by chain).",
+            },
+            bridges_2023: bridges,
+          },
+          source: sourceOf(list.source),
+          data_as_of: current?.as_of ?? list.as_of,
+        };
+      },
+    }),
+    defineTool({
+      name: 'due_diligence_report',
+      description:
+        'Returns red, amber and green flags on a DeFi project — TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data where known — each with the data it rests on.',
+      input: z.object({ project: projectSchema }).strict(),
+      credits: 10,
+      handler: async (args, ctx) => {
+        const list = await protocols(ctx.signal);
+        const p = findProject(list.protocols, args.project);
+        const report = await dueDiligence(deps, p, list, ctx.signal);
+        return { data: report, source: sourceOf(list.source), data_as_of: list.as_of };
+      },
+    }),
+  ];
+}
