@@ -207,6 +207,8 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
               name: 'server',
               image: spec.image ?? opts.image,
               imagePullPolicy: spec.imagePullPolicy ?? 'IfNotPresent',
+              // The image's two entry points are node + a .ts file (type stripping, no build step).
+              command: ['node', 'server/cli.ts'],
               args: ['serve'],
               ports: [
                 { name: 'http', containerPort: HTTP_PORT, protocol: 'TCP' },

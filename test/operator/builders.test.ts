@@ -60,6 +60,7 @@ describe('MCPServer children', () => {
     const pod = dep.spec!.template.spec!;
     const c = pod.containers[0]!;
     expect(c.image).toBe(IMAGE);
+    expect(c.command).toEqual(['node', 'server/cli.ts']);
     expect(c.args).toEqual(['serve']);
     expect(c.ports).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },

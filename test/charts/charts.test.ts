@@ -1,0 +1,199 @@
+// Both Helm charts, checked with the real helm 4 binary (.tools/helm, fetched by
+// scripts/fetch-tools.sh): lint --strict, and template with the default values and the files in
+// test/charts/values/, asserting on the rendered objects — each valid against its schema
+// (upstream Kubernetes schemas for built-in kinds, our CRDs for MCPServer/PlanPolicy).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { syncPlan } from '../../scripts/charts-sync.ts';
+import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { ROOT, loadCrd, validate } from '../operator/support/crd-schema.ts';
+import { validateBuiltin } from '../operator/support/k8s-schema.ts';
+
+const run = promisify(execFile);
+const HELM = path.join(ROOT, '.tools/helm');
+const PLATFORM = path.join(ROOT, 'charts/cryptomcp');
+const CRDS_CHART = path.join(ROOT, 'charts/cryptomcp-crds');
+const VALUES = path.join(ROOT, 'test/charts/values');
+const valueFiles = fs.readdirSync(VALUES).filter((f) => f.endsWith('.yaml')).sort();
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+async function helm(...args: string[]): Promise<string> {
+  const { stdout } = await run(HELM, args, { maxBuffer: 32 * 1024 * 1024 });
+  return stdout;
+}
+
+async function render(chart: string, ...args: string[]): Promise<K8sObject[]> {
+  const out = await helm('template', 'rel', chart, '--namespace', 'cryptomcp', ...args);
+  return YAML.parseAllDocuments(out)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+const mcpCrd = loadCrd('mcpservers.cryptomcp.dev.yaml');
+const planCrd = loadCrd('planpolicies.cryptomcp.dev.yaml');
+
+async function expectAllValid(objects: K8sObject[]): Promise<void> {
+  for (const o of objects) {
+    if (o.kind === 'MCPServer') expect(validate(mcpCrd, o), `${o.kind}/${o.metadata.name}`).toEqual([]);
+    else if (o.kind === 'PlanPolicy') expect(validate(planCrd, o), `${o.kind}/${o.metadata.name}`).toEqual([]);
+    else if (o.apiVersion === 'monitoring.coreos.com/v1') expect(o.spec, `${o.kind}/${o.metadata.name}`).toBeTypeOf('object');
+    else expect(await validateBuiltin(o), `${o.kind}/${o.metadata.name} has a known schema`).toBe(true);
+  }
+}
+
+describe('cryptomcp-crds chart', () => {
+  it('passes helm lint --strict', async () => {
+    await expect(helm('lint', '--strict', CRDS_CHART)).resolves.toMatch(/0 chart\(s\) failed/);
+  });
+
+  it('templates/ is byte-identical to crds/ (run npm run charts:sync after editing crds/)', () => {
+    const crdCopies = syncPlan().filter((p) => p.to.startsWith(CRDS_CHART));
+    expect(crdCopies.length).toBe(2);
+    for (const { from, to } of crdCopies) expect(fs.readFileSync(to, 'utf8'), path.basename(to)).toBe(fs.readFileSync(from, 'utf8'));
+    expect(fs.readdirSync(path.join(CRDS_CHART, 'templates')).sort()).toEqual(crdCopies.map((c) => path.basename(c.to)).sort());
+  });
+
+  it('renders exactly the two CRDs, kept on uninstall, valid CustomResourceDefinitions', async () => {
+    const objects = await render(CRDS_CHART);
+    expect(objects.map((o) => o.metadata.name).sort()).toEqual(['mcpservers.cryptomcp.dev', 'planpolicies.cryptomcp.dev']);
+    for (const o of objects) {
+      expect(o.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+      expect(await validateBuiltin(o)).toBe(true);
+    }
+  });
+});
+
+describe('cryptomcp chart', () => {
+  it.each([['(defaults)'], ...valueFiles.map((f) => [f])])('passes helm lint --strict with %s', async (file) => {
+    const args = file === '(defaults)' ? [] : ['-f', path.join(VALUES, file)];
+    await expect(helm('lint', '--strict', PLATFORM, ...args)).resolves.toMatch(/0 chart\(s\) failed/);
+  });
+
+  it.each([['(defaults)'], ...valueFiles.map((f) => [f])])('renders only schema-valid objects with %s', async (file) => {
+    const objects = await render(PLATFORM, ...(file === '(defaults)' ? [] : ['-f', path.join(VALUES, file)]));
+    expect(objects.length).toBeGreaterThan(0);
+    await expectAllValid(objects);
+  });
+
+  it('defaults: operator with least-privilege RBAC, web, the four DESIGN §5 plans and the nine servers', async () => {
+    const objects = await render(PLATFORM);
+    const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(kinds).toEqual(
+      expect.arrayContaining(['ServiceAccount/rel-cryptomcp-operator', 'ClusterRole/rel-cryptomcp-operator', 'Role/rel-cryptomcp-operator-leader', 'Deployment/rel-cryptomcp-operator', 'Deployment/rel-cryptomcp-web', 'Service/rel-cryptomcp-web']),
+    );
+    expect(objects.filter((o) => o.kind === 'PlanPolicy').map((o) => o.spec)).toEqual([
+      { plan: 'free', displayName: 'Free', credits: 150, renewal: 'OneTime', rateLimit: { requestsPerMinute: 30, burst: 10 }, maxKeys: 3 },
+      { plan: 'basic', displayName: 'Basic', credits: 5000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 60, burst: 20 }, maxKeys: 10 },
+      { plan: 'pro', displayName: 'Pro', credits: 15000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 180, burst: 40 }, maxKeys: 25 },
+      { plan: 'premium', displayName: 'Premium', credits: 35000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 600, burst: 100 }, maxKeys: 50 },
+    ]);
+    const servers = objects.filter((o) => o.kind === 'MCPServer');
+    expect(servers.map((o) => (o.spec as { server: string }).server)).toEqual([...SERVER_NAMES]);
+    for (const s of servers) expect(s.spec).toMatchObject({ database: { secretRef: { name: 'cryptomcp-database', key: 'url' } } });
+
+    // RBAC: no wildcards; Secrets read-only (get); Leases only through the namespaced Role.
+    const rules = (objects.find((o) => o.kind === 'ClusterRole')!.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]);
+    for (const r of rules) {
+      expect(r.verbs).not.toContain('*');
+      expect(r.resources).not.toContain('*');
+    }
+    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get']);
+    expect(rules.some((r) => r.resources.includes('leases'))).toBe(false);
+    expect((objects.find((o) => o.kind === 'Role')!.rules as { resources: string[] }[])[0]!.resources).toEqual(['leases']);
+  });
+
+  it('every workload runs non-root, read-only, without privilege escalation, with liveness and readiness probes and the database from the existing secret', async () => {
+    const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
+    const deployments = objects.filter((o) => o.kind === 'Deployment') as unknown as { metadata: { name: string }; spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Record<string, unknown>[]; imagePullSecrets?: unknown[] } } } }[];
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['rel-cryptomcp-operator', 'rel-cryptomcp-web']);
+    for (const d of deployments) {
+      const pod = d.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+      for (const c of pod.containers) {
+        expect(c.image).toBe('registry.example.com/cryptomcp:0.1.0');
+        expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(c.livenessProbe).toMatchObject({ httpGet: { path: '/healthz' } });
+        expect(c.readinessProbe).toMatchObject({ httpGet: { path: '/readyz' } });
+        expect(c.env).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'prod-db', key: 'dsn' } } });
+      }
+    }
+    const operator = deployments.find((d) => d.metadata.name.endsWith('operator'))!.spec.template.spec.containers[0]!;
+    expect(operator.command).toEqual(['node', 'operator/main.ts']);
+    expect(operator.env).toEqual(
+      expect.arrayContaining([
+        { name: 'OPERATOR_IMAGE', value: 'registry.example.com/cryptomcp:0.1.0' },
+        { name: 'WATCH_NAMESPACES', value: 'cryptomcp,cryptomcp-staging' },
+        { name: 'LEADER_ELECTION', value: 'true' },
+      ]),
+    );
+  });
+
+  it('commonLabels and commonAnnotations reach every rendered object, and the MCPServers pass them to their children', async () => {
+    const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
+    for (const o of objects) {
+      expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).toMatchObject({ team: 'platform', 'cost-center': '4711', 'app.kubernetes.io/part-of': 'cryptomcp' });
+      expect(o.metadata.annotations, `${o.kind}/${o.metadata.name}`).toMatchObject({ 'example.com/owner': 'sre@example.com' });
+    }
+    const mcp = objects.filter((o) => o.kind === 'MCPServer');
+    expect(mcp.map((o) => o.metadata.name)).toEqual(['price-prediction', 'market-intelligence', 'portfolio-analytics']);
+    for (const o of mcp) expect(o.spec).toMatchObject({ labels: { team: 'platform' }, annotations: { 'example.com/owner': 'sre@example.com' } });
+    // A fixed count drops the HPA settings inherited from servers.defaults (the CRD forbids both).
+    const pa = mcp.find((o) => o.metadata.name === 'portfolio-analytics')!.spec!;
+    expect(pa.replicas).toBe(4);
+    expect(pa).not.toHaveProperty('autoscaling');
+    expect(mcp.find((o) => o.metadata.name === 'market-intelligence')!.spec).toMatchObject({ providers: { marketData: 'live' }, toolCostOverrides: { get_prices: 2 }, autoscaling: { minReplicas: 3, maxReplicas: 20 } });
+  });
+
+  it('monitoring values render a ServiceMonitor on the metrics ports, a PrometheusRule per rules file and a dashboard ConfigMap per dashboard', async () => {
+    // Rendered from a copy of the chart synced from dashboards/ as it is now, so the check
+    // covers the current rules and dashboards even while the committed copies lag behind
+    // (npm run charts:sync refreshes them).
+    const chart = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-chart-'));
+    fs.cpSync(PLATFORM, chart, { recursive: true });
+    fs.rmSync(path.join(chart, 'files'), { recursive: true, force: true });
+    for (const { from, to } of syncPlan().filter((p) => p.to.startsWith(PLATFORM))) {
+      const dest = path.join(chart, path.relative(PLATFORM, to));
+      fs.mkdirSync(path.dirname(dest), { recursive: true });
+      fs.copyFileSync(from, dest);
+    }
+    const objects = await render(chart, '-f', path.join(VALUES, 'monitoring.yaml'));
+    const sm = objects.find((o) => o.kind === 'ServiceMonitor')!;
+    expect(sm.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+    expect(sm.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics', interval: '15s' }] });
+    const list = (dir: string, ext: string) => (fs.existsSync(path.join(chart, dir)) ? fs.readdirSync(path.join(chart, dir)).filter((f) => f.endsWith(ext)) : []);
+    const rulesFiles = list('files/rules', '.yaml');
+    expect(rulesFiles.length).toBeGreaterThan(0);
+    const rules = objects.filter((o) => o.kind === 'PrometheusRule');
+    expect(rules).toHaveLength(rulesFiles.length);
+    for (const r of rules) expect((r.spec as { groups: unknown[] }).groups.length).toBeGreaterThan(0);
+    const dashboards = list('files/dashboards', '.json');
+    const maps = objects.filter((o) => o.kind === 'ConfigMap');
+    expect(maps).toHaveLength(dashboards.length);
+    for (const m of maps) {
+      expect(m.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+      for (const json of Object.values(m.data as Record<string, string>)) expect(() => JSON.parse(json)).not.toThrow();
+    }
+    // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
+    expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
+    fs.rmSync(chart, { recursive: true, force: true });
+  });
+
+  it('values.schema.json refuses wrong values before anything renders', async () => {
+    for (const bad of [['--set', 'operator.replicas=0'], ['--set', 'plans.items[0].renewal=Weekly', '--set', 'plans.items[0].plan=x', '--set', 'plans.items[0].credits=1', '--set', 'plans.items[0].requestsPerMinute=1'], ['--set', 'servers.names[0]=weather'], ['--set', 'unknownKey=1'], ['--set', 'database.existingSecret=']]) {
+      await expect(helm('template', 'rel', PLATFORM, ...bad), bad.join(' ')).rejects.toThrow(/values don't meet the specifications of the schema|schema/);
+    }
+  });
+});
