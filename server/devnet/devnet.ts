@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import {
   createPublicClient,
+  createTestClient,
   createWalletClient,
   encodeFunctionData,
   getAddress,
@@ -45,6 +46,9 @@ export const DEVNET_LABELS = [
   { index: 8, label: 'Devnet wallet C', kind: 'wallet' },
   { index: 9, label: 'Devnet wallet D', kind: 'wallet' },
 ] as const;
+
+/** Where Multicall3 lives on every public chain (and where the devnet installs its own). */
+export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 
 export interface DevnetToken {
   symbol: string;
@@ -149,6 +153,13 @@ async function seed(rpcUrl: string): Promise<DevnetManifest> {
     if (!receipt.contractAddress) throw new Error(`${name} was not deployed`);
     return getAddress(receipt.contractAddress);
   };
+
+  // Multicall3's address on every public chain gets the devnet's own batch-call contract, so
+  // viem's multicall (get_portfolio) works here as on mainnet. eth_call of the creation code
+  // returns the runtime code without mining anything; anvil_setCode (viem's test client) puts it in place.
+  const runtime = await pub.call({ data: artifact('DevMulticall').bytecode });
+  if (!runtime.data) throw new Error('DevMulticall creation returned no code');
+  await createTestClient({ mode: 'anvil', chain, transport }).setCode({ address: MULTICALL3, bytecode: runtime.data });
 
   const plain = await deploy('DevPlainToken', ['Devnet Plain Token', 'DPT', parseUnits('1000000000', 18), addr(0)]);
   const six = await deploy('DevSixDecimalsToken', ['Devnet USD', 'DUSD', parseUnits('1000000000', 6), addr(0)]);

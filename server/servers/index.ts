@@ -21,7 +21,7 @@ const SPECS: Record<ServerName, (deps: ServerDeps) => ServerSpec> = {
   'market-intelligence': marketIntelligence,
   'blockchain-explorer': blockchainExplorer,
   'token-intelligence': tokenIntelligence,
-  'portfolio-analytics': () => portfolioAnalytics,
+  'portfolio-analytics': portfolioAnalytics,
   'whale-intelligence': whaleIntelligence,
   'social-intelligence': socialIntelligence,
   'kol-analytics': kolAnalytics,

@@ -1,0 +1,237 @@
+// portfolio-analytics against the real devnet (anvil) behind a counting proxy, and a loopback
+// Solana JSON-RPC server replaying the documented response shapes. Expected balances come from
+// the devnet (what the test or the seed created), prices from the snapshot file read on its own.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createPublicClient, createWalletClient, getAddress, http as viemHttp, parseUnits, type Abi, type Address, type Hex } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../server/db/embedded.ts';
+import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import { loadSnapshot, SnapshotProvider } from '../../server/providers/market/snapshot.ts';
+import { balanceOf, post, toolCall } from '../helpers/service.ts';
+import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
+
+const MNEMONIC = 'test test test test test test test test test test test junk';
+const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+const SPAM_MINT = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+const SOL_OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
+const artifacts = JSON.parse(fs.readFileSync(new URL('../../server/devnet/artifacts.json', import.meta.url), 'utf8')) as Record<string, { abi: Abi; bytecode: Hex }>;
+
+let devnet: Devnet;
+let suite: ToolSuite;
+let proxy: http.Server;
+let solanaServer: http.Server;
+/** HTTP requests the proxy forwarded to the node (a JSON-RPC batch is one). */
+let rpcRoundTrips = 0;
+const holder = mnemonicToAccount(MNEMONIC, { addressIndex: 15 }).address;
+const fiftyTokens: { address: Address; symbol: string; supply: bigint }[] = [];
+const snapshot = new SnapshotProvider(loadSnapshot(undefined));
+
+const callRaw = (name: string, args: Record<string, unknown>) => post(`${suite.svc.url}/mcp/portfolio-analytics`, toolCall(name, args), { 'x-api-key': suite.key });
+
+function listen(server: http.Server): Promise<string> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+}
+
+beforeAll(async () => {
+  devnet = await startDevnet();
+  // 50 more tokens and some ETH, all held by one fresh wallet (anvil's account 15, unused by the seed).
+  const chain = { ...foundry, rpcUrls: { default: { http: [devnet.manifest.rpc_url] } } };
+  const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: 0 }), chain, transport: viemHttp(devnet.manifest.rpc_url) });
+  const pub = createPublicClient({ chain, transport: viemHttp(devnet.manifest.rpc_url) });
+  for (let i = 0; i < 50; i++) {
+    const supply = parseUnits(String(1000 + i), 18);
+    const hash = await wallet.deployContract({ abi: artifacts.DevPlainToken!.abi, bytecode: artifacts.DevPlainToken!.bytecode, args: [`Portfolio Token ${i}`, `PT${i}`, supply, holder] });
+    const receipt = await pub.waitForTransactionReceipt({ hash });
+    fiftyTokens.push({ address: getAddress(receipt.contractAddress!), symbol: `PT${i}`, supply });
+  }
+
+  // anvil funds accounts 0-9 only: give the holder some ETH to price.
+  await pub.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: holder, value: parseUnits('12.5', 18) }) });
+
+  proxy = http.createServer((req, res) => {
+    rpcRoundTrips += 1;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }).then(async (r) => {
+        res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+  });
+  const proxyUrl = await listen(proxy);
+
+  solanaServer = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      const msg = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      const account = (mint: string, amount: string, decimals: number) => ({
+        pubkey: `${mint.slice(0, 40)}Acct`,
+        account: { data: { program: 'spl-token', parsed: { info: { isNative: false, mint, owner: SOL_OWNER, state: 'initialized', tokenAmount: { amount, decimals, uiAmountString: '0' } }, type: 'account' }, space: 165 }, executable: false, lamports: 2039280, owner: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', rentEpoch: 361, space: 165 },
+      });
+      if (msg.method === 'getBalance') return reply({ context: { slot: 341197053 }, value: 2_500_000_000 });
+      if (msg.method === 'getTokenAccountsByOwner') {
+        const program = (msg.params[1] as { programId: string }).programId;
+        if (program.startsWith('Tokenz')) return reply({ context: { slot: 341197933 }, value: [] });
+        return reply({ context: { slot: 341197933 }, value: [account(USDC_MINT, '125500000', 6), account(SPAM_MINT, '999999000000', 6)] });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
+    });
+  });
+  const solanaUrl = await listen(solanaServer);
+
+  const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
+  fs.writeFileSync(
+    manifestFile,
+    JSON.stringify({
+      ...devnet.manifest,
+      rpc_url: proxyUrl,
+      tokens: [...devnet.manifest.tokens, ...fiftyTokens.map((t) => ({ symbol: t.symbol, name: t.symbol, decimals: 18, kind: 'plain', address: t.address }))],
+    }),
+  );
+  suite = await toolSuite('portfolio-analytics', 1000, {
+    MCP_SERVERS: 'portfolio-analytics',
+    ETHEREUM_RPC_URL: proxyUrl,
+    BASE_RPC_URL: `http://127.0.0.1:${await freePort()}`,
+    SOLANA_RPC_URL: solanaUrl,
+    EVM_TIMEOUT_MS: '2000',
+    EVM_RETRIES: '0',
+    DEVNET_MANIFEST: manifestFile,
+  });
+}, 120_000);
+afterAll(async () => {
+  await suite?.close();
+  await new Promise((r) => proxy?.close(r));
+  await new Promise((r) => solanaServer?.close(r));
+  await devnet?.stop();
+});
+
+type Portfolio = {
+  total_value_usd: number;
+  wallets: { address: string; value_usd: number; holdings: { chain: string; token: string | null; symbol: string; balance_raw: string; price_usd: number | null; value_usd: number | null }[] }[];
+  allocation: { asset_id: string; share: number }[];
+  unavailable: { chain: string; provider: string }[];
+  unlisted_solana_tokens: number;
+};
+
+describe('get_portfolio', () => {
+  it('finds all 50 tokens and the native balance of a wallet in at most 2 JSON-RPC round trips on the chain', async () => {
+    const before = rpcRoundTrips;
+    const env = await suite.call<Portfolio>('get_portfolio', { addresses: [holder], chains: ['ethereum'] });
+    const trips = rpcRoundTrips - before;
+    expect(trips).toBeLessThanOrEqual(2);
+    const w = env.data.wallets[0]!;
+    for (const t of fiftyTokens) {
+      expect(w.holdings.find((h) => h.token === t.address)?.balance_raw).toBe(t.supply.toString());
+    }
+    const eth = w.holdings.find((h) => h.token === null)!;
+    const onChain = BigInt(await (await fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [holder, 'latest'] }) })).json().then((j: { result: string }) => j.result));
+    expect(eth.balance_raw).toBe(onChain.toString());
+    // Priced with the snapshot's ETH quote; the devnet tokens have no price and no allocation.
+    const [quote] = await snapshot.quotes(['ethereum']);
+    expect(eth.price_usd).toBe(quote!.price_usd);
+    expect(eth.value_usd).toBeCloseTo((Number(onChain) / 1e18) * quote!.price_usd, 1);
+    expect(env.data.allocation).toEqual([expect.objectContaining({ asset_id: 'ethereum', share: 1 })]);
+    expect(env.metadata.credits_used).toBe(2);
+  });
+
+  it("matches the seed's token balances of a labelled exchange account", async () => {
+    const exchange = devnet.manifest.accounts.find((a) => a.kind === 'exchange')!;
+    const env = await suite.call<Portfolio>('get_portfolio', { addresses: [exchange.address], chains: ['ethereum'] });
+    const got = Object.fromEntries(env.data.wallets[0]!.holdings.filter((h) => h.token).map((h) => [h.symbol, h.balance_raw]));
+    const expected = Object.fromEntries(Object.entries(devnet.manifest.balances).flatMap(([symbol, b]) => (b[exchange.address] ? [[symbol, b[exchange.address]]] : [])));
+    expect(got).toEqual(expected);
+  });
+
+  it('answers with the chains it could read and names the ones it could not', async () => {
+    const env = await suite.call<Portfolio>('get_portfolio', { addresses: [holder], chains: ['ethereum', 'base'] });
+    expect(env.data.unavailable).toEqual([{ chain: 'base', code: 'UPSTREAM_ERROR', provider: 'evm:base' }]);
+    expect(env.data.wallets[0]!.holdings.length).toBe(51);
+  });
+
+  it('fails with 502 and charges nothing when no chain asked for can be read', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const res = await callRaw('get_portfolio', { addresses: [holder], chains: ['base'] });
+    expect(res.status).toBe(502);
+    expect(JSON.stringify(res.body)).toContain('evm:base');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+
+  it('reads Solana SOL and SPL balances, counting listed mints and filtering the unlisted one', async () => {
+    const env = await suite.call<Portfolio>('get_portfolio', { addresses: [SOL_OWNER] });
+    const w = env.data.wallets[0]!;
+    expect(w.holdings.map((h) => [h.symbol, h.balance_raw]).sort()).toEqual([
+      ['SOL', '2500000000'],
+      ['USDC', '125500000'],
+    ]);
+    expect(env.data.unlisted_solana_tokens).toBe(1);
+    const [sol] = await snapshot.quotes(['solana']);
+    expect(w.holdings.find((h) => h.symbol === 'SOL')!.value_usd).toBeCloseTo(2.5 * sol!.price_usd, 1);
+  });
+
+  it('refuses malformed and duplicate addresses with INVALID_PARAMS naming the field, free of charge', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const bad = await callRaw('get_portfolio', { addresses: ['0x12'] });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('addresses');
+    const dup = await callRaw('get_portfolio', { addresses: [holder, holder.toLowerCase()] });
+    expect(dup.status).toBe(400);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+});
+
+describe('get_risk_metrics', () => {
+  it("measures the wallet's priced holding (ETH) with the volatility of ETH's own closes over the window", async () => {
+    const env = await suite.call<{
+      measured: { asset_id: string; weight: number }[];
+      excluded: { symbol: string; reason: string }[];
+      volatility_annualised: number;
+      from: string;
+      to: string;
+      concentration: { hhi: number };
+      var_95_1d: { fraction: number };
+      beta_to_btc: number | null;
+    }>('get_risk_metrics', { addresses: [holder], chains: ['ethereum'], window_days: 90 });
+    expect(env.data.measured).toEqual([expect.objectContaining({ asset_id: 'ethereum', weight: 1 })]);
+    expect(env.data.excluded.filter((e) => e.reason === 'no price')).toHaveLength(50);
+    expect(env.data.concentration.hhi).toBe(10000);
+    // One asset held: the portfolio's volatility is the asset's, from the snapshot's closes.
+    const closes = (await snapshot.candles('ethereum', { interval: 'daily', from: env.data.from, to: env.data.to })).candles.map((c) => c.close);
+    const r = closes.slice(1).map((c, i) => Math.log(c / closes[i]!));
+    const m = r.reduce((a, b) => a + b, 0) / r.length;
+    const sd = Math.sqrt(r.reduce((a, b) => a + (b - m) ** 2, 0) / (r.length - 1));
+    expect(env.data.volatility_annualised).toBeCloseTo(sd * Math.sqrt(365), 5);
+    expect(env.data.var_95_1d.fraction).toBeGreaterThan(0);
+    expect(env.data.beta_to_btc).not.toBeNull();
+    expect(env.metadata.credits_used).toBe(3);
+  });
+
+  it('is NOT_FOUND, free of charge, when nothing held has a price', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    // A fresh address on the devnet holds nothing at all.
+    const res = await callRaw('get_risk_metrics', { addresses: ['0x000000000000000000000000000000000000dEaD'], chains: ['ethereum'] });
+    expect(res.status).toBe(404);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+});
+
+describe('compare_wallets', () => {
+  it('puts two wallets side by side with their shared assets', async () => {
+    const other = devnet.manifest.accounts.find((a) => a.kind === 'fund')!.address;
+    const env = await suite.call<{ wallets: { address: string; holdings: number; top_holding: { asset_id: string } | null }[]; shared_assets: string[] }>('compare_wallets', {
+      addresses: [holder, other],
+      chains: ['ethereum'],
+    });
+    expect(env.data.wallets.map((w) => w.address)).toEqual([holder, getAddress(other)]);
+    expect(env.data.wallets[0]!.holdings).toBe(51);
+    expect(env.data.shared_assets).toEqual(['ethereum']);
+    expect(env.metadata.credits_used).toBe(4);
+  });
+});
