@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet, type DevnetTransfer } from '../../server/devnet/devnet.ts';
 import { SnapshotProvider } from '../../server/providers/market/snapshot.ts';
+import { WHALE_MAX_BLOCKS } from '../../server/servers/whale-intelligence/scan.ts';
 import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/store.ts';
 import { balanceOf, createAccountWithKey, mcpClient, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
@@ -124,9 +125,9 @@ describe('get_whale_transactions', () => {
     const unpriced = await raw('get_whale_transactions', { token: token('DUSD').address, min_usd: 1000 });
     expect(unpriced.status).toBe(400);
     expect((unpriced.body as ErrorBody).error.details.issues![0]!.path).toBe('min_amount');
-    const wide = await raw('get_whale_transactions', { from_block: 0, to_block: 5000 });
+    const wide = await raw('get_whale_transactions', { from_block: 0, to_block: WHALE_MAX_BLOCKS });
     expect(wide.status).toBe(400);
-    expect((wide.body as ErrorBody).error.message).toContain('1000');
+    expect((wide.body as ErrorBody).error.message).toContain(String(WHALE_MAX_BLOCKS));
     const noToken = await raw('get_whale_transactions', { min_amount: '5' });
     expect(noToken.status).toBe(400);
     expect((noToken.body as ErrorBody).error.details.issues![0]!.path).toBe('min_amount');
@@ -393,3 +394,34 @@ describe('watchlists', () => {
     }
   });
 });
+
+describe('a watch far behind the chain', () => {
+  it(`is brought up to date ${WHALE_MAX_BLOCKS} blocks per call, never skipping a block`, async () => {
+    const rpc = (method: string, params: unknown[]) =>
+      fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then(
+        async (r) => ((await r.json()) as { result: unknown }).result,
+      );
+    const d = account('Devnet wallet D');
+    // D is watched (from the tests above), its mark at the head; one and a half windows of empty blocks pass, then D moves.
+    await suite.call<ActivityCheck>('get_watch_activity', {});
+    const mark = Number(BigInt((await rpc('eth_blockNumber', [])) as string));
+    await rpc('anvil_mine', [`0x${((WHALE_MAX_BLOCKS * 3) / 2).toString(16)}`]);
+    const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: devnet.manifest.accounts.indexOf(d) }), chain: foundry, transport: http(devnet.manifest.rpc_url) });
+    const hash = await wallet.sendTransaction({ to: account('Devnet wallet A').address, value: 2n });
+    const block = Number((await createPublicClient({ chain: foundry, transport: http(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash })).blockNumber);
+    expect(block - mark).toBeGreaterThan(WHALE_MAX_BLOCKS);
+
+    const first = await suite.call<ActivityCheck>('get_watch_activity', {});
+    expect(first.data).toMatchObject({ total: 0, caught_up: false, coverage: [{ address: d.address, from_block: mark + 1, to_block: mark + WHALE_MAX_BLOCKS, caught_up: false }] });
+    const second = await suite.call<ActivityCheck>('get_watch_activity', {});
+    expect(second.data).toMatchObject({ total: 1, caught_up: true, coverage: [{ from_block: mark + WHALE_MAX_BLOCKS + 1, to_block: block }] });
+    expect(second.data.activity[0]).toMatchObject({ tx_hash: hash, watched: d.address, direction: 'out', amount_raw: '2' });
+  });
+});
+
+type ActivityCheck = {
+  total: number;
+  caught_up: boolean;
+  coverage: { address: string; from_block: number; to_block: number; caught_up: boolean }[];
+  activity: { tx_hash: string; watched: string; direction: string; amount_raw: string }[];
+};

@@ -45,7 +45,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
         ]);
         const movements = [...native, ...erc20];
         const facts = await assetFacts(deps, network, movements.map((m) => m.token), ctx.signal);
-        const label = labeller(deps.labels);
+        const label = labeller(deps.labels, network);
         const own = label(address);
 
         type Tally = { received: bigint; sent: bigint; minted: bigint; burned: bigint; transfers_in: number; transfers_out: number };

@@ -170,14 +170,17 @@ export async function assetFacts(deps: ServerDeps, network: EvmNetwork, tokens: 
   return out;
 }
 
-let contractAssets: Map<string, string> | undefined;
-/** network:address → market asset id, from the snapshot's asset platforms (built on first use). */
+/** The market asset a token contract is, as the token registry ties them (snapshot platforms, curated lists). */
 function assetOfContract(deps: ServerDeps, network: EvmNetwork, token: Address): string | undefined {
-  if (!contractAssets) {
-    contractAssets = new Map();
-    for (const a of deps.snapshot.data.assets) for (const p of a.platforms) contractAssets.set(`${p.chain}:${p.address.toLowerCase()}`, a.id);
-  }
-  return contractAssets.get(`${network}:${token.toLowerCase()}`);
+  return deps.tokens.get(network, token)?.asset_id ?? undefined;
+}
+
+/** Curated token contracts of a network that the market data can value: what a whale scan without a token covers. */
+export function pricedTokens(deps: ServerDeps, network: EvmNetwork): Address[] {
+  return deps.tokens
+    .listed(network)
+    .filter((t) => t.asset_id !== null)
+    .map((t) => getAddress(t.address));
 }
 
 /** The amount in whole units (a decimal string), or null if the decimals are unknown. */
@@ -224,10 +227,11 @@ export function exchangeName(label: AddressLabel): string {
   return label.label.replace(/\s+\d+$/, '');
 }
 
-export function labeller(labels: LabelBook) {
+/** Labels of one network's addresses, looked up once per call. */
+export function labeller(labels: LabelBook, network: EvmNetwork) {
   const cache = new Map<string, AddressLabel | undefined>();
   return (address: string): AddressLabel | undefined => {
-    if (!cache.has(address)) cache.set(address, labels.get(address));
+    if (!cache.has(address)) cache.set(address, labels.get(address, network));
     return cache.get(address);
   };
 }

@@ -8,7 +8,6 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
 import { MAX_WATCHES_PER_ACCOUNT, type Watch, type WatchMark } from '../../watchlists/store.ts';
 import { addressSchema, chainSchema, evmNetwork } from '../common/evm.ts';
-import { limitSchema } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetFacts, headBlock, labeller, labelView, pricesAsOf, pricesUsed, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS, type AssetFacts, type Movement } from './scan.ts';
 
@@ -42,7 +41,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
             limit: outcome.limit,
           });
         }
-        const label = deps.labels.get(args.address);
+        const label = deps.labels.get(args.address, network);
         return {
           data: { created: outcome.created, watch: watchView(outcome.watch), label: labelView(label), limit: MAX_WATCHES_PER_ACCOUNT },
           source: 'account',
@@ -58,7 +57,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args, ctx) => {
         const list = await watches.list(ctx.account.id, args.chain);
         return {
-          data: { total: list.length, limit: MAX_WATCHES_PER_ACCOUNT, watches: list.map((w) => ({ ...watchView(w), label: labelView(deps.labels.get(w.address)) })) },
+          data: { total: list.length, limit: MAX_WATCHES_PER_ACCOUNT, watches: list.map((w) => ({ ...watchView(w), label: labelView(deps.labels.get(w.address, w.chain)) })) },
           source: 'account',
           data_as_of: null,
         };
@@ -77,28 +76,33 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_watch_activity',
-      description: `Returns the native and ERC-20 transfers of your watched addresses since the last check (at most ${WHALE_MAX_BLOCKS} blocks per watch per call), oldest first, labelled, then moves each watch's mark past what it reported; caught_up is false when more remains.`,
-      input: z.object({ chain: chainFilter.describe('Only watches on this chain (default: all).'), limit: limitSchema.describe('Transfers per call (1-100); a block is never split.') }).strict(),
+      description: `Returns the native and ERC-20 transfers of your watched addresses since the last check (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), oldest first, labelled, then moves each watch's mark past what it reported; caught_up is false when more remains.`,
+      input: z.object({ chain: chainFilter.describe('Only watches on this chain (default: all).'), limit: z.number().int().min(1).max(50).default(20).describe('Transfers per call (1-50, so the answer always fits whole); a block is never split.') }).strict(),
       credits: 2,
       handler: async (args, ctx) => {
         const list = (await watches.list(ctx.account.id, args.chain)).filter((w): w is Watch & { chain: EvmNetwork } => w.chain !== 'solana');
-        const label = labeller(deps.labels);
+        const labellers = new Map<EvmNetwork, ReturnType<typeof labeller>>();
+        const labelOn = (network: EvmNetwork, address: string) => {
+          if (!labellers.has(network)) labellers.set(network, labeller(deps.labels, network));
+          return labellers.get(network)!(address);
+        };
         const byChain = Map.groupBy(list, (w) => w.chain);
         const events: (Movement & { chain: EvmNetwork; watch: Watch })[] = [];
-        const scanned: { watch: Watch; chain: EvmNetwork; from: number; to: number }[] = [];
+        const scanned: { watch: Watch; chain: EvmNetwork; head: number; from: number; to: number }[] = [];
         const allFacts: { network: EvmNetwork; f: AssetFacts }[] = [];
         // Everything is read before anything is written: an RPC failure leaves every mark as it was.
         for (const [network, group] of byChain) {
           const client = deps.evm.client(network);
           const head = await headBlock(client, network);
-          const ranges = group.map((w) => {
-            const from = (w.last_checked_block ?? head) + 1;
-            return { watch: w, chain: network, from, to: Math.min(head, from + WHALE_MAX_BLOCKS - 1) };
-          });
+          // One scan per chain covers every watch, from the oldest mark on, for at most
+          // WHALE_MAX_BLOCKS blocks; a watch further ahead waits until the laggard catches up.
+          const froms = group.map((w) => (w.last_checked_block ?? head) + 1);
+          const spanTo = Math.min(head, Math.min(...froms) + WHALE_MAX_BLOCKS - 1);
+          const ranges = group.map((w, i) => ({ watch: w, chain: network, head, from: froms[i]!, to: spanTo }));
           scanned.push(...ranges);
           const open = ranges.filter((r) => r.from <= r.to);
           if (open.length === 0) continue;
-          const span = { from: Math.min(...open.map((r) => r.from)), to: Math.max(...open.map((r) => r.to)) };
+          const span = { from: Math.min(...open.map((r) => r.from)), to: spanTo };
           const parties = new Map(open.map((r) => [getAddress(r.watch.address), r]));
           const inRange = (a: Address, block: number) => {
             const r = parties.get(a);
@@ -135,7 +139,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           if (cut && s.chain === cut.chain) to = Math.min(s.to, cut.block - 1);
           else if (cut && s.chain > cut.chain) to = s.from - 1;
           if (to >= s.from) marks.push({ id: s.watch.id, expected: s.watch.last_checked_block, to });
-          return { address: getAddress(s.watch.address), chain: s.chain, from_block: s.from, to_block: Math.max(to, s.from - 1), caught_up: to === s.to };
+          return { address: getAddress(s.watch.address), chain: s.chain, from_block: s.from, to_block: Math.max(to, s.from - 1), caught_up: Math.max(to, s.from - 1) >= s.head };
         });
         if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });
         await watches.advance(ctx.account.id, marks);
@@ -155,7 +159,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
               return {
                 chain: e.chain,
                 watched: self,
-                watched_label: labelView(label(self)),
+                watched_label: labelView(labelOn(e.chain, self)),
                 direction: incoming ? 'in' : 'out',
                 block: e.block,
                 tx_hash: e.tx_hash,
@@ -165,7 +169,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
                 amount_raw: e.value.toString(),
                 usd: usd(e.value, f),
                 counterparty,
-                counterparty_label: labelView(label(counterparty)),
+                counterparty_label: labelView(labelOn(e.chain, counterparty)),
               };
             }),
             prices: pricesUsed(allFacts.map((x) => x.f)),

@@ -14,6 +14,7 @@ import {
   labeller,
   labelView,
   pricesAsOf,
+  pricedTokens,
   pricesUsed,
   resolveWindow,
   scanNative,
@@ -79,7 +80,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
             });
           }
         }
-        const label = labeller(deps.labels);
+        const label = labeller(deps.labels, network);
         const rows = movements
           .filter((m) => (unitBar !== undefined ? m.value >= unitBar : (usd(m.value, facts.get(m.token)!) ?? -1) >= args.min_usd))
           .sort((a, b) => b.block - a.block || b.position - a.position)
@@ -144,7 +145,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
         const client = deps.evm.client(network);
         const window = await resolveWindow(client, network, args, WHALE_MAX_BLOCKS);
         const token = args.token === 'native' ? null : getAddress(args.token);
-        const label = labeller(deps.labels);
+        const label = labeller(deps.labels, network);
         const touchesExchange = (m: Movement) => label(m.from)?.kind === 'exchange' || label(m.to)?.kind === 'exchange';
         const movements = token === null ? await scanNative(client, network, window, touchesExchange, ctx.signal) : await scanTransfers(client, network, window, { token });
         const facts = await assetFacts(deps, network, [token], ctx.signal);
@@ -224,24 +225,6 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
       },
     }),
   ];
-}
-
-let priced: Map<string, Address[]> | undefined;
-/** Token contracts of a network that the market data can value (from the snapshot's asset platforms). */
-function pricedTokens(deps: ServerDeps, network: string): Address[] {
-  if (!priced) {
-    priced = new Map();
-    for (const a of deps.snapshot.data.assets) {
-      if (!a.has_prices) continue;
-      for (const p of a.platforms) {
-        if (!/^0x[0-9a-fA-F]{40}$/.test(p.address)) continue;
-        const list = priced.get(p.chain) ?? [];
-        list.push(getAddress(p.address));
-        priced.set(p.chain, list);
-      }
-    }
-  }
-  return priced.get(network) ?? [];
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
