@@ -104,9 +104,10 @@ const analyzer = (vader as { SentimentIntensityAnalyzer: VaderAnalyzer }).Sentim
 // crypto lexicon is added by scoring crypto words here (with VADER's negation rule) and handing
 // every other word to VADER's own scorer. Done once, at module load.
 const vaderValence = analyzer.sentiment_valence.bind(analyzer);
+let withCryptoLexicon = true;
 analyzer.sentiment_valence = (valence, sentiText, item, index, sentiments) => {
   const lower = item.toLowerCase();
-  const crypto = Object.hasOwn(CRYPTO_LEXICON, lower) ? CRYPTO_LEXICON[lower] : undefined;
+  const crypto = withCryptoLexicon && Object.hasOwn(CRYPTO_LEXICON, lower) ? CRYPTO_LEXICON[lower] : undefined;
   if (crypto === undefined) return vaderValence(valence, sentiText, item, index, sentiments);
   const words = sentiText.words_and_emoticons;
   const negated = [1, 2, 3].some((back) => index - back >= 0 && NEGATIONS.has(words[index - back]!.toLowerCase()));
@@ -125,8 +126,18 @@ export function stanceOf(compound: number): Stance {
   return 'neutral';
 }
 
-/** VADER's compound score (-1..1) of a text, with the crypto lexicon, rounded to 4 places. */
+/** VADER's compound score (-1..1, 4 decimals) of a text, with the crypto lexicon. */
 export function sentimentScore(text: string): number {
   if (text.trim() === '') return 0;
   return analyzer.polarity_scores(text).compound;
+}
+
+/** VADER alone, without the crypto lexicon: the baseline the lexicon is measured against. */
+export function plainVaderScore(text: string): number {
+  withCryptoLexicon = false;
+  try {
+    return sentimentScore(text);
+  } finally {
+    withCryptoLexicon = true;
+  }
 }
