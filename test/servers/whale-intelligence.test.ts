@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet, type DevnetTransfer } from '../../server/devnet/devnet.ts';
 import { SnapshotProvider } from '../../server/providers/market/snapshot.ts';
-import { WHALE_MAX_BLOCKS } from '../../server/servers/whale-intelligence/scan.ts';
+import { WHALE_DEFAULT_BLOCKS, WHALE_MAX_BLOCKS } from '../../server/servers/whale-intelligence/scan.ts';
 import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/store.ts';
 import { balanceOf, createAccountWithKey, mcpClient, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
@@ -416,6 +416,15 @@ describe('a watch far behind the chain', () => {
     const second = await suite.call<ActivityCheck>('get_watch_activity', {});
     expect(second.data).toMatchObject({ total: 1, caught_up: true, coverage: [{ from_block: mark + WHALE_MAX_BLOCKS + 1, to_block: block }] });
     expect(second.data.activity[0]).toMatchObject({ tx_hash: hash, watched: d.address, direction: 'out', amount_raw: '2' });
+  });
+});
+
+describe('default window', () => {
+  it(`without from_block and to_block a call covers the last ${WHALE_DEFAULT_BLOCKS} blocks`, async () => {
+    const head = await createPublicClient({ chain: foundry, transport: http(devnet.manifest.rpc_url) }).getBlockNumber({ cacheTime: 0 });
+    expect(Number(head)).toBeGreaterThan(WHALE_DEFAULT_BLOCKS);
+    const env = await suite.call<{ from_block: number; to_block: number }>('get_whale_transactions', {});
+    expect(env.data).toMatchObject({ from_block: Number(head) - WHALE_DEFAULT_BLOCKS + 1, to_block: Number(head) });
   });
 });
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
-import { assetFacts, labeller, labelView, pricesAsOf, pricesUsed, resolveWindow, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS } from './scan.ts';
+import { assetFacts, labeller, labelView, pricesAsOf, pricesUsed, resolveWindow, scanNative, scanTransfers, units, usd, WHALE_DEFAULT_BLOCKS, WHALE_MAX_BLOCKS } from './scan.ts';
 
 /** A flow score at or beyond ±this is accumulation / distribution; between, the wallet is balanced. */
 export const FLOW_SCORE_BAR = 0.2;
@@ -28,7 +28,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
         .object({
           chain: chainSchema,
           address: addressSchema,
-          from_block: z.number().int().min(0).optional().describe(`Default: ${WHALE_MAX_BLOCKS} blocks before to_block.`),
+          from_block: z.number().int().min(0).optional().describe(`Default: ${WHALE_DEFAULT_BLOCKS} blocks up to to_block; at most ${WHALE_MAX_BLOCKS}.`),
           to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
         })
         .strict(),
@@ -40,7 +40,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
         const window = await resolveWindow(client, network, args, WHALE_MAX_BLOCKS);
         const [code, native, erc20] = await Promise.all([
           rpc(network, () => client.getCode({ address, blockNumber: BigInt(window.to) })),
-          scanNative(client, network, window, (m) => m.from === address || m.to === address, ctx.signal),
+          scanNative(client, network, window, (m) => m.from === address || m.to === address, ctx.signal).then((r) => r.movements),
           scanTransfers(client, network, window, { parties: [address] }),
         ]);
         const movements = [...native, ...erc20];

@@ -14,6 +14,8 @@ import type { ServerDeps } from '../deps.ts';
  * the whale tools keeps that work (and the answer) bounded and the rule simple.
  */
 export const WHALE_MAX_BLOCKS = 1_000;
+/** The window when none is given: recent enough to answer well within the tool timeout on a busy chain. */
+export const WHALE_DEFAULT_BLOCKS = 100;
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 /** Blocks fetched at once: viem batches them into one HTTP request. */
 const BLOCK_CHUNK = 25;
@@ -40,11 +42,11 @@ export function headBlock(client: PublicClient, network: EvmNetwork): Promise<nu
   return rpc(network, () => client.getBlockNumber({ cacheTime: 0 })).then(Number);
 }
 
-/** from_block..to_block as asked (default: the last `bound` blocks), checked against the bound. */
+/** from_block..to_block as asked (default: the last WHALE_DEFAULT_BLOCKS blocks), checked against the bound. */
 export async function resolveWindow(client: PublicClient, network: EvmNetwork, args: { from_block?: number; to_block?: number }, bound: number): Promise<Window> {
   const latest = await headBlock(client, network);
   const requestedTo = args.to_block ?? latest;
-  const from = args.from_block ?? Math.max(0, requestedTo - bound + 1);
+  const from = args.from_block ?? Math.max(0, requestedTo - WHALE_DEFAULT_BLOCKS + 1);
   if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
   if (requestedTo - from + 1 > bound) {
     throw new ApiError('INVALID_PARAMS', `A block window covers at most ${bound} blocks.`, {
@@ -72,6 +74,8 @@ const byChainOrder = (a: Movement, b: Movement) => a.block - b.block || a.positi
 /**
  * Successful native-value transactions in [from, to] that `keep` accepts (top-level value only:
  * value moved by contract internals needs tracing, which public JSON-RPC does not offer).
+ * With `stopAt` (epoch ms), the scan ends at the first chunk boundary past that time (after at
+ * least one chunk, so a caller always progresses) and says which block it reached.
  */
 export async function scanNative(
   client: PublicClient,
@@ -79,10 +83,13 @@ export async function scanNative(
   range: { from: number; to: number },
   keep: (m: Movement) => boolean,
   signal: AbortSignal,
-): Promise<Movement[]> {
+  opts: { stopAt?: number } = {},
+): Promise<{ movements: Movement[]; to: number }> {
   const found: Movement[] = [];
+  let reached = range.from - 1;
   for (let start = range.from; start <= range.to; start += BLOCK_CHUNK) {
     if (signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: `evm:${network}` });
+    if (opts.stopAt !== undefined && start > range.from && Date.now() > opts.stopAt) break;
     const numbers = Array.from({ length: Math.min(BLOCK_CHUNK, range.to - start + 1) }, (_, i) => BigInt(start + i));
     const blocks = await rpc(network, () => Promise.all(numbers.map((blockNumber) => client.getBlock({ blockNumber, includeTransactions: true }))));
     for (const b of blocks) {
@@ -92,10 +99,11 @@ export async function scanNative(
         if (keep(m)) found.push(m);
       }
     }
+    reached = start + numbers.length - 1;
   }
   // A reverted transaction moves no value: keep only the successful ones (receipts of the few kept).
   const receipts = await rpc(network, () => Promise.all(found.map((m) => client.getTransactionReceipt({ hash: m.tx_hash }))));
-  return found.filter((_, i) => receipts[i]!.status === 'success').sort(byChainOrder);
+  return { movements: found.filter((_, i) => receipts[i]!.status === 'success').sort(byChainOrder), to: reached };
 }
 
 /** ERC-20 Transfer logs in [from, to] of a token (or any), sent by and/or received by the given addresses. */

@@ -11,6 +11,12 @@ import { addressSchema, chainSchema, evmNetwork } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetFacts, headBlock, labeller, labelView, pricesAsOf, pricesUsed, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS, type AssetFacts, type Movement } from './scan.ts';
 
+/**
+ * How long one call spends fetching blocks (a third of the default 30 s tool timeout). A watch far
+ * behind a busy chain then catches up over several calls instead of timing out on every one.
+ */
+const WATCH_SCAN_BUDGET_MS = 10_000;
+
 /** A chain filter: unlike the chain argument of other tools, absent means every chain. */
 const chainFilter = z.enum([...EVM_NETWORKS, 'solana']).optional();
 
@@ -91,6 +97,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         const scanned: { watch: Watch; chain: EvmNetwork; head: number; from: number; to: number }[] = [];
         const allFacts: { network: EvmNetwork; f: AssetFacts }[] = [];
         // Everything is read before anything is written: an RPC failure leaves every mark as it was.
+        const deadline = Date.now() + WATCH_SCAN_BUDGET_MS;
         for (const [network, group] of byChain) {
           const client = deps.evm.client(network);
           const head = await headBlock(client, network);
@@ -108,17 +115,20 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
             const r = parties.get(a);
             return r !== undefined && block >= r.from && block <= r.to;
           };
-          const [native, erc20] = await Promise.all([
-            scanNative(client, network, span, (m) => inRange(m.from, m.block) || inRange(m.to, m.block), ctx.signal),
+          const [native, logs] = await Promise.all([
+            scanNative(client, network, span, (m) => inRange(m.from, m.block) || inRange(m.to, m.block), ctx.signal, { stopAt: deadline }),
             scanTransfers(client, network, span, { parties: [...parties.keys()] }),
           ]);
-          for (const m of [...native, ...erc20]) {
+          // The block scan may stop early (its time budget): everything then ends where it did.
+          for (const r of ranges) r.to = Math.min(r.to, native.to);
+          const moved = [...native.movements, ...logs.filter((m) => m.block <= native.to)];
+          for (const m of moved) {
             // One movement between two watched addresses is news for each of them.
             for (const side of new Set([m.from, m.to])) {
               if (inRange(side, m.block)) events.push({ ...m, chain: network, watch: parties.get(side)!.watch });
             }
           }
-          const facts = await assetFacts(deps, network, [...native, ...erc20].map((m) => m.token), ctx.signal);
+          const facts = await assetFacts(deps, network, moved.map((m) => m.token), ctx.signal);
           allFacts.push(...[...facts.values()].map((f) => ({ network, f })));
         }
         events.sort((a, b) => a.chain.localeCompare(b.chain) || a.block - b.block || a.position - b.position);

@@ -21,6 +21,7 @@ import {
   scanTransfers,
   units,
   usd,
+  WHALE_DEFAULT_BLOCKS,
   WHALE_MAX_BLOCKS,
   type Movement,
 } from './scan.ts';
@@ -29,7 +30,7 @@ export const USD_RULE =
   'USD values use the market price of the asset (the native coin of the network, or a token whose contract the market data ties to an asset), as of the date each price states. Tokens without a market price are not valued: name the token and give min_amount in whole token units to find their large transfers.';
 
 const windowArgs = {
-  from_block: z.number().int().min(0).optional().describe(`Default: ${WHALE_MAX_BLOCKS} blocks before to_block.`),
+  from_block: z.number().int().min(0).optional().describe(`Default: ${WHALE_DEFAULT_BLOCKS} blocks up to to_block; at most ${WHALE_MAX_BLOCKS}.`),
   to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
 };
 const tokenArg = z.union([z.literal('native'), addressSchema]);
@@ -62,7 +63,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
         // token would be unbounded on a busy chain, and unpriced tokens could not meet a USD bar).
         const scanTokens = only === undefined ? pricedTokens(deps, network) : only === null ? [] : [only];
         const [native, erc20] = await Promise.all([
-          only === undefined || only === null ? scanNative(client, network, window, () => true, ctx.signal) : [],
+          only === undefined || only === null ? scanNative(client, network, window, () => true, ctx.signal).then((r) => r.movements) : [],
           scanTokens.length ? scanTransfers(client, network, window, { token: scanTokens }) : [],
         ]);
         const movements = [...native, ...erc20];
@@ -147,7 +148,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
         const token = args.token === 'native' ? null : getAddress(args.token);
         const label = labeller(deps.labels, network);
         const touchesExchange = (m: Movement) => label(m.from)?.kind === 'exchange' || label(m.to)?.kind === 'exchange';
-        const movements = token === null ? await scanNative(client, network, window, touchesExchange, ctx.signal) : await scanTransfers(client, network, window, { token });
+        const movements = token === null ? (await scanNative(client, network, window, touchesExchange, ctx.signal)).movements : await scanTransfers(client, network, window, { token });
         const facts = await assetFacts(deps, network, [token], ctx.signal);
         const f = facts.get(token)!;
         if (token !== null && f.decimals === null) throw new ApiError('INVALID_PARAMS', 'That contract does not report ERC-20 decimals.', { issues: [{ path: 'token', message: 'not an ERC-20 token' }] });
