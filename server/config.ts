@@ -81,6 +81,7 @@ const EnvSchema = z.object({
   EXPLORER_API_KEY: z.string().min(1).optional(),
   EVM_TIMEOUT_MS: intFrom(10000, 100),
   EVM_RETRIES: intFrom(2, 0),
+  EVM_FINALITY_DEPTH: intFrom(64, 0),
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
   DASHBOARD_ORIGIN: z.string().url().optional(),
@@ -121,6 +122,8 @@ export interface Config {
   coingecko: { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
   /** EVM JSON-RPC per network (public defaults), with per-attempt timeout and retries. */
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number };
+  /** Blocks below the head after which blocks and receipts are cached as final. */
+  evmFinalityDepth: number;
   /** Solana JSON-RPC (shares the EVM timeout and retries). */
   solanaRpcUrl: string;
   /** Etherscan-style multichain explorer API (v2, chainid parameter); off without a key. */
@@ -194,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.EVM_TIMEOUT_MS,
       retries: e.EVM_RETRIES,
     },
+    evmFinalityDepth: e.EVM_FINALITY_DEPTH,
     solanaRpcUrl: e.SOLANA_RPC_URL,
     explorer: { baseUrl: e.EXPLORER_API_URL, apiKey: e.EXPLORER_API_KEY },
     devnetManifest: e.DEVNET_MANIFEST ? path.resolve(e.DEVNET_MANIFEST) : undefined,

@@ -14,6 +14,7 @@ import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, serveMetrics } from './metrics.ts';
 import { createEvmClients, EVM_NETWORKS } from './providers/evm/chains.ts';
+import { ChainCache } from './providers/evm/cache.ts';
 import { ExplorerApi } from './providers/evm/explorer.ts';
 import { SqlForecastLog } from './providers/forecast-log.ts';
 import { createLabelBook } from './providers/labels.ts';
@@ -114,6 +115,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       },
     }),
     solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries }),
+    chainCache: new ChainCache({ finalityDepth: config.evmFinalityDepth }),
     explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
     // Social and DeFi data load on first use, so a process not serving those tools never holds them.
     social: new SnapshotSocialSource(socialData),

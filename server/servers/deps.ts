@@ -1,4 +1,5 @@
 // What the servers receive by injection (they never construct providers themselves).
+import type { ChainCache } from '../providers/evm/cache.ts';
 import type { EvmClients } from '../providers/evm/chains.ts';
 import type { ExplorerApi } from '../providers/evm/explorer.ts';
 import type { ForecastLog } from '../providers/forecast-log.ts';
@@ -30,6 +31,8 @@ export interface ServerDeps {
   solana: SolanaRpc;
   /** The block-explorer API, when a key is configured (address histories). */
   explorer: ExplorerApi | undefined;
+  /** Final blocks, receipts and token metadata, kept across calls. */
+  chainCache: ChainCache;
   /** Per-account address watchlists (whale-intelligence). */
   watches: WatchStore;
   /** Posts with sentiment and mentions: the offline dataset, or live Reddit (social-intelligence). */

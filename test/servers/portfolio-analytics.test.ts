@@ -132,7 +132,7 @@ describe('get_portfolio', () => {
       expect(w.holdings.find((h) => h.token === t.address)?.balance_raw).toBe(t.supply.toString());
     }
     const eth = w.holdings.find((h) => h.token === null)!;
-    const onChain = BigInt(await (await fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [holder, 'latest'] }) })).json().then((j: { result: string }) => j.result));
+    const onChain = BigInt(await (await fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [holder, 'latest'] }) })).json().then((j) => (j as { result: string }).result));
     expect(eth.balance_raw).toBe(onChain.toString());
     // Priced with the snapshot's ETH quote; the devnet tokens have no price and no allocation.
     const [quote] = await snapshot.quotes(['ethereum']);

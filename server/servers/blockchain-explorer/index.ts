@@ -7,10 +7,11 @@ import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '.
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { contractTools } from './contracts.ts';
+import { historyTools } from './history.ts';
 import { transferTools } from './transfers.ts';
 
 export function blockchainExplorer(deps: ServerDeps): ServerSpec {
-  const { evm, labels } = deps;
+  const { evm, labels, explorer } = deps;
   const blockView = (b: Block) => ({
     number: Number(b.number),
     hash: b.hash,
@@ -103,16 +104,27 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_address_summary',
-        description: "Returns an address's native balance, nonce, whether it is a contract, and its label; first and last activity need a block-explorer API, which is not configured.",
+        description: "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity when a block-explorer API is configured.",
         input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
         credits: 1,
-        handler: async (args) => {
+        handler: async (args, ctx) => {
           const network = evmNetwork(args.chain, 'get_address_summary');
           const client = evm.client(network);
           const address = args.address as `0x${string}`;
           const [balance, nonce, code, block] = await rpc(network, () =>
             Promise.all([client.getBalance({ address }), client.getTransactionCount({ address }), client.getCode({ address }), client.getBlockNumber()]),
           );
+          // History is the explorer's; when it fails the rest of the summary still answers.
+          const activity = explorer
+            ? await explorer.activity(network, address, ctx.signal).then(
+                ({ first, last }) => ({
+                  first: first && { hash: first.hash, block: first.block, timestamp: first.timestamp },
+                  last: last && { hash: last.hash, block: last.block, timestamp: last.timestamp },
+                  source: 'explorer',
+                }),
+                (err: unknown) => ({ first: null, last: null, note: `the block-explorer API failed: ${(err as Error).message}` }),
+              )
+            : { first: null, last: null, note: 'needs a block-explorer API (EXPLORER_API_KEY), which is not configured' };
           return {
             data: {
               chain: network,
@@ -122,8 +134,8 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
               balance: formatEther(balance),
               nonce,
               is_contract: code !== undefined && code !== '0x',
-              label: labels.get(address) ?? null,
-              activity: { first: null, last: null, note: 'needs a block-explorer API (not configured)' },
+              label: labels.get(address, network) ?? null,
+              activity,
             },
             source: `rpc:${network}`,
             data_as_of: null,
@@ -131,6 +143,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
         },
       }),
       ...transferTools(deps),
+      ...historyTools(deps),
       ...contractTools(deps),
     ],
   };

@@ -6,12 +6,13 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '../common/evm.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
+import { NATIVE } from '../common/native.ts';
 
 /** The widest block range one call scans: bounds the node's work and the answer's size. */
 export const MAX_BLOCK_RANGE = 10_000;
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-export function transferTools({ evm, labels }: ServerDeps): ToolDefinition[] {
+export function transferTools({ evm, labels, market, chainCache }: ServerDeps): ToolDefinition[] {
   const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
   return [
     defineTool({
@@ -88,11 +89,18 @@ export function transferTools({ evm, labels }: ServerDeps): ToolDefinition[] {
       description: 'Returns a transaction with its status, fee in the native coin, the decoded call when it is a standard ERC-20 call, its decoded Transfer/Approval logs, and labels of the parties.',
       input: z.object({ chain: chainSchema, hash: hashSchema }).strict(),
       credits: 1,
-      handler: async (args) => {
+      handler: async (args, ctx) => {
         const network = evmNetwork(args.chain, 'get_transaction');
         const client = evm.client(network);
         const hash = args.hash as Hash;
-        const [tx, receipt] = await rpc(network, () => Promise.all([client.getTransaction({ hash }), client.getTransactionReceipt({ hash })]));
+        // A mined transaction and its receipt never change once final: those come from the cache.
+        const [tx, receipt] = await rpc(network, () =>
+          chainCache.immutable(
+            `${network}:tx:${hash}`,
+            () => Promise.all([client.getTransaction({ hash }), client.getTransactionReceipt({ hash }), client.getBlockNumber()]),
+            ([, r, head]) => chainCache.isFinal(r.blockNumber, head),
+          ),
+        );
         const call = decodeErc20Call(tx.input);
         const decodeLog = (l: Log) => {
           try {
@@ -104,6 +112,9 @@ export function transferTools({ evm, labels }: ServerDeps): ToolDefinition[] {
           }
         };
         const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+        // The fee in USD at the native coin's latest price (not the price on the day it was paid).
+        const native = NATIVE[network];
+        const quote = (await market.quotes([native.asset_id], ctx.signal).catch(() => []))[0];
         return {
           data: {
             chain: network,
@@ -116,7 +127,14 @@ export function transferTools({ evm, labels }: ServerDeps): ToolDefinition[] {
             to_label: labelOf(tx.to),
             value_wei: tx.value.toString(),
             value: formatEther(tx.value),
-            fee: { native: formatEther(fee), gas_used: receipt.gasUsed.toString(), effective_gas_price_gwei: gwei(receipt.effectiveGasPrice) },
+            fee: {
+              native: formatEther(fee),
+              symbol: native.symbol,
+              usd: quote ? Math.round(Number(formatEther(fee)) * quote.price_usd * 1e6) / 1e6 : null,
+              usd_price: quote ? { price_usd: quote.price_usd, as_of: quote.as_of, source: quote.source } : null,
+              gas_used: receipt.gasUsed.toString(),
+              effective_gas_price_gwei: gwei(receipt.effectiveGasPrice),
+            },
             call,
             logs: receipt.logs.map(decodeLog),
           },

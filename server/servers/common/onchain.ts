@@ -3,6 +3,7 @@
 // failures become coded errors.
 import { getAddress, parseAbiItem, type AbiFunction, type Address, type Hex, type PublicClient } from 'viem';
 import { ApiError } from '../../errors.ts';
+import type { ChainCache } from '../../providers/evm/cache.ts';
 
 /** The widest block range one call scans: bounds the node's work and the answer's size. */
 export const MAX_BLOCK_RANGE = 10_000;
@@ -118,12 +119,20 @@ export interface Erc20Metadata {
   total_supply: bigint | null;
 }
 
-/** name/symbol/decimals/totalSupply in one batched round trip; a missing function reads as null. */
-export async function erc20Metadata(client: PublicClient, address: Address): Promise<Erc20Metadata> {
-  const [name, symbol, decimals, total_supply] = await Promise.all([
-    tryCall<string>(client, address, 'function name() view returns (string)'),
-    tryCall<string>(client, address, 'function symbol() view returns (string)'),
-    tryCall<number>(client, address, 'function decimals() view returns (uint8)'),
+/**
+ * name/symbol/decimals/totalSupply in one batched round trip; a missing function reads as null.
+ * With a cache, name/symbol/decimals (which tokens do not change) are read once per TTL; the
+ * supply is always read live.
+ */
+export async function erc20Metadata(client: PublicClient, address: Address, cache?: { cache: ChainCache; network: string }): Promise<Erc20Metadata> {
+  const fixed = () =>
+    Promise.all([
+      tryCall<string>(client, address, 'function name() view returns (string)'),
+      tryCall<string>(client, address, 'function symbol() view returns (string)'),
+      tryCall<number>(client, address, 'function decimals() view returns (uint8)'),
+    ]);
+  const [[name, symbol, decimals], total_supply] = await Promise.all([
+    cache ? cache.cache.metadata(`${cache.network}:erc20:${address.toLowerCase()}`, fixed) : fixed(),
     tryCall<bigint>(client, address, 'function totalSupply() view returns (uint256)'),
   ]);
   return { name, symbol, decimals: decimals === null ? null : Number(decimals), total_supply };

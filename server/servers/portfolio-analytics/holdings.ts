@@ -11,6 +11,7 @@ import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import type { TokenEntry } from '../../providers/tokens.ts';
 import { rpc } from '../common/evm.ts';
+import { NATIVE } from '../common/native.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /** Multicall3 (and the devnet's DevMulticall, at the same address): the two reads we use. */
@@ -21,14 +22,6 @@ const MULTICALL_ABI = [
 export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 /** Calldata bytes per multicall chunk: ~200 balanceOf calls; the chunks share one HTTP batch. */
 const MULTICALL_CHUNK_BYTES = 16_384;
-
-export const NATIVE: Record<EvmNetwork | 'solana', { symbol: string; name: string; decimals: number; asset_id: string }> = {
-  ethereum: { symbol: 'ETH', name: 'Ether', decimals: 18, asset_id: 'ethereum' },
-  base: { symbol: 'ETH', name: 'Ether', decimals: 18, asset_id: 'ethereum' },
-  polygon: { symbol: 'POL', name: 'Polygon', decimals: 18, asset_id: 'matic-network' },
-  bsc: { symbol: 'BNB', name: 'BNB', decimals: 18, asset_id: 'binancecoin' },
-  solana: { symbol: 'SOL', name: 'Solana', decimals: 9, asset_id: 'solana' },
-};
 
 const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 export const PORTFOLIO_CHAINS = [...EVM_NETWORKS, 'solana'] as const;

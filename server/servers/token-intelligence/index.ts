@@ -15,7 +15,7 @@ import { concentration, findPrivileges, riskScore, type HolderConcentration } fr
 const searchNetworkSchema = z.enum(['ethereum', 'base', 'polygon', 'bsc', 'solana']).optional().describe('Only this chain (default: all).');
 
 export function tokenIntelligence(deps: ServerDeps): ServerSpec {
-  const { evm, labels, tokens, market } = deps;
+  const { evm, labels, tokens, market, chainCache } = deps;
   const registryView = (t: TokenEntry | undefined) =>
     t ? { symbol: t.symbol || null, name: t.name || null, decimals: t.decimals, listed: t.listed, tags: t.tags, website: t.website, asset_id: t.asset_id, sources: t.sources } : null;
 
@@ -31,7 +31,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
     const client = evm.client(network);
     return rpc(network, async () => {
       const r = await resolveBlockRange(client, range);
-      const [logs, meta] = await Promise.all([transferLogs(client, { token, from: r.from, to: r.to }), erc20Metadata(client, token)]);
+      const [logs, meta] = await Promise.all([transferLogs(client, { token, from: r.from, to: r.to }), erc20Metadata(client, token, { cache: chainCache, network })]);
       if (meta.total_supply === null || meta.decimals === null) {
         throw new ApiError('INVALID_PARAMS', 'This contract does not answer as an ERC-20 token (no totalSupply or decimals).', { issues: [{ path: 'token', message: 'not an ERC-20 token' }] });
       }
@@ -126,7 +126,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
           const client = evm.client(network);
           const address = getAddress(args.address);
           await requireContract(client, network, address);
-          const meta = await rpc(network, () => erc20Metadata(client, address));
+          const meta = await rpc(network, () => erc20Metadata(client, address, { cache: chainCache, network }));
           const entry = tokens.get(network, address);
           const quote = entry?.asset_id ? ((await market.quotes([entry.asset_id], ctx.signal).catch(() => []))[0] ?? null) : null;
           const decimals = meta.decimals ?? entry?.decimals ?? null;

@@ -1,0 +1,114 @@
+// get_address_transactions: an address's transactions, from the block-explorer API when one is
+// configured (its whole history, newest first), otherwise by scanning a bounded range of recent
+// blocks over JSON-RPC. The answer says which it did.
+import { formatEther, getAddress, type Address, type Block, type Transaction } from 'viem';
+import { z } from 'zod';
+import { ApiError } from '../../errors.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
+import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
+import type { ServerDeps } from '../deps.ts';
+
+/** Blocks one scan reads in full: each can carry hundreds of transactions on a busy chain. */
+export const MAX_SCAN_BLOCKS = 200;
+const DEFAULT_SCAN_BLOCKS = 50;
+
+export function historyTools({ evm, labels, explorer, chainCache }: ServerDeps): ToolDefinition[] {
+  const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
+  return [
+    defineTool({
+      name: 'get_address_transactions',
+      description: `Returns an address's transactions, newest first, paginated: its whole history from the block-explorer API when one is configured, otherwise from a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); the answer says which.`,
+      input: z
+        .object({
+          chain: chainSchema,
+          address: addressSchema,
+          from_block: z.number().int().min(0).optional().describe(`Scan only: default ${DEFAULT_SCAN_BLOCKS} blocks before to_block.`),
+          to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
+          limit: limitSchema,
+          cursor: cursorSchema,
+        })
+        .strict(),
+      credits: 1,
+      handler: async (args, ctx) => {
+        const network = evmNetwork(args.chain, 'get_address_transactions');
+        const address = getAddress(args.address);
+        if (explorer) {
+          // Explorer pages are 1-based; our cursor carries the next page number.
+          const pageNo = decodeCursor(args.cursor) + 1;
+          const rows = await explorer.transactions(network, address, { page: pageNo, pageSize: args.limit, sort: 'desc', startBlock: args.from_block, endBlock: args.to_block }, ctx.signal);
+          return {
+            data: {
+              chain: network,
+              address,
+              method: 'explorer',
+              transactions: rows.map((t) => ({ ...t, from: getAddress(t.from), from_label: labelOf(t.from), to: t.to ? getAddress(t.to) : null, to_label: labelOf(t.to), value: formatEther(BigInt(t.value_wei)) })),
+            },
+            source: 'explorer',
+            data_as_of: null,
+            next_cursor: rows.length === args.limit ? encodeCursor(pageNo) : undefined,
+          };
+        }
+
+        const client = evm.client(network);
+        const { from, to, head, blocks } = await rpc(network, async () => {
+          const head = Number(await client.getBlockNumber());
+          const requestedTo = args.to_block ?? head;
+          const from = args.from_block ?? Math.max(0, requestedTo - DEFAULT_SCAN_BLOCKS + 1);
+          if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
+          if (requestedTo - from + 1 > MAX_SCAN_BLOCKS) {
+            throw new ApiError('INVALID_PARAMS', `Without a block-explorer API a scan covers at most ${MAX_SCAN_BLOCKS} blocks.`, {
+              issues: [{ path: 'from_block', message: `at most ${MAX_SCAN_BLOCKS} blocks from from_block to to_block` }],
+            });
+          }
+          const to = Math.min(requestedTo, head);
+          const numbers = Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => BigInt(to - i));
+          // One batched request for the range; final blocks come from the cache.
+          const blocks = await Promise.all(
+            numbers.map((n) =>
+              chainCache.immutable(
+                `${network}:block-full:${n}`,
+                () => client.getBlock({ blockNumber: n, includeTransactions: true }) as Promise<Block<bigint, true>>,
+                (b) => b.number !== null && chainCache.isFinal(b.number, head),
+              ),
+            ),
+          );
+          return { from, to, head, blocks };
+        });
+        const mine = (t: Transaction) => t.from.toLowerCase() === address.toLowerCase() || t.to?.toLowerCase() === address.toLowerCase();
+        const rows = blocks.flatMap((b) =>
+          b.transactions
+            .filter(mine)
+            .sort((x, y) => (y.transactionIndex ?? 0) - (x.transactionIndex ?? 0))
+            .map((t) => ({
+              hash: t.hash,
+              block: Number(b.number),
+              timestamp: new Date(Number(b.timestamp) * 1000).toISOString(),
+              from: getAddress(t.from),
+              from_label: labelOf(t.from),
+              to: t.to ? getAddress(t.to as Address) : null,
+              to_label: labelOf(t.to),
+              value_wei: t.value.toString(),
+              value: formatEther(t.value),
+              method_id: t.input.length >= 10 ? t.input.slice(0, 10) : null,
+            })),
+        );
+        const { items, next_cursor } = page(rows, args.limit, args.cursor);
+        return {
+          data: {
+            chain: network,
+            address,
+            method: 'block-scan',
+            scanned: { from_block: from, to_block: to, head },
+            total: rows.length,
+            transactions: items,
+            note: 'No block-explorer API is configured (EXPLORER_API_KEY): only the scanned blocks are covered, and status and fees need get_transaction.',
+          },
+          source: `rpc:${network}`,
+          data_as_of: null,
+          next_cursor,
+        };
+      },
+    }),
+  ];
+}
