@@ -1,6 +1,6 @@
 // What the whale tools share: block windows, scans of native and ERC-20 transfers, token facts,
 // USD valuation and the exchange direction of a transfer.
-import { erc20Abi, formatUnits, getAddress, parseAbiItem, type Address, type Hash, type PublicClient } from 'viem';
+import { BaseError, erc20Abi, formatUnits, getAddress, HttpRequestError, parseAbiItem, TimeoutError, type Address, type Hash, type PublicClient } from 'viem';
 import { ApiError } from '../../errors.ts';
 import type { EvmNetwork } from '../../providers/evm/chains.ts';
 import type { AddressLabel, LabelBook } from '../../providers/labels.ts';
@@ -141,8 +141,16 @@ export interface AssetFacts {
   quote: Quote | null;
 }
 
-// Token symbol and decimals never change: cache them per network and contract for the process.
+// Token symbol and decimals never change: cache them per network and contract for the process
+// (bounded: wallets touch endless spam tokens; past the bound the cache starts over).
 const tokenMeta = new Map<string, { symbol: string | null; decimals: number | null }>();
+const TOKEN_META_MAX = 20_000;
+
+/** A contract that does not answer is not an ERC-20 (null); a node that does not answer is an outage (thrown). */
+function absentUnlessTransport(err: unknown): null {
+  if (err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null) throw err;
+  return null;
+}
 
 /**
  * Facts and prices of the assets movements involve. A token is priced when the market snapshot
@@ -157,9 +165,10 @@ export async function assetFacts(deps: ServerDeps, network: EvmNetwork, tokens: 
     Promise.all(
       missing.map(async (address) => {
         const [decimals, symbol] = await Promise.all([
-          client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(() => null),
-          client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(() => null),
+          client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(absentUnlessTransport),
+          client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(absentUnlessTransport),
         ]);
+        if (tokenMeta.size >= TOKEN_META_MAX) tokenMeta.clear();
         tokenMeta.set(`${network}:${address}`, { symbol, decimals });
       }),
     ),
