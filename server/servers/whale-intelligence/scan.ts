@@ -237,11 +237,12 @@ export function direction(from: AddressLabel | undefined, to: AddressLabel | und
 }
 
 /**
- * The venue an exchange label belongs to: public label clouds number hot wallets ("Binance 14"),
- * and every numbered wallet is the same exchange, so a trailing number is dropped.
+ * The venue an exchange label belongs to. Public label clouds name an exchange's many wallets
+ * "Binance 14", "Coinbase: Cold Migration 5", "Coinbase: LINK Hot 12": the part before a colon,
+ * without a trailing wallet number, is the venue.
  */
 export function exchangeName(label: AddressLabel): string {
-  return label.label.replace(/\s+\d+$/, '');
+  return label.label.split(':')[0]!.replace(/\s+\d+$/, '').trim();
 }
 
 /** Labels of one network's addresses, looked up once per call. */
