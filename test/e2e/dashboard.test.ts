@@ -1,0 +1,274 @@
+// The dashboard in a real browser (Debian's Chromium driven by playwright-core) against the real
+// service and PostgreSQL: a person connects a wallet, gets a free account with 150 credits,
+// creates a key, copies a client configuration, calls a tool with the key through the MCP SDK
+// client, sees the balance go down on the Usage page, revokes and rotates keys, links a Solana
+// wallet and signs in with it; a cross-site POST is refused. Screenshots of each page go to
+// test-artifacts/dashboard/ (not committed).
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { WEB_DIST } from '../../server/dashboard/ui.ts';
+import { buildWeb } from '../../scripts/build-web.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { injectWallets, type InjectedWallets } from './wallets.ts';
+
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let db: TestDatabase;
+let service: RunningService;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let wallets: InjectedWallets;
+const evmAccount = privateKeyToAccount(generatePrivateKey());
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
+  const res = await post(`${service.url}/mcp/market-intelligence`, toolCall('get_capabilities'), { 'x-api-key': key });
+  return { status: res.status, code: (res.body as { error?: { code: string } }).error?.code };
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  // `npm install` builds the front end; a checkout that skipped it gets it built here.
+  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
+  db = await createTestDatabase();
+  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence,price-prediction' });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
+  wallets = await injectWallets(context, evmAccount);
+  page = await context.newPage();
+  page.on('dialog', (d) => void d.accept());
+  // Under the test's own timeout, so a missing element fails with the locator's message.
+  page.setDefaultTimeout(15_000);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+  await db?.drop();
+});
+
+describe('dashboard in Chromium', () => {
+  let accountId: string;
+  let firstKey: string;
+
+  it('connecting an injected EIP-6963 wallet signs in with SIWE and creates a free account with 150 credits', async () => {
+    await page.goto(`${service.url}/app/`);
+    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    await page.getByRole('button', { name: 'Test Wallet', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Test Solana Wallet' }).waitFor();
+    await shot('1-sign-in');
+    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(await page.getByTestId('header-balance').textContent()).toBe('150 credits');
+    // What the wallet was asked to sign is an EIP-4361 message for this origin and Ethereum.
+    const prompt = wallets.prompts.at(-1)!;
+    expect(prompt).toContain(`${new URL(service.url).host} wants you to sign in with your Ethereum account:\n${evmAccount.address}`);
+    expect(prompt).toContain('Chain ID: 1');
+    const row = await db.query<{ account_id: string; plan: string; balance: number }>(
+      `SELECT w.account_id, a.plan, a.balance FROM wallets w JOIN accounts a ON a.id = w.account_id WHERE w.address = $1`,
+      [evmAccount.address.toLowerCase()],
+    );
+    expect(row.rows[0]).toMatchObject({ plan: 'free', balance: 150 });
+    accountId = row.rows[0]!.account_id;
+    const cookies = await context.cookies(`${service.url}/api/session`);
+    const session = cookies.find((c) => c.name === 'cmcp_session')!;
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api' });
+    // httpOnly: the page's scripts cannot read it.
+    expect(await page.evaluate(() => document.cookie)).not.toContain('cmcp_session');
+  });
+
+  it('creates a key with name, description and expiry, shows it once and copies it', async () => {
+    await page.getByLabel('Name').fill('laptop assistant');
+    await page.getByLabel('Description').fill('Claude Desktop on my laptop');
+    const expiry = await page.getByLabel('Expires on').inputValue();
+    // The suggested expiry is 90 days out.
+    expect(Math.round((Date.parse(expiry) - Date.now()) / 86400_000)).toBeGreaterThanOrEqual(89);
+    await page.getByRole('checkbox', { name: 'price-prediction' }).uncheck();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    firstKey = (await page.getByTestId('new-key').textContent())!;
+    expect(firstKey).toMatch(/^cmcp_[0-9A-Za-z]{38}$/);
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByText('Copied.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(firstKey);
+    const row = page.locator('tbody tr', { hasText: 'laptop assistant' });
+    await expect.poll(() => row.textContent()).toContain('market-intelligence');
+    expect(await row.textContent()).toContain(firstKey.slice(0, 11));
+    expect(await row.textContent()).toContain('active');
+    const stored = await db.query<{ servers: string[]; description: string; expires_at: Date }>(
+      'SELECT servers, description, expires_at FROM api_keys WHERE account_id = $1',
+      [accountId],
+    );
+    expect(stored.rows[0]).toMatchObject({ servers: ['market-intelligence'], description: 'Claude Desktop on my laptop' });
+    expect(stored.rows[0]!.expires_at.toISOString().slice(0, 10)).toBe(expiry);
+    await shot('2-keys');
+  });
+
+  it('the Connect page gives copy-ready configurations for the key and servers', async () => {
+    await page.getByRole('link', { name: 'Connect a client' }).click();
+    await page.getByRole('heading', { name: 'Connect a client' }).waitFor();
+    const desktop = JSON.parse((await page.getByTestId('client-config').textContent())!);
+    expect(desktop).toEqual({
+      mcpServers: { 'cryptomcp-market-intelligence': { url: `${service.url}/mcp/market-intelligence`, transport: 'http', headers: { 'x-api-key': firstKey } } },
+    });
+    await page.getByRole('tab', { name: 'Claude Code' }).click();
+    const claudeCode = JSON.parse((await page.getByTestId('client-config').textContent())!);
+    expect(claudeCode.mcpServers['cryptomcp-market-intelligence']).toEqual({
+      type: 'http',
+      url: `${service.url}/mcp/market-intelligence`,
+      headers: { 'x-api-key': '${CRYPTOMCP_API_KEY}' },
+    });
+    await page.getByRole('tab', { name: 'VS Code' }).click();
+    const vscode = JSON.parse((await page.getByTestId('client-config').textContent())!);
+    expect(vscode.inputs[0]).toMatchObject({ type: 'promptString', password: true });
+    await page.getByRole('button', { name: 'Copy configuration' }).click();
+    await page.getByText('Copied.').waitFor();
+    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual(vscode);
+    await page.getByRole('tab', { name: 'Desktop assistant' }).click();
+    await shot('3-connect');
+  });
+
+  it('a real MCP call with the copied configuration spends credits, and the Usage page shows it', async () => {
+    const desktop = JSON.parse(await page.evaluate(() => navigator.clipboard.readText().then(() => document.querySelector('[data-testid=client-config]')!.textContent!)));
+    const entry = desktop.mcpServers['cryptomcp-market-intelligence'];
+    const client = await mcpClient(entry.url.replace(/\/mcp\/.*$/, ''), 'market-intelligence', entry.headers['x-api-key']);
+    let spent: number;
+    try {
+      const result = await client.callTool({ name: 'get_prices', arguments: { assets: ['bitcoin', 'ethereum'] } });
+      const env = result.structuredContent as { success: boolean; metadata: { credits_used: number; remaining_credits: number } };
+      expect(env.success).toBe(true);
+      spent = env.metadata.credits_used;
+      expect(env.metadata.remaining_credits).toBe(150 - spent);
+    } finally {
+      await client.close();
+    }
+    expect(spent).toBeGreaterThan(0);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByTestId('balance').waitFor();
+    expect(await page.getByTestId('balance').textContent()).toBe(String(150 - spent));
+    expect(await page.getByTestId('calls').textContent()).toBe('1');
+    expect(await page.getByTestId('by-tool').textContent()).toContain('get_prices');
+    expect(await page.getByTestId('header-balance').textContent()).toBe(`${150 - spent} credits`);
+    // Both charts drew on their canvases.
+    expect(await page.locator('canvas').count()).toBe(2);
+    const download = page.waitForEvent('download');
+    await page.getByRole('link', { name: 'Export CSV' }).click();
+    const csv = fs.readFileSync((await (await download).path())!, 'utf8');
+    expect(csv).toBe(`day,server,tool,calls,credits\r\n${new Date().toISOString().slice(0, 10)},market-intelligence,get_prices,1,${spent}\r\n`);
+    await shot('4-usage');
+  });
+
+  it('the Plans page lists the four plans with the current one marked', async () => {
+    await page.getByRole('link', { name: 'Plans' }).click();
+    await page.getByRole('heading', { name: /Free/ }).waitFor();
+    for (const name of ['Free', 'Basic', 'Pro', 'Premium']) expect(await page.getByRole('heading', { name: new RegExp(name) }).count()).toBe(1);
+    const current = page.locator('li[aria-current="true"]');
+    expect(await current.textContent()).toContain('Free');
+    expect(await current.textContent()).toContain('150 credits');
+    expect(await page.locator('li.plan', { hasText: 'Pro' }).textContent()).toContain('15,000 credits');
+    await shot('5-plans');
+  });
+
+  it('revoking a key in the page makes /mcp answer 401 for it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    expect((await mcpStatus(firstKey)).status).toBe(200);
+    await page.getByRole('button', { name: 'Revoke laptop assistant' }).click();
+    await page.locator('tbody tr', { hasText: 'laptop assistant' }).getByText('revoked').waitFor();
+    expect(await mcpStatus(firstKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
+  });
+
+  it('rotating a key shows the new key once; with no grace period the old key stops at once', async () => {
+    await page.getByLabel('Name').fill('ci runner');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const oldKey = (await page.getByTestId('new-key').textContent())!;
+    await page.locator('tbody tr', { hasText: 'ci runner' }).first().getByText('active').waitFor();
+    await page.getByLabel('Rotation grace period for ci runner').first().selectOption({ label: 'Revoke the old key now' });
+    await page.getByRole('button', { name: 'Rotate ci runner' }).first().click();
+    await expect.poll(() => page.getByTestId('new-key').textContent()).not.toBe(oldKey);
+    const newKey = (await page.getByTestId('new-key').textContent())!;
+    expect(await mcpStatus(oldKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
+    expect((await mcpStatus(newKey)).status).toBe(200);
+    await shot('6-keys-rotated');
+  });
+
+  it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
+    await page.getByRole('link', { name: 'Plans' }).click();
+    await page.getByRole('button', { name: 'Link another wallet' }).click();
+    await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
+    await page.getByText(wallets.solanaAddress).waitFor();
+    await shot('7-wallet-linked');
+    expect(wallets.prompts.at(-1)).toContain(`wants you to sign in with your Solana account:\n${wallets.solanaAddress}`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
+    // Signed in again, on the page the person was on (Plans).
+    await page.getByRole('heading', { name: 'Plans' }).waitFor();
+    const session = await page.evaluate(() => fetch('/api/session').then((r) => r.json()));
+    expect(session.account.id).toBe(accountId);
+    expect(session.wallet).toEqual({ family: 'solana', address: wallets.solanaAddress });
+  });
+
+  it('a fresh Solana wallet signs in to a new free account', async () => {
+    const other = await browser.newContext();
+    try {
+      const otherWallets = await injectWallets(other, privateKeyToAccount(generatePrivateKey()));
+      const p = await other.newPage();
+      await p.goto(`${service.url}/app/`);
+      await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(await p.getByTestId('header-balance').textContent()).toBe('150 credits');
+      const session = await p.evaluate(() => fetch('/api/session').then((r) => r.json()));
+      expect(session.account.id).not.toBe(accountId);
+      expect(session.account.wallets).toEqual([expect.objectContaining({ chain: 'solana', address: otherWallets.solanaAddress })]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a cross-site page cannot create a key with the signed-in browser (no cookie, wrong origin, no CSRF token)', async () => {
+    // Another site: "localhost" is a different site from "127.0.0.1", so SameSite applies.
+    const target = `${service.url}/api/keys`;
+    const evil = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(`<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain"><input name='{"name":"evil","x":"' value='"}'></form>
+<script>fetch(${JSON.stringify(target)}, { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: '{"name":"evil"}' }).catch(() => {});</script>`);
+    });
+    await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (evil.address() as { port: number }).port;
+      const attacker = await context.newPage();
+      const formPost = attacker.waitForResponse((r) => r.url() === target && r.request().method() === 'POST');
+      await attacker.goto(`http://localhost:${port}/`);
+      await attacker.evaluate(() => (document.getElementById('f') as HTMLFormElement).submit());
+      const response = await formPost;
+      expect(response.status()).toBe(403);
+      expect(response.request().headers().cookie ?? '').not.toContain('cmcp_session');
+      await attacker.close();
+      const evilKeys = await db.query(`SELECT 1 FROM api_keys WHERE name = 'evil'`);
+      expect(evilKeys.rowCount).toBe(0);
+    } finally {
+      evil.close();
+    }
+  });
+});

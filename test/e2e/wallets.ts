@@ -1,0 +1,125 @@
+/// <reference lib="dom" />
+// Page-side code below runs in the browser, so this file (and the tests calling page.evaluate) use DOM types.
+// Stand-ins for browser wallet extensions (there is no extension here). Each is the page-side half
+// of a wallet: an EIP-1193 provider announced through EIP-6963, and a Wallet Standard Solana
+// wallet registered the standard way. Their keys stay in the test process: the page calls out
+// through Playwright bindings and the test signs for real — a viem local account (secp256k1)
+// and an ed25519 key pair. Only the extension is replaced; page, server, signatures, database and
+// cookies are all real.
+import { generateKeyPairSync, sign as edSign } from 'node:crypto';
+import { base58 } from '@scure/base';
+import type { BrowserContext } from 'playwright-core';
+import type { LocalAccount } from 'viem';
+
+export interface InjectedWallets {
+  /** Switch the EVM account the injected provider signs with. */
+  setEvmAccount(account: LocalAccount): void;
+  solanaAddress: string;
+  /** Every personal_sign / signMessage request the page made (what a person would approve). */
+  prompts: string[];
+}
+
+const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#0b5cad"/></svg>').toString('base64')}`;
+
+export async function injectWallets(context: BrowserContext, evm: LocalAccount): Promise<InjectedWallets> {
+  let account = evm;
+  const prompts: string[] = [];
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const rawPublicKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  const solanaAddress = base58.encode(rawPublicKey);
+
+  await context.exposeBinding('__evmWalletRequest', async (_source, method: string, params: unknown[]) => {
+    switch (method) {
+      case 'eth_requestAccounts':
+      case 'eth_accounts':
+        return [account.address];
+      case 'eth_chainId':
+        return '0x1';
+      case 'net_version':
+        return '1';
+      case 'wallet_switchEthereumChain':
+      case 'wallet_requestPermissions':
+      case 'wallet_revokePermissions':
+        return null;
+      case 'personal_sign': {
+        const [data, address] = params as [`0x${string}`, string];
+        if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error('unknown account');
+        prompts.push(Buffer.from(data.slice(2), 'hex').toString('utf8'));
+        return account.signMessage({ message: { raw: data } });
+      }
+      default:
+        throw new Error(`method ${method} not supported by the test wallet`);
+    }
+  });
+  await context.exposeBinding('__solanaWalletSign', async (_source, bytes: number[]) => {
+    const message = Buffer.from(bytes);
+    prompts.push(message.toString('utf8'));
+    return [...edSign(null, message, privateKey)];
+  });
+
+  await context.addInitScript(
+    ({ icon, solanaAddress, publicKey }) => {
+      const w = window as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+      // EIP-1193 provider, announced through EIP-6963.
+      const listeners = new Map<string, Set<(...a: unknown[]) => void>>();
+      const provider = {
+        request: async ({ method, params }: { method: string; params?: unknown[] }) => {
+          try {
+            return await w.__evmWalletRequest!(method, params ?? []);
+          } catch (err) {
+            throw Object.assign(new Error((err as Error).message), { code: 4200 });
+          }
+        },
+        on: (event: string, fn: (...a: unknown[]) => void) => {
+          if (!listeners.has(event)) listeners.set(event, new Set());
+          listeners.get(event)!.add(fn);
+        },
+        removeListener: (event: string, fn: (...a: unknown[]) => void) => listeners.get(event)?.delete(fn),
+      };
+      const detail = Object.freeze({
+        info: { uuid: '7f4a4c8e-6a8e-4d4c-9f7e-3b0f1a2b3c4d', name: 'Test Wallet', icon, rdns: 'dev.cryptomcp.testwallet' },
+        provider,
+      });
+      const announce = () => window.dispatchEvent(new CustomEvent('eip6963:announceProvider', { detail }));
+      window.addEventListener('eip6963:requestProvider', announce);
+      announce();
+
+      // Wallet Standard Solana wallet.
+      const account = {
+        address: solanaAddress,
+        publicKey: new Uint8Array(publicKey),
+        chains: ['solana:mainnet'],
+        features: ['solana:signMessage'],
+      };
+      const wallet = {
+        version: '1.0.0',
+        name: 'Test Solana Wallet',
+        icon,
+        chains: ['solana:mainnet'],
+        get accounts() {
+          return [account];
+        },
+        features: {
+          'standard:connect': { version: '1.0.0', connect: async () => ({ accounts: [account] }) },
+          'standard:events': { version: '1.0.0', on: () => () => {} },
+          'solana:signMessage': {
+            version: '1.0.0',
+            signMessage: async (...inputs: { message: Uint8Array }[]) =>
+              Promise.all(
+                inputs.map(async (input) => ({
+                  signedMessage: input.message,
+                  signature: new Uint8Array((await w.__solanaWalletSign!([...input.message])) as number[]),
+                })),
+              ),
+          },
+        },
+      };
+      const register = ({ register }: { register: (wallet: unknown) => void }) => register(wallet);
+      window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
+      window.addEventListener('wallet-standard:app-ready', (e) => register((e as CustomEvent).detail));
+    },
+    { icon: ICON, solanaAddress, publicKey: [...rawPublicKey] },
+  );
+
+  return { setEvmAccount: (a) => (account = a), solanaAddress, prompts };
+}

@@ -1,0 +1,107 @@
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { api, ApiFailure, describeError, setCsrfToken, type DashboardConfig, type SessionInfo } from './api.ts';
+import { ConnectPage } from './pages/ConnectPage.tsx';
+import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
+import { PlansPage } from './pages/PlansPage.tsx';
+import { SignIn } from './pages/SignIn.tsx';
+import { PAGES, useRoute, type Page } from './route.ts';
+
+// Chart.js is only needed on the Usage page: it loads when that page is first opened.
+const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
+
+const TITLES: Record<Page, string> = { keys: 'API keys', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
+
+export function short(address: string): string {
+  return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+}
+
+export function App() {
+  const [config, setConfig] = useState<DashboardConfig>();
+  const [session, setSession] = useState<SessionInfo | null>();
+  const [failure, setFailure] = useState<string>();
+  const [page, navigate] = useRoute();
+  const [newKey, setNewKey] = useState<NewKey>();
+
+  const refreshSession = async () => {
+    try {
+      const s = await api<SessionInfo>('GET', '/session');
+      setCsrfToken(s.csrf_token);
+      setSession(s);
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 401) setSession(null);
+      else setFailure(describeError(err));
+    }
+  };
+
+  useEffect(() => {
+    api<DashboardConfig>('GET', '/config').then(setConfig, (err: unknown) => setFailure(describeError(err)));
+    void refreshSession();
+  }, []);
+
+  useEffect(() => {
+    document.title = session ? `${TITLES[page]} · cryptomcp` : 'Sign in · cryptomcp';
+  }, [page, session]);
+
+  if (failure) return <main className="centered"><p role="alert">The dashboard could not load: {failure}</p></main>;
+  if (!config || session === undefined) return <main className="centered"><p aria-live="polite">Loading…</p></main>;
+  if (!session) {
+    return (
+      <SignIn
+        config={config}
+        onSignedIn={(s) => {
+          setCsrfToken(s.csrf_token);
+          setSession(s);
+        }}
+      />
+    );
+  }
+
+  const signOut = async () => {
+    await api('POST', '/auth/sign-out').catch(() => {});
+    setCsrfToken(undefined);
+    setSession(null);
+  };
+
+  return (
+    <div className="shell">
+      <a className="skip" href="#main">Skip to content</a>
+      <header className="top">
+        <span className="brand">cryptomcp</span>
+        <nav aria-label="Dashboard">
+          <ul>
+            {PAGES.map((p) => (
+              <li key={p}>
+                <a
+                  href={`/app/${p}`}
+                  aria-current={p === page ? 'page' : undefined}
+                  onClick={(e) => {
+                    e.preventDefault();
+                    navigate(p);
+                  }}
+                >
+                  {TITLES[p]}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div className="who">
+          <span className="balance" data-testid="header-balance">{session.account.balance.toLocaleString('en-US')} credits</span>
+          <span title={session.wallet.address}>{short(session.wallet.address)}</span>
+          <button type="button" className="link" onClick={() => void signOut()}>Sign out</button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <h1>{TITLES[page]}</h1>
+        {page === 'keys' && <KeysPage config={config} onCreated={(k) => setNewKey(k)} onChange={refreshSession} />}
+        {page === 'connect' && <ConnectPage config={config} newKey={newKey} />}
+        {page === 'usage' && (
+          <Suspense fallback={<p aria-live="polite">Loading charts…</p>}>
+            <UsagePage onLoaded={refreshSession} />
+          </Suspense>
+        )}
+        {page === 'plans' && <PlansPage config={config} session={session} onLinked={refreshSession} />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,81 @@
+// Copy-ready client configurations for the chosen servers and key.
+import { useState } from 'react';
+import type { DashboardConfig } from '../api.ts';
+import { clientConfigs, KEY_ENV, type ClientId } from '../clientConfig.ts';
+import { CopyButton } from './CopyButton.tsx';
+import type { NewKey } from './KeysPage.tsx';
+
+export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKey: NewKey | undefined }) {
+  const all = config.servers.map((s) => s.name);
+  const [servers, setServers] = useState<string[]>(newKey?.servers ?? all);
+  const [useNewKey, setUseNewKey] = useState(newKey !== undefined);
+  const [client, setClient] = useState<ClientId>('desktop');
+  const configs = clientConfigs(config.mcp_base_url, servers, useNewKey ? newKey?.plaintext : undefined);
+  const chosen = configs.find((c) => c.id === client) ?? configs[0]!;
+  const text = JSON.stringify(chosen.json, null, 2);
+
+  return (
+    <>
+      <p>
+        Each server lives at <code>{config.mcp_base_url}/mcp/&lt;server&gt;</code> and takes your key in the <code>x-api-key</code> header.
+      </p>
+      <section className="card">
+        <fieldset className="servers">
+          <legend>Servers</legend>
+          {all.map((s) => (
+            <label key={s} className="check">
+              <input type="checkbox" checked={servers.includes(s)} onChange={(e) => setServers(e.target.checked ? [...servers, s] : servers.filter((x) => x !== s))} />
+              {s}
+            </label>
+          ))}
+        </fieldset>
+        {newKey ? (
+          <label className="check">
+            <input type="checkbox" checked={useNewKey} onChange={(e) => setUseNewKey(e.target.checked)} />
+            Fill in my new key “{newKey.name}” where the file holds the key
+          </label>
+        ) : (
+          <p className="muted">Keys are shown only when created: paste yours where the snippet says &lt;YOUR_API_KEY&gt;, or set {KEY_ENV}.</p>
+        )}
+      </section>
+
+      <div role="tablist" aria-label="MCP client" className="tabs">
+        {configs.map((c) => (
+          <button
+            key={c.id}
+            role="tab"
+            id={`tab-${c.id}`}
+            aria-selected={c.id === client}
+            aria-controls="client-panel"
+            tabIndex={c.id === client ? 0 : -1}
+            onClick={() => setClient(c.id)}
+            onKeyDown={(e) => {
+              const i = configs.findIndex((x) => x.id === client);
+              const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+              if (step) {
+                const next = configs[(i + step + configs.length) % configs.length]!;
+                setClient(next.id);
+                document.getElementById(`tab-${next.id}`)?.focus();
+              }
+            }}
+          >
+            {c.title}
+          </button>
+        ))}
+      </div>
+      <section id="client-panel" role="tabpanel" aria-labelledby={`tab-${chosen.id}`} className="card">
+        <p>
+          Put this in <strong>{chosen.file}</strong>. {chosen.note}
+        </p>
+        {servers.length === 0 ? (
+          <p className="error">Choose at least one server.</p>
+        ) : (
+          <>
+            <pre data-testid="client-config"><code>{text}</code></pre>
+            <CopyButton text={text} label="Copy configuration" />
+          </>
+        )}
+      </section>
+    </>
+  );
+}

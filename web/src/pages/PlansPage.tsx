@@ -1,0 +1,67 @@
+// The plans as the catalog reports them, the current one marked; the account's wallets, with
+// linking of another wallet. Upgrades are by contacting the operator (payments come later).
+import { useEffect, useState } from 'react';
+import { api, describeError, type DashboardConfig, type PlanInfo, type SessionInfo } from '../api.ts';
+import { WalletPicker } from './WalletPicker.tsx';
+
+export function PlansPage({ config, session, onLinked }: { config: DashboardConfig; session: SessionInfo; onLinked: () => void }) {
+  const [plans, setPlans] = useState<{ plans: PlanInfo[]; contact: string | null }>();
+  const [error, setError] = useState<string>();
+  const [linking, setLinking] = useState(false);
+  useEffect(() => {
+    api<{ plans: PlanInfo[]; contact: string | null }>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
+  }, []);
+  const total = config.servers.length;
+  return (
+    <>
+      <p role="alert" className="error">{error}</p>
+      <ul className="plans">
+        {plans?.plans.map((p) => (
+          <li key={p.name} className={`card plan${p.current ? ' current' : ''}`} aria-current={p.current ? 'true' : undefined}>
+            <h2>
+              {p.display_name} {p.current && <span className="badge">Your plan</span>}
+            </h2>
+            <p className="big">{p.credits.toLocaleString('en-US')} credits</p>
+            <p>{p.renewal === 'monthly' ? 'Renewed every month (no rollover)' : 'One-time allowance'}</p>
+            <dl>
+              <dt>Requests per minute</dt>
+              <dd>{p.requests_per_minute}</dd>
+              <dt>Burst</dt>
+              <dd>{p.burst}</dd>
+              <dt>API keys</dt>
+              <dd>{p.max_keys}</dd>
+              <dt>Servers</dt>
+              <dd>{p.servers.length >= total ? `all ${p.servers.length}` : p.servers.join(', ')}</dd>
+            </dl>
+          </li>
+        ))}
+      </ul>
+      <p>
+        To change plan, contact the operator of this service{plans?.contact ? <>: <strong>{plans.contact}</strong></> : '.'} Online payment is not
+        available yet.
+      </p>
+      <section className="card" aria-labelledby="wallets-title">
+        <h2 id="wallets-title">Wallets on this account</h2>
+        <ul>
+          {session.account.wallets.map((w) => (
+            <li key={`${w.chain}:${w.address}`}>
+              <code>{w.address}</code> <span className="muted">({w.chain})</span>
+            </li>
+          ))}
+        </ul>
+        {linking ? (
+          <WalletPicker
+            config={config}
+            mode="link"
+            onDone={() => {
+              setLinking(false);
+              onLinked();
+            }}
+          />
+        ) : (
+          <button type="button" onClick={() => setLinking(true)}>Link another wallet</button>
+        )}
+      </section>
+    </>
+  );
+}
