@@ -1,11 +1,13 @@
 // What the whale tools share: block windows, scans of native and ERC-20 transfers, token facts,
 // USD valuation and the exchange direction of a transfer.
-import { BaseError, erc20Abi, formatUnits, getAddress, HttpRequestError, parseAbiItem, TimeoutError, type Address, type Hash, type PublicClient } from 'viem';
+import { formatUnits, getAddress, type Address, type Hash, type PublicClient } from 'viem';
 import { ApiError } from '../../errors.ts';
 import type { EvmNetwork } from '../../providers/evm/chains.ts';
 import type { AddressLabel, LabelBook } from '../../providers/labels.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import { rpc } from '../common/evm.ts';
+import { NATIVE } from '../common/native.ts';
+import { erc20Metadata, TRANSFER_EVENT } from '../common/onchain.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /**
@@ -16,17 +18,8 @@ import type { ServerDeps } from '../deps.ts';
 export const WHALE_MAX_BLOCKS = 1_000;
 /** The window when none is given: recent enough to answer well within the tool timeout on a busy chain. */
 export const WHALE_DEFAULT_BLOCKS = 100;
-const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 /** Blocks fetched at once: viem batches them into one HTTP request. */
 const BLOCK_CHUNK = 25;
-
-/** The market asset of each network's native coin. */
-const NATIVE_ASSET: Record<EvmNetwork, { asset_id: string; symbol: string }> = {
-  ethereum: { asset_id: 'ethereum', symbol: 'ETH' },
-  base: { asset_id: 'ethereum', symbol: 'ETH' },
-  polygon: { asset_id: 'matic-network', symbol: 'POL' },
-  bsc: { asset_id: 'binancecoin', symbol: 'BNB' },
-};
 
 export interface Window {
   from: number;
@@ -113,7 +106,7 @@ export async function scanTransfers(
   range: { from: number; to: number },
   filter: { token?: Address | Address[]; parties?: Address[] },
 ): Promise<Movement[]> {
-  const base = { address: filter.token, event: TRANSFER, fromBlock: BigInt(range.from), toBlock: BigInt(range.to) } as const;
+  const base = { address: filter.token, event: TRANSFER_EVENT, fromBlock: BigInt(range.from), toBlock: BigInt(range.to) } as const;
   const logs = await rpc(network, async () => {
     if (!filter.parties) return client.getLogs(base);
     if (filter.parties.length === 0) return [];
@@ -141,48 +134,28 @@ export interface AssetFacts {
   quote: Quote | null;
 }
 
-// Token symbol and decimals never change: cache them per network and contract for the process
-// (bounded: wallets touch endless spam tokens; past the bound the cache starts over).
-const tokenMeta = new Map<string, { symbol: string | null; decimals: number | null }>();
-const TOKEN_META_MAX = 20_000;
-
-/** A contract that does not answer is not an ERC-20 (null); a node that does not answer is an outage (thrown). */
-function absentUnlessTransport(err: unknown): null {
-  if (err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null) throw err;
-  return null;
-}
-
 /**
- * Facts and prices of the assets movements involve. A token is priced when the market snapshot
- * ties its contract on this network to an asset (CoinGecko platforms); the native coin by the
- * network's coin. Anything else has no quote: it is not valued in USD.
+ * Facts and prices of the assets movements involve. A token is priced when the token registry
+ * ties its contract on this network to a market asset; the native coin by the network's coin.
+ * Anything else has no quote: it is not valued in USD.
  */
 export async function assetFacts(deps: ServerDeps, network: EvmNetwork, tokens: readonly (Address | null)[], signal: AbortSignal): Promise<Map<Address | null, AssetFacts>> {
   const client = deps.evm.client(network);
   const unique = [...new Set(tokens)];
-  const missing = unique.filter((t): t is Address => t !== null && !tokenMeta.has(`${network}:${t}`));
-  await rpc(network, () =>
-    Promise.all(
-      missing.map(async (address) => {
-        const [decimals, symbol] = await Promise.all([
-          client.readContract({ address, abi: erc20Abi, functionName: 'decimals' }).catch(absentUnlessTransport),
-          client.readContract({ address, abi: erc20Abi, functionName: 'symbol' }).catch(absentUnlessTransport),
-        ]);
-        if (tokenMeta.size >= TOKEN_META_MAX) tokenMeta.clear();
-        tokenMeta.set(`${network}:${address}`, { symbol, decimals });
-      }),
-    ),
-  );
+  // Symbol and decimals through the shared chain cache (read once per TTL, batched into one request).
+  const erc20 = unique.filter((t): t is Address => t !== null);
+  const metadata = await rpc(network, () => Promise.all(erc20.map((address) => erc20Metadata(client, address, { cache: deps.chainCache, network }))));
+  const meta = new Map(erc20.map((address, i) => [address, { symbol: metadata[i]!.symbol, decimals: metadata[i]!.decimals }]));
   const assetIds = new Map<Address | null, string>();
   for (const t of unique) {
-    const id = t === null ? NATIVE_ASSET[network].asset_id : assetOfContract(deps, network, t);
+    const id = t === null ? NATIVE[network].asset_id : assetOfContract(deps, network, t);
     if (id) assetIds.set(t, id);
   }
   const quotes = assetIds.size ? await deps.market.quotes([...new Set(assetIds.values())], signal) : [];
   const out = new Map<Address | null, AssetFacts>();
   for (const t of unique) {
-    const meta = t === null ? { symbol: NATIVE_ASSET[network].symbol, decimals: 18 } : tokenMeta.get(`${network}:${t}`)!;
-    out.set(t, { token: t, ...meta, quote: quotes.find((q) => q.asset_id === assetIds.get(t)) ?? null });
+    const facts = t === null ? { symbol: NATIVE[network].symbol, decimals: NATIVE[network].decimals } : meta.get(t)!;
+    out.set(t, { token: t, ...facts, quote: quotes.find((q) => q.asset_id === assetIds.get(t)) ?? null });
   }
   return out;
 }
