@@ -21,6 +21,11 @@ let explorer: http.Server;
 let rpcRequests = 0;
 const explorerRequests: URLSearchParams[] = [];
 let explorerMode: 'ok' | 'bad-key' = 'ok';
+let solanaServer: http.Server;
+const SOL_OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
+const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+/** Three signatures, newest first, as getSignaturesForAddress documents them. */
+const SIGS = ['5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW', '4hXTCkRzt9WyecNzV1XPgCDfGAZzQKNxLXgynz5QDuWWPSAZBZSHptvWRL3BjCvzUXRdKvHL2b7yGrRQcWyaqsaB', '3AsdoALgZFuq2oUVWrDYhg2pNeaLJKPLf8hU2mQ6U8qJxeJ6hsrPVpMn9ma39DtfYCrDQSvngWRP8NnTpEhezJpE'];
 const snapshot = new SnapshotProvider(loadSnapshot(undefined));
 
 const listen = (server: http.Server) =>
@@ -64,11 +69,45 @@ beforeAll(async () => {
   });
   const explorerUrl = await listen(explorer);
 
+  solanaServer = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      const msg = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      switch (msg.method) {
+        case 'getBalance':
+          return reply({ context: { slot: 341197053 }, value: 1_250_000_000 });
+        case 'getTokenAccountsByOwner': {
+          if ((msg.params[1] as { programId: string }).programId.startsWith('Tokenz')) return reply({ context: { slot: 1 }, value: [] });
+          const info = { isNative: false, mint: USDC_MINT, owner: SOL_OWNER, state: 'initialized', tokenAmount: { amount: '5000000', decimals: 6, uiAmount: 5, uiAmountString: '5' } };
+          return reply({ context: { slot: 1 }, value: [{ pubkey: 'BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', account: { data: { program: 'spl-token', parsed: { info, type: 'account' }, space: 165 }, executable: false, lamports: 2039280, owner: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', rentEpoch: 361, space: 165 } }] });
+        }
+        case 'getSignaturesForAddress': {
+          const opts = msg.params[1] as { limit: number; before?: string };
+          const start = opts.before ? SIGS.indexOf(opts.before) + 1 : 0;
+          return reply(SIGS.slice(start, start + opts.limit).map((signature, i) => ({ signature, slot: 300 - start - i, err: null, memo: null, blockTime: 1700000000 - (start + i) * 60, confirmationStatus: 'finalized' })));
+        }
+        case 'getTransaction':
+          if (msg.params[0] !== SIGS[0]) return reply(null);
+          return reply({
+            slot: 300,
+            blockTime: 1700000000,
+            meta: { err: null, fee: 5000, preBalances: [1_000_000_000, 0], postBalances: [899_995_000, 100_000_000], preTokenBalances: [], postTokenBalances: [] },
+            transaction: { signatures: [SIGS[0]], message: { accountKeys: [{ pubkey: SOL_OWNER, signer: true, writable: true, source: 'transaction' }, { pubkey: 'BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', signer: false, writable: true, source: 'transaction' }] } },
+          });
+        default:
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
+      }
+    });
+  });
+  const solanaUrl = await listen(solanaServer);
+
   const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
   fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
   const common = { MCP_SERVERS: 'blockchain-explorer', EVM_TIMEOUT_MS: '2000', EVM_RETRIES: '0', DEVNET_MANIFEST: manifestFile };
   // Finality depth 0: every mined block counts as final, so the cache can be seen at work.
-  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxyUrl, EVM_FINALITY_DEPTH: '0' });
+  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxyUrl, EVM_FINALITY_DEPTH: '0', SOLANA_RPC_URL: solanaUrl });
   explorerSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: devnet.manifest.rpc_url, EXPLORER_API_URL: `${explorerUrl}/v2/api`, EXPLORER_API_KEY: 'test-key' });
 }, 120_000);
 afterAll(async () => {
@@ -76,6 +115,7 @@ afterAll(async () => {
   await explorerSuite?.close();
   await new Promise((r) => proxy?.close(r));
   await new Promise((r) => explorer?.close(r));
+  await new Promise((r) => solanaServer?.close(r));
   await devnet?.stop();
 });
 
@@ -156,6 +196,53 @@ describe('with a block-explorer API', () => {
       expect(await balanceOf(explorerSuite.db, explorerSuite.accountId)).toBe(before);
     } finally {
       explorerMode = 'ok';
+    }
+  });
+});
+
+describe('Solana in blockchain-explorer', () => {
+  it('summarises a Solana address: SOL, its SPL token accounts with registry symbols, its last activity', async () => {
+    const env = await scanSuite.call<{ balance: string; token_accounts: { mint: string; symbol: string; listed: boolean; amount: string }[]; activity: { last: { signature: string } } }>(
+      'get_address_summary',
+      { chain: 'solana', address: SOL_OWNER },
+    );
+    expect(env.data.balance).toBe('1.25');
+    expect(env.data.token_accounts).toEqual([expect.objectContaining({ mint: USDC_MINT, symbol: 'USDC', listed: true, amount: '5000000' })]);
+    expect(env.data.activity.last.signature).toBe(SIGS[0]);
+  });
+
+  it("pages an address's signatures by signature, as the RPC does", async () => {
+    const p1 = await scanSuite.call<{ transactions: { signature: string }[] }>('get_address_transactions', { chain: 'solana', address: SOL_OWNER, limit: 2 });
+    expect(p1.data.transactions.map((t) => t.signature)).toEqual(SIGS.slice(0, 2));
+    const p2 = await scanSuite.call<{ transactions: { signature: string }[] }>('get_address_transactions', { chain: 'solana', address: SOL_OWNER, limit: 2, cursor: p1.metadata.next_cursor });
+    expect(p2.data.transactions.map((t) => t.signature)).toEqual(SIGS.slice(2));
+    expect(p2.metadata.next_cursor).toBeUndefined();
+  });
+
+  it('decodes a Solana transaction with its fee in SOL and USD; an unknown signature is 404 and free', async () => {
+    const env = await scanSuite.call<{ status: string; sol_changes: { account: string; lamports: number }[]; fee: { native: string; usd: number } }>('get_transaction', { chain: 'solana', hash: SIGS[0] });
+    expect(env.data.status).toBe('success');
+    expect(env.data.sol_changes).toEqual([
+      { account: SOL_OWNER, lamports: -100_005_000 },
+      { account: 'BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', lamports: 100_000_000 },
+    ]);
+    const [sol] = await snapshot.quotes(['solana']);
+    expect(env.data.fee.native).toBe('0.000005');
+    expect(env.data.fee.usd).toBeCloseTo(0.000005 * sol!.price_usd, 6);
+    const before = await balanceOf(scanSuite.db, scanSuite.accountId);
+    const res = await post(`${scanSuite.svc.url}/mcp/blockchain-explorer`, toolCall('get_transaction', { chain: 'solana', hash: SIGS[1] }), { 'x-api-key': scanSuite.key });
+    expect(res.status).toBe(404);
+    expect(await balanceOf(scanSuite.db, scanSuite.accountId)).toBe(before);
+  });
+
+  it('refuses an EVM address with chain solana, and a Solana address on an EVM chain, naming the field', async () => {
+    const h = { 'x-api-key': scanSuite.key };
+    const url = `${scanSuite.svc.url}/mcp/blockchain-explorer`;
+    const a = await post(url, toolCall('get_address_summary', { chain: 'solana', address: devnet.manifest.accounts[0]!.address }), h);
+    const b = await post(url, toolCall('get_address_summary', { address: SOL_OWNER }), h);
+    for (const res of [a, b]) {
+      expect(res.status).toBe(400);
+      expect((res.body as { error: { details: { issues: { path: string }[] } } }).error.details.issues[0]!.path).toBe('address');
     }
   });
 });

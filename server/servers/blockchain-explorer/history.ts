@@ -5,24 +5,26 @@ import { formatEther, getAddress, type Address, type Block, type Transaction } f
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
+import { chainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
 import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
+import { solanaHistory } from './solana.ts';
 
 /** Blocks one scan reads in full: each can carry hundreds of transactions on a busy chain. */
 export const MAX_SCAN_BLOCKS = 200;
 const DEFAULT_SCAN_BLOCKS = 50;
 
-export function historyTools({ evm, labels, explorer, chainCache }: ServerDeps): ToolDefinition[] {
+export function historyTools(deps: ServerDeps): ToolDefinition[] {
+  const { evm, labels, explorer, chainCache } = deps;
   const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
   return [
     defineTool({
       name: 'get_address_transactions',
-      description: `Returns an address's transactions, newest first, paginated: its whole history from the block-explorer API when one is configured, otherwise from a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); the answer says which.`,
+      description: `Returns an address's transactions, newest first, paginated: its whole history from the block-explorer API when one is configured, otherwise from a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); the answer says which. On Solana, its signatures from the RPC.`,
       input: z
         .object({
           chain: chainSchema,
-          address: addressSchema,
+          address: walletAddressSchema,
           from_block: z.number().int().min(0).optional().describe(`Scan only: default ${DEFAULT_SCAN_BLOCKS} blocks before to_block.`),
           to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
           limit: limitSchema,
@@ -31,6 +33,8 @@ export function historyTools({ evm, labels, explorer, chainCache }: ServerDeps):
         .strict(),
       credits: 1,
       handler: async (args, ctx) => {
+        requireFamily(args.chain, args.address, 'address');
+        if (args.chain === 'solana') return solanaHistory(deps, args.address, args.limit, args.cursor, ctx);
         const network = evmNetwork(args.chain, 'get_address_transactions');
         const address = getAddress(args.address);
         if (explorer) {

@@ -3,11 +3,12 @@ import { formatEther, type Block } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool } from '../../mcp/tool.ts';
-import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '../common/evm.ts';
+import { chainSchema, evmNetwork, gwei, hashSchema, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { contractTools } from './contracts.ts';
 import { historyTools } from './history.ts';
+import { solanaSummary } from './solana.ts';
 import { transferTools } from './transfers.ts';
 
 export function blockchainExplorer(deps: ServerDeps): ServerSpec {
@@ -104,10 +105,13 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_address_summary',
-        description: "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity when a block-explorer API is configured.",
-        input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+        description:
+          "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity when a block-explorer API is configured; on Solana its SOL, SPL token accounts and last activity.",
+        input: z.object({ chain: chainSchema, address: walletAddressSchema }).strict(),
         credits: 1,
         handler: async (args, ctx) => {
+          requireFamily(args.chain, args.address, 'address');
+          if (args.chain === 'solana') return solanaSummary(deps, args.address, ctx);
           const network = evmNetwork(args.chain, 'get_address_summary');
           const client = evm.client(network);
           const address = args.address as `0x${string}`;

@@ -3,16 +3,18 @@ import { decodeEventLog, decodeFunctionData, erc20Abi, formatEther, getAddress, 
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { addressSchema, chainSchema, evmNetwork, gwei, hashSchema, rpc } from '../common/evm.ts';
+import { addressSchema, chainSchema, evmNetwork, gwei, requireFamily, rpc, txIdSchema } from '../common/evm.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
+import { solanaTransaction } from './solana.ts';
 import { NATIVE } from '../common/native.ts';
 
 /** The widest block range one call scans: bounds the node's work and the answer's size. */
 export const MAX_BLOCK_RANGE = 10_000;
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-export function transferTools({ evm, labels, market, chainCache }: ServerDeps): ToolDefinition[] {
+export function transferTools(deps: ServerDeps): ToolDefinition[] {
+  const { evm, labels, market, chainCache } = deps;
   const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
   return [
     defineTool({
@@ -86,10 +88,12 @@ export function transferTools({ evm, labels, market, chainCache }: ServerDeps): 
     }),
     defineTool({
       name: 'get_transaction',
-      description: 'Returns a transaction with its status, fee in the native coin, the decoded call when it is a standard ERC-20 call, its decoded Transfer/Approval logs, and labels of the parties.',
-      input: z.object({ chain: chainSchema, hash: hashSchema }).strict(),
+      description: 'Returns a transaction with its status, fee in the native coin and in USD, the decoded call when it is a standard ERC-20 call, its decoded Transfer/Approval logs, and labels of the parties.',
+      input: z.object({ chain: chainSchema, hash: txIdSchema.describe('A 0x transaction hash, or a Solana signature with chain solana.') }).strict(),
       credits: 1,
       handler: async (args, ctx) => {
+        requireFamily(args.chain, args.hash, 'hash');
+        if (args.chain === 'solana') return solanaTransaction(deps, args.hash, ctx);
         const network = evmNetwork(args.chain, 'get_transaction');
         const client = evm.client(network);
         const hash = args.hash as Hash;

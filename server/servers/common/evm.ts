@@ -11,6 +11,32 @@ export const chainSchema = z
   .describe('ethereum, base, polygon or bsc (solana is not served by this EVM tool).');
 
 export const addressSchema = z.string().trim().refine((s) => isAddress(s, { strict: false }), 'expected a 0x-prefixed 20-byte hex address');
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const SOLANA_SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
+export const isSolanaAddress = (s: string) => SOLANA_ADDRESS.test(s);
+
+/** An EVM or a Solana address; tools that take either check it matches the chain (requireFamily). */
+export const walletAddressSchema = z
+  .string()
+  .trim()
+  .refine((s) => isAddress(s, { strict: false }) || SOLANA_ADDRESS.test(s), 'expected a 0x EVM address or a base58 Solana address');
+/** An EVM transaction hash or a Solana transaction signature. */
+export const txIdSchema = z
+  .string()
+  .trim()
+  .refine((s) => /^0x[0-9a-fA-F]{64}$/.test(s) || SOLANA_SIGNATURE.test(s), 'expected a 0x 32-byte transaction hash or a base58 Solana signature');
+
+/** INVALID_PARAMS naming the field when a value of one chain family is given for the other. */
+export function requireFamily(chain: EvmNetwork | 'solana', value: string, field: string): void {
+  const isEvm = value.startsWith('0x');
+  if (chain === 'solana' && isEvm) {
+    throw new ApiError('INVALID_PARAMS', `${field} is an EVM value but chain is solana.`, { issues: [{ path: field, message: 'expected a base58 Solana value for chain solana' }] });
+  }
+  if (chain !== 'solana' && !isEvm) {
+    throw new ApiError('INVALID_PARAMS', `${field} is a Solana value but chain is ${chain}; pass chain: "solana".`, { issues: [{ path: field, message: `expected a 0x value for chain ${chain}` }] });
+  }
+}
+
 export const hashSchema = z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, 'expected a 0x-prefixed 32-byte hex hash');
 
 export function evmNetwork(chain: EvmNetwork | 'solana', tool: string): EvmNetwork {

@@ -11,6 +11,7 @@ import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import type { TokenEntry } from '../../providers/tokens.ts';
 import { rpc } from '../common/evm.ts';
+export { walletAddressSchema } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -23,14 +24,9 @@ export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 /** Calldata bytes per multicall chunk: ~200 balanceOf calls; the chunks share one HTTP batch. */
 const MULTICALL_CHUNK_BYTES = 16_384;
 
-const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 export const PORTFOLIO_CHAINS = [...EVM_NETWORKS, 'solana'] as const;
 export type PortfolioChain = (typeof PORTFOLIO_CHAINS)[number];
 
-export const walletAddressSchema = z
-  .string()
-  .trim()
-  .refine((s) => isAddress(s, { strict: false }) || SOLANA_ADDRESS.test(s), 'expected a 0x EVM address or a base58 Solana address');
 export const chainsSchema = z
   .array(z.enum(PORTFOLIO_CHAINS))
   .min(1)
