@@ -72,6 +72,18 @@ const EnvSchema = z.object({
   COINGECKO_BASE_URL: z.string().url().default('https://api.coingecko.com/api/v3'),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_TIMEOUT_MS: intFrom(8000, 100),
+  SOCIAL_DATA: z.enum(['snapshot', 'live']).default('snapshot'),
+  REDDIT_BASE_URL: z.string().url().default('https://www.reddit.com'),
+  REDDIT_USER_AGENT: z.string().min(1).default('cryptomcp/0.1 (social-intelligence)'),
+  REDDIT_TOKEN: z.string().min(1).optional(),
+  REDDIT_SUBREDDITS: z.string().regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, 'a comma list of subreddit names').default('cryptocurrency,bitcoin,ethereum,solana'),
+  REDDIT_TIMEOUT_MS: intFrom(8000, 100),
+  PROJECT_DATA: z.enum(['snapshot', 'live']).default('snapshot'),
+  DEFILLAMA_BASE_URL: z.string().url().default('https://api.llama.fi'),
+  DEFILLAMA_TIMEOUT_MS: intFrom(10000, 100),
+  GITHUB_API_URL: z.string().url().optional(),
+  GITHUB_TOKEN: z.string().min(1).optional(),
+  GITHUB_TIMEOUT_MS: intFrom(8000, 100),
   ETHEREUM_RPC_URL: z.string().url().optional(),
   BASE_RPC_URL: z.string().url().optional(),
   POLYGON_RPC_URL: z.string().url().optional(),
@@ -120,6 +132,12 @@ export interface Config {
   /** The snapshot file (default data/snapshot/market.json.gz). */
   snapshotFile: string | undefined;
   coingecko: { baseUrl: string; apiKey: string | undefined; timeoutMs: number };
+  /** social-intelligence: the offline posts, or live Reddit (SOCIAL_DATA=live). */
+  social: { mode: 'snapshot' | 'live'; reddit: { baseUrl: string; userAgent: string; token: string | undefined; subreddits: string[]; timeoutMs: number } };
+  /** project-intelligence: the offline DefiLlama data, or the live API with it as fallback (PROJECT_DATA=live). */
+  projects: { mode: 'snapshot' | 'live'; defillama: { baseUrl: string; timeoutMs: number } };
+  /** GitHub REST for developer activity; on when PROJECT_DATA=live or GITHUB_API_URL / GITHUB_TOKEN is set. */
+  github: { baseUrl: string; token: string | undefined; timeoutMs: number } | undefined;
   /** EVM JSON-RPC per network (public defaults), with per-attempt timeout and retries. */
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number };
   /** Blocks below the head after which blocks and receipts are cached as final. */
@@ -187,6 +205,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     marketData: e.MARKET_DATA,
     snapshotFile: e.SNAPSHOT_FILE ? path.resolve(e.SNAPSHOT_FILE) : undefined,
     coingecko: { baseUrl: e.COINGECKO_BASE_URL.replace(/\/+$/, ''), apiKey: e.COINGECKO_API_KEY, timeoutMs: e.COINGECKO_TIMEOUT_MS },
+    social: {
+      mode: e.SOCIAL_DATA,
+      reddit: { baseUrl: e.REDDIT_BASE_URL, userAgent: e.REDDIT_USER_AGENT, token: e.REDDIT_TOKEN, subreddits: e.REDDIT_SUBREDDITS.split(','), timeoutMs: e.REDDIT_TIMEOUT_MS },
+    },
+    projects: { mode: e.PROJECT_DATA, defillama: { baseUrl: e.DEFILLAMA_BASE_URL, timeoutMs: e.DEFILLAMA_TIMEOUT_MS } },
+    github:
+      e.PROJECT_DATA === 'live' || e.GITHUB_API_URL || e.GITHUB_TOKEN
+        ? { baseUrl: e.GITHUB_API_URL ?? 'https://api.github.com', token: e.GITHUB_TOKEN, timeoutMs: e.GITHUB_TIMEOUT_MS }
+        : undefined,
     evm: {
       rpcUrls: {
         ethereum: e.ETHEREUM_RPC_URL ?? DEFAULT_RPC_URLS.ethereum,

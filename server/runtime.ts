@@ -26,6 +26,10 @@ import { CoinGeckoProvider } from './providers/market/live.ts';
 import { loadSnapshot, SnapshotProvider } from './providers/market/snapshot.ts';
 import { lazyProjectsData, SnapshotProjectSource } from './providers/projects/snapshot.ts';
 import { lazySocialDataset, SnapshotSocialSource } from './providers/social/snapshot.ts';
+import { mentionExtractor } from './providers/social/extractor.ts';
+import { DefiLlamaSource, FallbackProjectSource } from './providers/defillama.ts';
+import { GitHubClient } from './providers/github.ts';
+import { RedditSource } from './providers/reddit.ts';
 import { serverModules } from './servers/index.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
 
@@ -118,10 +122,17 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     chainCache: new ChainCache({ finalityDepth: config.evmFinalityDepth }),
     explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
     // Social and DeFi data load on first use, so a process not serving those tools never holds them.
-    social: new SnapshotSocialSource(socialData),
+    social:
+      config.social.mode === 'live'
+        ? new RedditSource({ ...config.social.reddit, registry: snapshot.registry, extractor: mentionExtractor(snapshot.data.assets) })
+        : new SnapshotSocialSource(socialData),
     socialData,
-    projects: new SnapshotProjectSource(projectsData),
+    projects:
+      config.projects.mode === 'live'
+        ? new FallbackProjectSource(new DefiLlamaSource(config.projects.defillama), new SnapshotProjectSource(projectsData))
+        : new SnapshotProjectSource(projectsData),
     projectsData,
+    github: config.github ? new GitHubClient(config.github) : undefined,
   };
   const registry = buildRegistry(
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),

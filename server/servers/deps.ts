@@ -6,6 +6,7 @@ import type { ForecastLog } from '../providers/forecast-log.ts';
 import type { LabelBook } from '../providers/labels.ts';
 import type { SnapshotProvider } from '../providers/market/snapshot.ts';
 import type { MarketDataProvider } from '../providers/market/types.ts';
+import type { GitHubClient } from '../providers/github.ts';
 import type { ProjectsData } from '../providers/projects/snapshot.ts';
 import type { ProjectSource } from '../providers/projects/types.ts';
 import type { SocialDataset } from '../providers/social/snapshot.ts';
@@ -43,4 +44,6 @@ export interface ServerDeps {
   projects: ProjectSource;
   /** The offline DefiLlama data, loaded on first use: what only it has (2023 listing, bridges, DeFi total). */
   projectsData: () => ProjectsData;
+  /** GitHub REST for developer activity, when configured (due_diligence_report). */
+  github: GitHubClient | undefined;
 }

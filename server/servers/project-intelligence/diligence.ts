@@ -10,7 +10,7 @@ type Level = 'red' | 'amber' | 'green' | 'neutral';
 
 export interface Flag {
   level: Level;
-  topic: 'tvl_size' | 'tvl_trend' | 'tvl_drawdown' | 'oracles' | 'chains' | 'social' | 'token';
+  topic: 'tvl_size' | 'tvl_trend' | 'tvl_drawdown' | 'oracles' | 'chains' | 'social' | 'token' | 'developers';
   finding: string;
   data: Record<string, unknown>;
 }
@@ -21,7 +21,7 @@ const ORACLE_DEPENDENT = new Set(['Lending', 'CDP', 'Derivatives', 'Synthetics',
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const usd = (x: number) => `$${Math.round(x).toLocaleString('en-US')}`;
 
-export async function dueDiligence(deps: ServerDeps, p: Protocol, list: ProtocolList, signal: AbortSignal) {
+export async function dueDiligence(deps: ServerDeps, p: Protocol, list: ProtocolList, signal: AbortSignal, githubRepo?: string) {
   const flags: Flag[] = [];
   const listSource = list.source;
 
@@ -119,6 +119,30 @@ export async function dueDiligence(deps: ServerDeps, p: Protocol, list: Protocol
       topic: 'token',
       finding: `${token.symbol.toUpperCase()} closed at ${series.candles[series.candles.length - 1]?.close} on ${series.as_of}, ${pct(-ath.distance)} below its high in the data (red 80% or more below, amber 50%).`,
       data: { token: { id: token.id, symbol: token.symbol }, as_of: series.as_of, ...ath, source: series.source },
+    });
+  }
+
+  // Developer activity, from GitHub when it is configured and a repository is named.
+  if (!githubRepo || !deps.github) {
+    flags.push({
+      level: 'neutral',
+      topic: 'developers',
+      finding: !githubRepo ? 'Not covered: name the project\'s GitHub repository (github_repo) to judge developer activity.' : 'Not covered: GitHub is not configured on this deployment (GITHUB_API_URL / GITHUB_TOKEN).',
+      data: { github_repo: githubRepo ?? null },
+    });
+  } else {
+    const a = await deps.github.activity(githubRepo, signal);
+    const c13 = a.commits?.weeks_13 ?? null;
+    const level: Level = a.archived ? 'red' : c13 === null ? 'neutral' : c13 === 0 ? 'red' : c13 >= 20 ? 'green' : 'amber';
+    flags.push({
+      level,
+      topic: 'developers',
+      finding: a.archived
+        ? `${a.repo} is archived.`
+        : c13 === null
+          ? `GitHub is still computing ${a.repo}'s commit statistics; last push ${a.last_push ?? 'unknown'}.`
+          : `${c13} commits to ${a.repo} in the last 13 weeks (red at none, green at 20 or more); ${a.contributors.count}${a.contributors.capped_at_100 ? '+' : ''} contributors.`,
+      data: { ...a, commits: a.commits && { weeks_4: a.commits.weeks_4, weeks_13: a.commits.weeks_13, weeks_52: a.commits.weeks_52 } },
     });
   }
 

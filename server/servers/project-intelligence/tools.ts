@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../analytics/tvl.ts';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { REPO_PATTERN } from '../../providers/github.ts';
 import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -282,13 +283,18 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'due_diligence_report',
       description:
-        'Returns red, amber and green flags on a DeFi project — TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data where known — each with the data it rests on.',
-      input: z.object({ project: projectSchema }).strict(),
+        'Returns red, amber and green flags on a DeFi project — TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data and developer activity where known — each with the data it rests on.',
+      input: z
+        .object({
+          project: projectSchema,
+          github_repo: z.string().regex(REPO_PATTERN, 'owner/name').optional().describe('The project\'s main GitHub repository ("aave/aave-v3-core"), for developer activity.'),
+        })
+        .strict(),
       credits: 10,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
         const p = findProject(list.protocols, args.project);
-        const report = await dueDiligence(deps, p, list, ctx.signal);
+        const report = await dueDiligence(deps, p, list, ctx.signal, args.github_repo);
         return { data: report, source: sourceOf(list.source), data_as_of: list.as_of };
       },
     }),
