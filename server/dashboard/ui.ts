@@ -13,8 +13,10 @@ const CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self' https://*.walletconnect.com wss://*.walletconnect.com https://*.walletconnect.org wss://*.walletconnect.org",
+  // WalletConnect's relay, and its QR modal's wallet list, images and fonts (only used when configured).
+  "img-src 'self' data: blob: https://*.walletconnect.com https://*.walletconnect.org https://*.web3modal.org https://*.reown.com",
+  "font-src 'self' https://fonts.reown.com",
+  "connect-src 'self' https://*.walletconnect.com wss://*.walletconnect.com https://*.walletconnect.org wss://*.walletconnect.org https://*.web3modal.org https://*.reown.com wss://*.reown.com",
   "frame-ancestors 'none'",
   "base-uri 'self'",
   "form-action 'self'",

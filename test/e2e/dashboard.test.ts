@@ -246,6 +246,24 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it('with a WalletConnect project id configured, WalletConnect is offered beside the injected wallets', async () => {
+    const withWc = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', WALLETCONNECT_PROJECT_ID: '0123456789abcdef0123456789abcdef' });
+    const other = await browser.newContext();
+    try {
+      await injectWallets(other, privateKeyToAccount(generatePrivateKey()));
+      const p = await other.newPage();
+      p.setDefaultTimeout(30_000);
+      await p.goto(`${withWc.url}/app/`);
+      // The connector loads lazily; it cannot reach the relay from here, so only its presence is checked.
+      await p.getByRole('button', { name: 'WalletConnect' }).waitFor();
+      expect(await p.getByRole('button', { name: 'Test Wallet', exact: true }).count()).toBe(1);
+      await p.screenshot({ path: path.join(ARTIFACTS, '8-sign-in-walletconnect.png') });
+    } finally {
+      await other.close();
+      await withWc.close();
+    }
+  }, 60_000);
+
   it('a cross-site page cannot create a key with the signed-in browser (no cookie, wrong origin, no CSRF token)', async () => {
     // Another site: "localhost" is a different site from "127.0.0.1", so SameSite applies.
     const target = `${service.url}/api/keys`;
