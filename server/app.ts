@@ -1,5 +1,4 @@
 // buildApp wires the HTTP surface and never listens: tests call inject() or listen on port 0.
-import { randomUUID } from 'node:crypto';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Plan } from './accounts/plans.ts';
@@ -8,6 +7,7 @@ import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
 import type { Registry } from './mcp/registry.ts';
+import { logTraceIds, requestIdForNewRequest } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
   /** Plans for the public catalog (cached by the caller; PlanPolicy resources can change them). */
@@ -23,11 +23,14 @@ const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining'
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // Every line logged inside a traced request carries trace_id and span_id (besides reqId).
+    logger: typeof deps.logger === 'object' && deps.logger !== null ? { ...deps.logger, mixin: logTraceIds } : (deps.logger ?? false),
     // Request lines would be one per MCP call; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
-    // Never trust a client's request id: it is the idempotency key of the ledger row.
+    // The trace id of the request's span (or a fresh id of that form without tracing): the
+    // request_id in a user's error report then finds its trace. Never a client's own id: it is
+    // the idempotency key of the ledger row.
+    genReqId: requestIdForNewRequest,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
@@ -39,6 +42,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     const apiError = fromFrameworkError(err);
+    if (request.gateway) request.gateway.outcome = apiError.code;
     if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     setGatewayHeaders(reply, request.gateway ?? null);

@@ -2,6 +2,8 @@
 // The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
 // embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
 // migrations are current, does one thing, prints it (or JSON with --json) and exits.
+// First, so tracing (when OTEL_* asks for it) is in place before anything it instruments loads.
+import './telemetry/register.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
@@ -15,6 +17,7 @@ import { ApiError, toApiError } from './errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
 import { startService, VERSION } from './runtime.ts';
 import { SERVER_NAMES } from './servers/names.ts';
+import { shutdownTelemetry } from './telemetry/start.ts';
 
 const program = new Command('cryptomcp')
   .description('Credit-metered crypto data MCP servers: run the service and administer accounts and keys.')
@@ -96,13 +99,16 @@ program
       if (stopping) return;
       stopping = true;
       process.stderr.write(`${signal}: draining in-flight requests and stopping\n`);
-      service.close().then(
-        () => process.exit(0),
-        (err: unknown) => {
-          process.stderr.write(`shutdown failed: ${(err as Error).message}\n`);
-          process.exit(1);
-        },
-      );
+      service
+        .close()
+        .then(() => shutdownTelemetry())
+        .then(
+          () => process.exit(0),
+          (err: unknown) => {
+            process.stderr.write(`shutdown failed: ${(err as Error).message}\n`);
+            process.exit(1);
+          },
+        );
     };
     // `on`, not `once`: a second signal (npm forwards Ctrl-C too) must not kill the process
     // before the drain and the database shutdown finish; stop() runs once.

@@ -1,46 +1,216 @@
 // The process's Prometheus registry (DESIGN.md §8). Names: cryptomcp_<subsystem>_<thing>_<unit>,
-// bounded labels only (server, method, status; never key or account ids). The observability
-// issue extends this; it is served on METRICS_PORT, never behind the ingress.
+// bounded labels only (server, method, tool, outcome, plan, code, provider; never key, account or
+// address values), plus the OpenTelemetry MCP convention histogram under its own name. Served on
+// METRICS_PORT, never behind the ingress. dashboards/ and its rules query exactly these names;
+// test/observability checks that they exist here.
+import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type pg from 'pg';
+import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
+
+/**
+ * The JSON-RPC methods an MCP client may send (spec 2025-06-18). The method is client input, so
+ * anything else is counted as "other" to keep the label bounded.
+ */
+export const MCP_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+  // A JSON-RPC response sent by the client (classify() in mcp/host.ts names it so).
+  'response',
+]);
+
+export function methodLabel(method: string | undefined): string {
+  if (method === undefined) return 'none';
+  return MCP_METHODS.has(method) ? method : 'other';
+}
+
+/**
+ * Request latency buckets: the in-process tools answer in about a millisecond (bench:gateway p50
+ * ≈ 1-3 ms including metering), upstream-backed tools take tens of milliseconds to seconds, and
+ * the tool timeout is 30 s. The SLO threshold (0.5 s, dashboards/rules) is a bucket boundary.
+ */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The bucket boundaries the OpenTelemetry MCP semantic conventions advise for mcp.*.duration. */
+const MCP_SEMCONV_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+
+/** Upstream APIs answer in ~50 ms to a few seconds; attempts time out at 8-10 s by default. */
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface Metrics {
   registry: Registry;
-  mcpRequests: Counter<'server' | 'method' | 'status'>;
+  mcpRequests: Counter<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
+  mcpRequestDuration: Histogram<'server' | 'method' | 'tool' | 'outcome'>;
+  /** `mcp.server.operation.duration` of the OpenTelemetry MCP semantic conventions. */
+  mcpOperationDuration: Histogram<'mcp_method_name' | 'gen_ai_tool_name' | 'error_type'>;
+  rejections: Counter<'server' | 'code' | 'plan'>;
+  creditsConsumed: Counter<'server' | 'tool' | 'plan'>;
+  creditsRefunded: Counter<'server' | 'tool' | 'plan'>;
   meterReserveDuration: Histogram;
   meterBatchCalls: Histogram;
   meterBatchDuration: Histogram;
+  meterErrors: Counter<'operation'>;
+  renewals: Counter;
+  keyCacheHit: { inc(): void };
+  keyCacheMiss: { inc(): void };
+  upstreamDuration: Histogram<'provider' | 'outcome'>;
+  /** Reports the pool's connections at every scrape (no cost on the hot path). */
+  watchPool(pool: pg.Pool, max: number): void;
+  /** Stops listening to process-wide channels (upstream calls). */
+  close(): void;
 }
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_' });
+  const registers = [registry];
+
+  const keyCacheLookups = new Counter({
+    name: 'cryptomcp_key_cache_lookups_total',
+    help: 'API key lookups by the gateway, answered from the in-process cache (hit) or the database (miss).',
+    labelNames: ['result'],
+    registers,
+  });
+  const upstreamDuration = new Histogram({
+    name: 'cryptomcp_upstream_request_duration_seconds',
+    help: 'Duration of one attempt at an upstream provider (HTTP API or JSON-RPC), by provider and outcome.',
+    labelNames: ['provider', 'outcome'],
+    buckets: UPSTREAM_BUCKETS,
+    registers,
+  });
+  // Every HTTP client in the process publishes its attempts on one channel (providers/http.ts,
+  // the viem transport); a channel without subscribers costs the publisher nothing.
+  const onUpstream = (message: unknown) => {
+    const event = message as UpstreamEvent;
+    upstreamDuration.observe({ provider: event.provider, outcome: event.outcome }, event.seconds);
+  };
+  diagnostics.subscribe(UPSTREAM_CHANNEL, onUpstream);
+
+  const pools: { pool: pg.Pool; max: number }[] = [];
+  new Gauge({
+    name: 'cryptomcp_db_pool_connections',
+    help: 'PostgreSQL pool connections by state: in_use (checked out by a query) or idle.',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { pool } of pools) {
+        this.inc({ state: 'idle' }, pool.idleCount);
+        this.inc({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+      }
+    },
+  });
+  new Gauge({
+    name: 'cryptomcp_db_pool_waiting',
+    help: 'Queries waiting for a free PostgreSQL pool connection.',
+    registers,
+    collect() {
+      this.set(pools.reduce((n, { pool }) => n + pool.waitingCount, 0));
+    },
+  });
+  new Gauge({
+    name: 'cryptomcp_db_pool_max',
+    help: 'Most connections the PostgreSQL pool may open (DATABASE_POOL_MAX).',
+    registers,
+    collect() {
+      this.set(pools.reduce((n, { max }) => n + max, 0));
+    },
+  });
+
   return {
     registry,
     mcpRequests: new Counter({
       name: 'cryptomcp_mcp_requests_total',
-      help: 'MCP HTTP requests answered, by server, JSON-RPC method and HTTP status.',
-      labelNames: ['server', 'method', 'status'],
-      registers: [registry],
+      help: 'MCP HTTP requests answered, by server, JSON-RPC method, tool, outcome (ok or the error code) and HTTP status.',
+      labelNames: ['server', 'method', 'tool', 'outcome', 'status'],
+      registers,
+    }),
+    mcpRequestDuration: new Histogram({
+      name: 'cryptomcp_mcp_request_duration_seconds',
+      help: 'Time from receiving an MCP request to the end of its answer, by server, method, tool and outcome.',
+      labelNames: ['server', 'method', 'tool', 'outcome'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    }),
+    mcpOperationDuration: new Histogram({
+      name: 'mcp_server_operation_duration_seconds',
+      help: 'OpenTelemetry MCP semantic conventions: mcp.server.operation.duration, by mcp.method.name, gen_ai.tool.name and error.type.',
+      labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'error_type'],
+      buckets: MCP_SEMCONV_BUCKETS,
+      registers,
+    }),
+    rejections: new Counter({
+      name: 'cryptomcp_gateway_rejections_total',
+      help: 'Requests refused by the gateway before a tool ran: auth (401 by reason), 403, 429 and 402, by error code.',
+      labelNames: ['server', 'code', 'plan'],
+      registers,
+    }),
+    creditsConsumed: new Counter({
+      name: 'cryptomcp_credits_consumed_total',
+      help: 'Credits charged for successful tool results, by server, tool and plan.',
+      labelNames: ['server', 'tool', 'plan'],
+      registers,
+    }),
+    creditsRefunded: new Counter({
+      name: 'cryptomcp_credits_refunded_total',
+      help: 'Credits reserved for a tool call and given back because the call failed, by server, tool and plan.',
+      labelNames: ['server', 'tool', 'plan'],
+      registers,
     }),
     meterReserveDuration: new Histogram({
       name: 'cryptomcp_metering_reserve_duration_seconds',
       help: 'Time a request spends in metering (waiting for a round trip and the round trip itself).',
       buckets: [0.00025, 0.0005, 0.00075, 0.001, 0.0015, 0.002, 0.003, 0.004, 0.006, 0.008, 0.012, 0.016, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [registry],
+      registers,
     }),
     meterBatchCalls: new Histogram({
       name: 'cryptomcp_metering_batch_calls',
       help: 'Calls carried by one metering round trip (calls arriving during a round trip share the next).',
       buckets: [1, 2, 4, 8, 16, 32, 64],
-      registers: [registry],
+      registers,
     }),
     meterBatchDuration: new Histogram({
       name: 'cryptomcp_metering_batch_duration_seconds',
       help: 'Time of one metering round trip to PostgreSQL.',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [registry],
+      registers,
     }),
+    meterErrors: new Counter({
+      name: 'cryptomcp_metering_errors_total',
+      help: 'Metering statements that failed, by operation (reserve, settle, refund, sweep).',
+      labelNames: ['operation'],
+      registers,
+    }),
+    renewals: new Counter({
+      name: 'cryptomcp_metering_renewals_total',
+      help: 'Monthly renewals applied by this pod\'s periodic sweep (lazy renewals inside the metering statement are not counted).',
+      registers,
+    }),
+    keyCacheHit: keyCacheLookups.labels('hit'),
+    keyCacheMiss: keyCacheLookups.labels('miss'),
+    upstreamDuration,
+    watchPool(pool, max) {
+      pools.push({ pool, max });
+    },
+    close() {
+      diagnostics.unsubscribe(UPSTREAM_CHANNEL, onUpstream);
+    },
   };
 }
 

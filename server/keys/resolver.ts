@@ -20,6 +20,8 @@ export interface KeyResolverOptions {
   ttlMs: number;
   maxEntries?: number;
   now?: () => number;
+  /** Told whether each lookup was answered by the cache (for the hit/miss counter). */
+  onLookup?: (hit: boolean) => void;
 }
 
 export class KeyResolver {
@@ -27,12 +29,14 @@ export class KeyResolver {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  readonly #onLookup: ((hit: boolean) => void) | undefined;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<KeyGrant | null>>();
   #used = new Map<string, Date>();
 
-  constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now }: KeyResolverOptions) {
+  constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now, onLookup }: KeyResolverOptions) {
     this.#db = db;
+    this.#onLookup = onLookup;
     this.#ttlMs = ttlMs;
     this.#maxEntries = maxEntries;
     this.#now = now;
@@ -53,7 +57,11 @@ export class KeyResolver {
 
   async #lookup(cacheKey: string): Promise<KeyGrant | null> {
     const hit = this.#cache.get(cacheKey);
-    if (hit && hit.expiresAt > this.#now()) return hit.grant;
+    if (hit && hit.expiresAt > this.#now()) {
+      this.#onLookup?.(true);
+      return hit.grant;
+    }
+    this.#onLookup?.(false);
     const pending = this.#inflight.get(cacheKey);
     if (pending) return pending;
     const load = keyGrantByHash(this.#db, hashKey(cacheKey))

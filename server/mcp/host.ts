@@ -2,6 +2,7 @@
 // DESIGN.md §3 and the first failure wins: server (1), key (2), scope/plan/suspension (3),
 // method (4), body/tool/arguments (5), rate limit (6), credits (7), then the tool (8). Credits
 // are reserved before the tool runs and refunded if the call ends in any error.
+import type { Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, toApiError } from '../errors.ts';
@@ -9,7 +10,8 @@ import type { KeyGrant } from '../keys/store.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
 import type { Meter, MeterDecision } from '../metering/meter.ts';
 import type { ServerName } from '../servers/names.ts';
-import type { Metrics } from '../metrics.ts';
+import { methodLabel, type Metrics } from '../metrics.ts';
+import { endMcpSpan, inSpan, startMcpSpan } from '../telemetry/tracing.ts';
 import { capResult, RESULT_CHAR_LIMIT } from './envelope.ts';
 import { answerWithSdk } from './protocol.ts';
 import type { RegisteredServer, RegisteredTool, Registry } from './registry.ts';
@@ -38,7 +40,24 @@ export interface GatewayState {
   creditsUsed: number;
   /** Balance after this request, once known. */
   remaining?: number;
+  /** The public error code the request ended with (set by the error handler); undefined: ok. */
+  outcome?: string;
+  /** The MCP server span (tracing on, body classified). */
+  span?: Span;
 }
+
+/** Refusals before a tool runs, counted by code in cryptomcp_gateway_rejections_total. */
+const REJECTION_CODES: ReadonlySet<string> = new Set([
+  'MISSING_API_KEY',
+  'INVALID_API_KEY',
+  'API_KEY_EXPIRED',
+  'API_KEY_REVOKED',
+  'KEY_SCOPE_FORBIDDEN',
+  'PLAN_FORBIDDEN',
+  'ACCOUNT_SUSPENDED',
+  'RATE_LIMITED',
+  'INSUFFICIENT_CREDITS',
+]);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -109,21 +128,32 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     const call = classify(body, server);
     g.method = call.kind === 'tools/call' ? 'tools/call' : call.method;
     if (call.kind === 'tools/call') g.tool = call.tool.name;
+    g.span = startMcpSpan({
+      method: methodLabel(g.method),
+      tool: g.tool,
+      protocolVersion,
+      jsonrpcId: (body as { id?: string | number }).id,
+      server: server.name,
+      plan: grant.plan,
+    });
 
     // Rows 6-7: one round trip for rate limit, renewal and the reservation.
     const requestId = request.id;
     const cost = call.kind === 'tools/call' ? call.tool.credits : 0;
     const meterStarted = performance.now();
-    const decision = deps.meter
-      ? await deps.meter.reserve({
-          accountId: grant.account_id,
-          requestId,
-          cost,
-          record: call.kind === 'tools/call',
-          server: server.name,
-          tool: call.kind === 'tools/call' ? call.tool.name : null,
-          keyId: grant.key_id,
-        })
+    const meter = deps.meter;
+    const decision = meter
+      ? await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': cost }, g.span, () =>
+          meter.reserve({
+            accountId: grant.account_id,
+            requestId,
+            cost,
+            record: call.kind === 'tools/call',
+            server: server.name,
+            tool: call.kind === 'tools/call' ? call.tool.name : null,
+            keyId: grant.key_id,
+          }),
+        )
       : unmeteredDecision(grant, cost);
     if (deps.meter) deps.metrics.meterReserveDuration.observe((performance.now() - meterStarted) / 1000);
     g.decision = decision;
@@ -153,7 +183,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     let callResult: CallToolResult | undefined;
     if (call.kind === 'tools/call') {
       g.creditsUsed = cost;
-      const output = await runTool(call, request, requestId, deps).catch(async (err: unknown) => {
+      const toolAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.tool.name, 'cryptomcp.server': server.name };
+      const output = await inSpan(`execute_tool ${call.tool.name}`, toolAttributes, g.span, () => runTool(call, request, requestId, deps)).catch(async (err: unknown) => {
         const apiError = toApiError(err);
         if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err, tool: call.tool.name }, 'tool failed');
         await refund(deps, g, requestId, `tool failed: ${apiError.code}`, request);
@@ -198,8 +229,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
         const meter = deps.meter;
         const res = reply.raw;
         res.once('close', () => {
-          if (res.writableFinished) meter.settle(requestId);
-          else void refund(deps, g, requestId, 'client disconnected before the answer', request);
+          if (res.writableFinished) {
+            meter.settle(requestId);
+            deps.metrics.creditsConsumed.inc({ server: server.name, tool: call.kind === 'tools/call' ? call.tool.name : '', plan: grant.plan }, cost);
+          } else void refund(deps, g, requestId, 'client disconnected before the answer', request);
         });
       }
     }
@@ -211,11 +244,22 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
 
   app.addHook('onResponse', async (request, reply) => {
     const g = request.gateway;
-    deps.metrics.mcpRequests.inc({
-      server: g?.server?.name ?? 'unknown',
-      method: g?.method ?? 'none',
-      status: String(reply.statusCode),
-    });
+    const status = reply.statusCode;
+    // A 4xx/5xx without a code of ours is the SDK refusing the message (protocol level).
+    const outcome = g?.outcome ?? (status >= 400 ? 'PROTOCOL_ERROR' : 'ok');
+    const server = g?.server?.name ?? 'unknown';
+    const method = methodLabel(g?.method);
+    const tool = g?.tool ?? '';
+    const m = deps.metrics;
+    m.mcpRequests.inc({ server, method, tool, outcome, status: String(status) });
+    const seconds = reply.elapsedTime / 1000;
+    m.mcpRequestDuration.observe({ server, method, tool, outcome }, seconds);
+    // Only requests that reached the MCP layer (a method is known) are MCP operations.
+    if (g?.method !== undefined) {
+      m.mcpOperationDuration.observe({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);
+    }
+    if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: g?.grant?.plan ?? '' });
+    endMcpSpan(g?.span, { code: g?.outcome, status, creditsUsed: g?.creditsUsed ?? 0, remaining: g?.remaining });
   });
 }
 
@@ -223,6 +267,7 @@ async function refund(deps: GatewayDeps, g: GatewayState, requestId: string, not
   const used = g.creditsUsed;
   g.creditsUsed = 0;
   if (!deps.meter) return;
+  if (used > 0) deps.metrics.creditsRefunded.inc({ server: g.server?.name ?? 'unknown', tool: g.tool ?? '', plan: g.grant?.plan ?? '' }, used);
   try {
     const balance = await deps.meter.refund(requestId, note);
     g.remaining = balance ?? (g.remaining ?? 0) + used;

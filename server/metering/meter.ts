@@ -49,6 +49,10 @@ export interface MeterOptions {
   maxBatch?: number;
   /** Observes each reservation round trip: how many calls it carried and how long it took. */
   onBatch?: (calls: number, seconds: number) => void;
+  /** Told of every failed metering statement (for the error counter; onError has the details). */
+  onFailure?: (operation: 'reserve' | 'settle' | 'refund' | 'sweep') => void;
+  /** Told how many accounts the periodic sweep renewed. */
+  onRenewals?: (count: number) => void;
 }
 
 interface Waiting {
@@ -105,6 +109,7 @@ export class Meter {
       this.#inflight++;
       this.#reserveBatch(batch)
         .catch((err: unknown) => {
+          this.#opts.onFailure?.('reserve');
           for (const w of batch) w.reject(err);
         })
         .finally(() => {
@@ -147,8 +152,13 @@ export class Meter {
 
   /** Gives the reservation back (idempotent). Returns the new balance, or null if nothing was due. */
   async refund(requestId: string, note: string): Promise<number | null> {
-    const res = await this.#db.query<{ balance: number | null }>('SELECT meter_refund($1, $2) AS balance', [requestId, note]);
-    return res.rows[0]?.balance ?? null;
+    try {
+      const res = await this.#db.query<{ balance: number | null }>('SELECT meter_refund($1, $2) AS balance', [requestId, note]);
+      return res.rows[0]?.balance ?? null;
+    } catch (err) {
+      this.#opts.onFailure?.('refund');
+      throw err;
+    }
   }
 
   /** Queues an answered reservation to be marked charged with the next batch. */
@@ -165,6 +175,7 @@ export class Meter {
       return res.rows[0]?.n ?? 0;
     } catch (err) {
       this.#settleQueue.unshift(...batch);
+      this.#opts.onFailure?.('settle');
       throw err;
     }
   }
@@ -180,7 +191,9 @@ export class Meter {
   /** The periodic renewal sweep (renewal also happens lazily on each metered request). */
   async renewDue(): Promise<number> {
     const res = await this.#db.query<{ n: number }>('SELECT accounts_renew_due($1) AS n', [this.#opts.now?.() ?? null]);
-    return res.rows[0]?.n ?? 0;
+    const renewed = res.rows[0]?.n ?? 0;
+    if (renewed > 0) this.#opts.onRenewals?.(renewed);
+    return renewed;
   }
 
   start(): void {
@@ -200,8 +213,13 @@ export class Meter {
     };
     every(this.#opts.settleIntervalMs, 'settle', () => this.flushSettled());
     every(this.#opts.sweepIntervalMs, 'sweep', async () => {
-      await this.refundStale();
-      await this.renewDue();
+      try {
+        await this.refundStale();
+        await this.renewDue();
+      } catch (err) {
+        this.#opts.onFailure?.('sweep');
+        throw err;
+      }
     });
   }
 

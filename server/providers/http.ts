@@ -1,8 +1,11 @@
 // The one HTTP client for upstream JSON APIs (DESIGN.md §6): per-attempt timeout, retries with
 // exponential backoff and full jitter on network errors, timeouts, 5xx and 429 (honouring
 // Retry-After), and every failure turned into a ProviderError. Plus the TTL cache adapters put
-// in front of it. Node's global fetch; no dependency.
+// in front of it. Node's global fetch; no dependency. Every attempt is measured by provider and
+// outcome (cryptomcp_upstream_request_duration_seconds) and traced as a client span.
 import { setTimeout as delay } from 'node:timers/promises';
+import { publishUpstream, type UpstreamEvent } from '../telemetry/channels.ts';
+import { upstreamSpan } from '../telemetry/tracing.ts';
 import { ProviderError } from './market/types.ts';
 
 export interface GetJsonOptions {
@@ -56,7 +59,7 @@ export async function getJson(url: string, options: GetJsonOptions): Promise<unk
   const random = options.random ?? Math.random;
 
   for (let attempt = 0; ; attempt++) {
-    const outcome = await attemptOnce(url, options);
+    const outcome = await observedAttempt(url, options, attempt);
     if (outcome.ok) return outcome.value;
     const { error, retryable, retryAfterMs } = outcome.failure;
     if (!retryable || attempt >= retries) throw error;
@@ -64,6 +67,30 @@ export async function getJson(url: string, options: GetJsonOptions): Promise<unk
     if (retryAfterMs !== undefined && retryAfterMs > maxDelayMs) throw error;
     const waitMs = retryAfterMs ?? random() * Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
     await sleep(waitMs, options.signal);
+  }
+}
+
+async function observedAttempt(
+  url: string,
+  options: GetJsonOptions,
+  attempt: number,
+): Promise<{ ok: true; value: unknown } | { ok: false; failure: Failure }> {
+  const started = performance.now();
+  const span = upstreamSpan(options.provider, options.body !== undefined ? 'POST' : 'GET', url, attempt);
+  let result: UpstreamEvent['outcome'] = 'aborted';
+  let status: number | undefined;
+  try {
+    const outcome = await attemptOnce(url, options);
+    if (outcome.ok) result = 'ok';
+    else {
+      const kind = outcome.failure.error.kind;
+      result = kind === 'timeout' || kind === 'rate_limited' || kind === 'not_found' ? kind : 'error';
+      status = outcome.failure.error.status;
+    }
+    return outcome;
+  } finally {
+    publishUpstream({ provider: options.provider, outcome: result, seconds: (performance.now() - started) / 1000 });
+    span?.end(result, status);
   }
 }
 
@@ -235,4 +262,31 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
       },
     );
   });
+}
+
+/**
+ * A fetch for clients that bring their own HTTP handling (viem's http transport `fetchFn`):
+ * each request is measured and traced like getJson's attempts, under `provider`.
+ */
+export function observedFetch(provider: string): typeof fetch {
+  return async (input, init) => {
+    const started = performance.now();
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const span = upstreamSpan(provider, init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET'), url, 0);
+    let result: UpstreamEvent['outcome'] = 'error';
+    let status: number | undefined;
+    try {
+      const response = await fetch(input, init);
+      status = response.status;
+      result = response.ok ? 'ok' : status === 429 ? 'rate_limited' : status === 404 ? 'not_found' : 'error';
+      return response;
+    } catch (err) {
+      const name = err instanceof Error ? err.name : '';
+      result = name === 'TimeoutError' ? 'timeout' : name === 'AbortError' ? 'aborted' : 'error';
+      throw err;
+    } finally {
+      publishUpstream({ provider, outcome: result, seconds: (performance.now() - started) / 1000 });
+      span?.end(result, status);
+    }
+  };
 }

@@ -3,6 +3,7 @@
 // configuration; the defaults are public endpoints.
 import { createPublicClient, http, type PublicClient } from 'viem';
 import { base, bsc, mainnet, polygon } from 'viem/chains';
+import { observedFetch } from '../http.ts';
 
 export const EVM_NETWORKS = ['ethereum', 'base', 'polygon', 'bsc'] as const;
 export type EvmNetwork = (typeof EVM_NETWORKS)[number];
@@ -38,7 +39,13 @@ export function createEvmClients(opts: EvmOptions): EvmClients {
         // from the node when asked. The chain object supplies formatters and the native currency.
         c = createPublicClient({
           chain: CHAINS[network],
-          transport: http(opts.rpcUrls[network], { batch: { wait: 0 }, timeout: opts.timeoutMs, retryCount: opts.retries }),
+          // observedFetch: every JSON-RPC request is counted and traced under provider evm:<network>.
+          transport: http(opts.rpcUrls[network], {
+            batch: { wait: 0 },
+            timeout: opts.timeoutMs,
+            retryCount: opts.retries,
+            fetchFn: observedFetch(`evm:${network}`),
+          }),
         }) as PublicClient;
         clients.set(network, c);
       }

@@ -1,0 +1,21 @@
+// Metrics the service exports that no dashboard or rule shows, on purpose. Checked by
+// test/observability/dashboards.test.ts: a new metric must be shown or listed here with a reason.
+export const UNSHOWN: { pattern: RegExp; reason: string }[] = [
+  {
+    pattern: /^cryptomcp_(process|nodejs)_/,
+    reason:
+      "prom-client's default process and Node.js metrics (GC, heap spaces, handles, file descriptors, version): kept for ad-hoc queries; the Process row shows CPU, resident memory and event-loop lag p99.",
+  },
+];
+
+// Exported by the operator's own process (issue 7), not by the service; the operator dashboard is
+// built on exactly these names.
+export const OPERATOR_METRICS = [
+  'cryptomcp_operator_reconcile_total',
+  'cryptomcp_operator_reconcile_duration_seconds_bucket',
+  'cryptomcp_operator_reconcile_duration_seconds_count',
+  'cryptomcp_operator_reconcile_duration_seconds_sum',
+  'cryptomcp_operator_workqueue_depth',
+  'cryptomcp_operator_watch_restarts_total',
+  'cryptomcp_operator_is_leader',
+];

@@ -1,0 +1,91 @@
+// OpenTelemetry tracing for the service process (DESIGN.md §8). Must run before the app's modules
+// are loaded, so the instrumentations see http, pg and Fastify (server/cli.ts imports
+// ./register.ts first). Configured only by the standard OTEL_* variables, which the SDK reads
+// itself (endpoint, headers, protocol, sampler, resource attributes, batch settings); tracing is
+// off unless an exporter is asked for, so a local `npm start` loads none of the SDK.
+import { createRequire } from 'node:module';
+import type * as FastifyOtel from '@fastify/otel';
+import type * as OtelCore from '@opentelemetry/core';
+import type * as HttpInstrumentationModule from '@opentelemetry/instrumentation-http';
+import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
+import type * as NodeSdk from '@opentelemetry/sdk-node';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace';
+import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
+import { markTracingEnabled } from './tracing.ts';
+
+/**
+ * True when the environment asks for traces: OTEL_TRACES_EXPORTER names an exporter other than
+ * "none", or (the SDK's default exporter being OTLP) an OTLP endpoint is set. OTEL_SDK_DISABLED
+ * wins over both, as the specification says.
+ */
+export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (exporters && exporters.length > 0) return exporters.some((e) => e !== 'none');
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+export interface Telemetry {
+  /** Flushes pending spans and stops the SDK. */
+  shutdown(): Promise<void>;
+}
+
+export interface StartTelemetryOptions {
+  /** Span processors instead of the exporter the environment names (tests: an in-memory exporter). */
+  spanProcessors?: SpanProcessor[];
+}
+
+let started: Telemetry | undefined;
+
+/**
+ * Starts the SDK once per process. Synchronous on purpose: register.ts is the first import of
+ * server/cli.ts, and the modules after it must not run before the instrumentations are in place.
+ */
+export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
+  if (started) return started;
+  // Loaded only when tracing is on (the SDK and its exporters cost start-up time and memory),
+  // through require so that this stays synchronous. The API keeps one global registry, so the
+  // app's ESM copy of @opentelemetry/api sees the provider this CommonJS copy registers.
+  const require = createRequire(import.meta.url);
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof NodeSdk;
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof HttpInstrumentationModule;
+  const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
+  const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof FastifyOtel;
+  const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
+  const sdk = new NodeSDK({
+    serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+    // Trace ids double as the request ids clients see and the ledger's idempotency keys, so they
+    // come from the CSPRNG (the SDK's default generator uses Math.random).
+    idGenerator: new CryptoIdGenerator(),
+    // The gateway is the edge of the trust boundary: a client's traceparent is not continued,
+    // since its trace id would become the request id (DESIGN.md: never trust a client's request
+    // id). Outgoing calls still carry our context.
+    textMapPropagator: new InjectOnlyPropagator(new W3CTraceContextPropagator()),
+    instrumentations: [
+      new HttpInstrumentation({
+        // Health probes would be most of the spans and tell nothing.
+        ignoreIncomingRequestHook: (req) => {
+          const path = req.url?.split('?')[0] ?? '';
+          return path === '/healthz' || path === '/readyz' || path === '/metrics';
+        },
+      }),
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      new FastifyOtelInstrumentation({ registerOnInitialization: true, ignorePaths: (opts) => opts.url === '/healthz' || opts.url === '/readyz' }),
+    ],
+  });
+  sdk.start();
+  // pg and http are CommonJS reached from ES modules, which the require hook does not see:
+  // requiring them here, after start(), lets the instrumentations patch the one shared copy
+  // (they patch prototypes, which the later ESM imports share).
+  require('node:http');
+  require('pg');
+  markTracingEnabled();
+  started = { shutdown: () => sdk.shutdown() };
+  return started;
+}
+
+/** Flushes and stops tracing if it was started (the CLI calls it before exiting). */
+export async function shutdownTelemetry(): Promise<void> {
+  await started?.shutdown();
+}

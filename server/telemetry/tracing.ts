@@ -1,0 +1,155 @@
+// What the app uses of OpenTelemetry: only @opentelemetry/api, whose calls are no-ops until the
+// SDK is started (./start.ts). Span names and attributes follow the OpenTelemetry MCP and GenAI
+// semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
+// arguments: attributes are exported to a third-party backend.
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { newTraceId } from './ids.ts';
+
+let enabled = false;
+
+/** Called by startTelemetry; before it every helper here costs next to nothing. */
+export function markTracingEnabled(): void {
+  enabled = true;
+}
+
+export function tracingEnabled(): boolean {
+  return enabled;
+}
+
+export const tracer = trace.getTracer('cryptomcp');
+
+/**
+ * The id of a new request: the trace id of the HTTP span it runs in, so a request_id from a
+ * user's error report finds its trace; without tracing, a fresh id of the same form (32 hex).
+ */
+export function requestIdForNewRequest(): string {
+  if (enabled) {
+    const span = trace.getActiveSpan();
+    if (span) {
+      const ctx = span.spanContext();
+      if (isSpanContextValid(ctx)) return ctx.traceId;
+    }
+  }
+  return newTraceId();
+}
+
+/** pino mixin: every log line written inside a span carries its ids. */
+export function logTraceIds(): Record<string, string> {
+  if (!enabled) return {};
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const ctx = span.spanContext();
+  return { trace_id: ctx.traceId, span_id: ctx.spanId };
+}
+
+export interface McpOperation {
+  method: string;
+  tool: string | undefined;
+  protocolVersion: string | undefined;
+  jsonrpcId: string | number | undefined;
+  server: string;
+  plan: string;
+}
+
+/** The MCP server span of one JSON-RPC request (`{mcp.method.name} {gen_ai.tool.name}`); undefined when tracing is off. */
+export function startMcpSpan(op: McpOperation): Span | undefined {
+  if (!enabled) return undefined;
+  const attributes: Attributes = {
+    'mcp.method.name': op.method,
+    'jsonrpc.protocol.version': '2.0',
+    'network.transport': 'tcp',
+    'network.protocol.name': 'http',
+    'cryptomcp.server': op.server,
+    'cryptomcp.plan': op.plan,
+  };
+  if (op.protocolVersion) attributes['mcp.protocol.version'] = op.protocolVersion;
+  if (op.jsonrpcId !== undefined) attributes['jsonrpc.request.id'] = String(op.jsonrpcId);
+  if (op.tool) {
+    attributes['gen_ai.tool.name'] = op.tool;
+    attributes['gen_ai.operation.name'] = 'execute_tool';
+  }
+  return tracer.startSpan(op.tool ? `${op.method} ${op.tool}` : op.method, { kind: SpanKind.SERVER, attributes });
+}
+
+/** Ends the MCP span with the request's outcome (error.type is the public error code). */
+export function endMcpSpan(span: Span | undefined, outcome: { code: string | undefined; status: number; creditsUsed: number; remaining: number | undefined }): void {
+  if (!span) return;
+  span.setAttribute('http.response.status_code', outcome.status);
+  span.setAttribute('cryptomcp.credits.used', outcome.creditsUsed);
+  if (outcome.remaining !== undefined) span.setAttribute('cryptomcp.credits.remaining', outcome.remaining);
+  if (outcome.code) {
+    span.setAttribute('error.type', outcome.code);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.code });
+  }
+  span.end();
+}
+
+/**
+ * Runs fn in a child span of `parent` (or of the active span), ending it with fn's outcome.
+ * Without tracing it only calls fn.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, parent: Span | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!enabled) return fn();
+  const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
+  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parentContext);
+  return context.with(trace.setSpan(parentContext, span), fn).then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (err: unknown) => {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+      span.setAttribute('error.type', errorName(err));
+      span.end();
+      throw err;
+    },
+  );
+}
+
+/** A public code (ApiError, ProviderError kind) or the class name; never a message, which may hold input. */
+export function errorName(err: unknown): string {
+  if (typeof err === 'object' && err !== null) {
+    const e = err as { code?: unknown; kind?: unknown; name?: unknown };
+    if (typeof e.code === 'string') return e.code;
+    if (typeof e.kind === 'string') return e.kind;
+    if (typeof e.name === 'string') return e.name;
+  }
+  return 'Error';
+}
+
+export interface UpstreamSpan {
+  end(outcome: string, status: number | undefined): void;
+}
+
+/**
+ * A client span for one attempt at an upstream provider. Only the host goes in: paths can carry
+ * addresses and query strings keys, and neither belongs in a trace backend.
+ */
+export function upstreamSpan(provider: string, method: string, url: string, attempt: number): UpstreamSpan | undefined {
+  if (!enabled) return undefined;
+  let host = '';
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    // an unparseable URL fails in fetch; the span still records the attempt
+  }
+  const span = tracer.startSpan(method, {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'http.request.method': method,
+      'server.address': host,
+      'cryptomcp.provider': provider,
+      ...(attempt > 0 ? { 'http.request.resend_count': attempt } : {}),
+    },
+  });
+  return {
+    end(outcome, status) {
+      if (status !== undefined) span.setAttribute('http.response.status_code', status);
+      if (outcome !== 'ok') {
+        span.setAttribute('error.type', outcome);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+      }
+      span.end();
+    },
+  };
+}

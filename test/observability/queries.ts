@@ -1,0 +1,66 @@
+// Every PromQL expression the dashboards and rules ship, with where it comes from, and the
+// Grafana variables replaced so that Prometheus itself can evaluate them.
+import fs from 'node:fs';
+import YAML from 'yaml';
+import { DASHBOARDS } from '../../dashboards/src/dashboards.ts';
+
+export const RULES_FILE = new URL('../../dashboards/rules/cryptomcp.rules.yaml', import.meta.url).pathname;
+export const RULES_TEST_FILE = new URL('../../dashboards/rules/cryptomcp.rules.test.yaml', import.meta.url).pathname;
+
+export interface PanelQuery {
+  dashboard: string;
+  panel: string;
+  type: string;
+  unit: string | undefined;
+  datasource: unknown;
+  targetDatasource: unknown;
+  expr: string;
+}
+
+interface PanelModel {
+  type: string;
+  title: string;
+  datasource?: unknown;
+  fieldConfig?: { defaults?: { unit?: string } };
+  targets?: { expr?: string; datasource?: unknown }[];
+}
+
+export function panelQueries(): PanelQuery[] {
+  const out: PanelQuery[] = [];
+  for (const [uid, model] of Object.entries(DASHBOARDS)) {
+    for (const panel of (model.panels ?? []) as PanelModel[]) {
+      if (panel.type === 'row') continue;
+      for (const target of panel.targets ?? []) {
+        out.push({
+          dashboard: uid,
+          panel: panel.title,
+          type: panel.type,
+          unit: panel.fieldConfig?.defaults?.unit,
+          datasource: panel.datasource,
+          targetDatasource: target.datasource,
+          expr: target.expr ?? '',
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export interface RuleModel {
+  record?: string;
+  alert?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export function rules(): RuleModel[] {
+  const doc = YAML.parse(fs.readFileSync(RULES_FILE, 'utf8')) as { groups: { rules: RuleModel[] }[] };
+  return doc.groups.flatMap((g) => g.rules);
+}
+
+/** Grafana's interval variables replaced by a PromQL duration. */
+export function withWindow(expr: string, window: string): string {
+  return expr.replaceAll('$__rate_interval', window).replaceAll('$__range', window);
+}
