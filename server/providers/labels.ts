@@ -55,27 +55,24 @@ export function kindOf(tags: readonly string[], name: string): LabelKind {
   return 'other';
 }
 
-interface PublicRow {
-  chain: string;
-  address: string;
-  name: string;
-  labels: string;
-}
-
 let publicCache: { file: string; map: Map<string, Map<string, AddressLabel>> } | undefined;
 
 /** network → address → label, from the public file (parsed once per process). */
 function publicLabels(file: string): Map<string, Map<string, AddressLabel>> {
   if (publicCache?.file === file) return publicCache.map;
-  const rows = parse(gunzipSync(fs.readFileSync(file)), { columns: true, skip_empty_lines: true }) as PublicRow[];
+  // Rows as arrays (about twice as fast as csv-parse's keyed objects); columns found by name.
+  const [header, ...rows] = parse(gunzipSync(fs.readFileSync(file)), { skip_empty_lines: true }) as string[][];
+  const col = (name: string) => header!.indexOf(name);
+  const [chainAt, addressAt, nameAt, labelsAt] = [col('chain'), col('address'), col('name'), col('labels')];
   const map = new Map<string, Map<string, AddressLabel>>();
   for (const r of rows) {
-    if (!NETWORKS.has(r.chain)) continue;
-    const tags = r.labels ? r.labels.split(';').filter(Boolean) : [];
-    const name = r.name || tags.join(', ') || 'labelled address';
-    let byAddress = map.get(r.chain);
-    if (!byAddress) map.set(r.chain, (byAddress = new Map()));
-    byAddress.set(r.address.toLowerCase(), { label: name, kind: kindOf(tags, name), tags, source: 'etherscan label clouds (2023-2024)' });
+    const chain = r[chainAt]!;
+    if (!NETWORKS.has(chain)) continue;
+    const tags = r[labelsAt] ? r[labelsAt].split(';').filter(Boolean) : [];
+    const name = r[nameAt] || tags.join(', ') || 'labelled address';
+    let byAddress = map.get(chain);
+    if (!byAddress) map.set(chain, (byAddress = new Map()));
+    byAddress.set(r[addressAt]!.toLowerCase(), { label: name, kind: kindOf(tags, name), tags, source: 'etherscan label clouds (2023-2024)' });
   }
   publicCache = { file, map };
   return map;

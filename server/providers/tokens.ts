@@ -63,7 +63,11 @@ export interface TokenRegistryOptions {
   files?: { uniswap: string; etherscan: string };
 }
 
-const readCsv = (file: string) => parse(gunzipSync(fs.readFileSync(file)), { columns: true, skip_empty_lines: true }) as Record<string, string>[];
+/** Rows keyed by column name, parsed as arrays first (about twice as fast as csv-parse's objects). */
+function readCsv(file: string): Record<string, string>[] {
+  const [header, ...rows] = parse(gunzipSync(fs.readFileSync(file)), { skip_empty_lines: true }) as string[][];
+  return rows.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i] ?? ''])));
+}
 const keyOf = (network: string, address: string) => `${network}:${network === 'solana' ? address : address.toLowerCase()}`;
 
 export function createTokenRegistry(opts: TokenRegistryOptions = {}): TokenRegistry {
