@@ -28,15 +28,74 @@ function readCsv(dir: string, file: string): Record<string, string>[] {
 
 const list = (s: string | undefined, sep: string) => (s ?? '').split(sep).map((x) => x.trim()).filter(Boolean);
 
-export interface ProjectsData {
-  protocols: Protocol[];
-  protocolTvl: Map<string, TvlPoint[]>;
-  chainTvl: Map<string, TvlPoint[]>;
-  totalTvl: TvlPoint[];
-  /** 2023 listing: protocol name (lower case) → chains and category then. */
-  listing2023: Map<string, { chains: string[]; category: string }>;
-  stablecoins: { symbol: string; id: string; peg: string }[];
-  bridges: { name: string; id: string; chains: string[] }[];
+/**
+ * The offline DefiLlama files, each read on first access: the protocol list (small) answers most
+ * questions, while the chain TVL history (92,000 rows) is parsed only when a chain is asked about.
+ */
+export class ProjectsData {
+  readonly #dir: string;
+  #protocols?: Protocol[];
+  #protocolTvl?: Map<string, TvlPoint[]>;
+  #chainTvl?: Map<string, TvlPoint[]>;
+  #totalTvl?: TvlPoint[];
+  #listing2023?: Map<string, { chains: string[]; category: string }>;
+  #stablecoins?: { symbol: string; id: string; peg: string }[];
+  #bridges?: { name: string; id: string; chains: string[] }[];
+
+  constructor(dir = PROJECTS_DIR) {
+    this.#dir = dir;
+  }
+
+  get protocols(): Protocol[] {
+    return (this.#protocols ??= readCsv(this.#dir, FILES.protocols).map(
+      (r): Protocol => ({
+        name: r.name!,
+        slug: slugOf(r.name!),
+        category: r.category || null,
+        tvl_usd: r.tvl_usd ? Number(r.tvl_usd) : null,
+        chains: list(r.chains, ';'),
+        oracles: list(r.oracles, ';'),
+        url: r.url || null,
+      }),
+    ));
+  }
+
+  /** Protocol name → daily TVL, oldest first (38 protocols, 2021-2025). */
+  get protocolTvl(): Map<string, TvlPoint[]> {
+    return (this.#protocolTvl ??= series(readCsv(this.#dir, FILES.protocolTvl), 'protocol'));
+  }
+
+  /** DefiLlama chain name → daily TVL, oldest first (2018-06-28 .. 2023-07-25). */
+  get chainTvl(): Map<string, TvlPoint[]> {
+    return (this.#chainTvl ??= series(readCsv(this.#dir, FILES.chainTvl), 'chain'));
+  }
+
+  get totalTvl(): TvlPoint[] {
+    return (this.#totalTvl ??= readCsv(this.#dir, FILES.totalTvl).map((r) => ({ date: r.date!, tvl_usd: Number(r.tvl_usd) })));
+  }
+
+  /** 2023 listing: protocol name (lower case) → its chains and category then. */
+  get listing2023(): Map<string, { chains: string[]; category: string }> {
+    if (!this.#listing2023) {
+      const m = new Map<string, { chains: string[]; category: string }>();
+      for (const r of readCsv(this.#dir, FILES.listing2023)) {
+        const k = r.Name!.toLowerCase();
+        const e = m.get(k) ?? { chains: [], category: r.Category! };
+        e.chains.push(r.Chain!);
+        m.set(k, e);
+      }
+      this.#listing2023 = m;
+    }
+    return this.#listing2023;
+  }
+
+  get stablecoins(): { symbol: string; id: string; peg: string }[] {
+    return (this.#stablecoins ??= readCsv(this.#dir, FILES.stablecoins).map((r) => ({ symbol: r.Symbol!, id: r.ID!, peg: r['Peg Type']! })));
+  }
+
+  get bridges(): { name: string; id: string; chains: string[] }[] {
+    return (this.#bridges ??= readCsv(this.#dir, FILES.bridges).map((r) => ({ name: r.Name!, id: r.ID!, chains: list(r.Chains, ',') })));
+  }
 }
 
 function series(rows: Record<string, string>[], key: string): Map<string, TvlPoint[]> {
@@ -51,39 +110,9 @@ function series(rows: Record<string, string>[], key: string): Map<string, TvlPoi
   return out;
 }
 
-export function loadProjectsData(dir = PROJECTS_DIR): ProjectsData {
-  const protocols = readCsv(dir, FILES.protocols).map(
-    (r): Protocol => ({
-      name: r.name!,
-      slug: slugOf(r.name!),
-      category: r.category || null,
-      tvl_usd: r.tvl_usd ? Number(r.tvl_usd) : null,
-      chains: list(r.chains, ';'),
-      oracles: list(r.oracles, ';'),
-      url: r.url || null,
-    }),
-  );
-  const listing2023 = new Map<string, { chains: string[]; category: string }>();
-  for (const r of readCsv(dir, FILES.listing2023)) {
-    const k = r.Name!.toLowerCase();
-    const e = listing2023.get(k) ?? { chains: [], category: r.Category! };
-    e.chains.push(r.Chain!);
-    listing2023.set(k, e);
-  }
-  return {
-    protocols,
-    protocolTvl: series(readCsv(dir, FILES.protocolTvl), 'protocol'),
-    chainTvl: series(readCsv(dir, FILES.chainTvl), 'chain'),
-    totalTvl: readCsv(dir, FILES.totalTvl).map((r) => ({ date: r.date!, tvl_usd: Number(r.tvl_usd) })),
-    listing2023,
-    stablecoins: readCsv(dir, FILES.stablecoins).map((r) => ({ symbol: r.Symbol!, id: r.ID!, peg: r['Peg Type']! })),
-    bridges: readCsv(dir, FILES.bridges).map((r) => ({ name: r.Name!, id: r.ID!, chains: list(r.Chains, ',') })),
-  };
-}
-
 export function lazyProjectsData(dir = PROJECTS_DIR): () => ProjectsData {
-  let data: ProjectsData | undefined;
-  return () => (data ??= loadProjectsData(dir));
+  const data = new ProjectsData(dir);
+  return () => data;
 }
 
 export class SnapshotProjectSource implements ProjectSource {
