@@ -1,0 +1,178 @@
+// Wires the operator together: informers (MCPServers per watched namespace, PlanPolicies, and
+// the Deployments it owns so rollouts wake their MCPServer) feed one work queue per kind;
+// workers run the reconcilers, count and time every pass, and requeue errors with backoff.
+// With leader election on, informers and workers run only while this replica holds the lease.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Database } from '../server/db/pool.ts';
+import { API_VERSION, type MCPServer, type PlanPolicy } from './api/types.ts';
+import { MANAGED_BY } from './builders/mcpserver.ts';
+import type { KubeClient, ResourceType } from './kube/client.ts';
+import { Informer } from './kube/informer.ts';
+import { LeaderElector } from './leader.ts';
+import type { OperatorMetrics } from './metrics.ts';
+import { WorkQueue } from './queue.ts';
+import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
+import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
+
+export const MCPSERVERS: ResourceType = { apiVersion: API_VERSION, kind: 'MCPServer', plural: 'mcpservers', namespaced: true };
+export const PLANPOLICIES: ResourceType = { apiVersion: API_VERSION, kind: 'PlanPolicy', plural: 'planpolicies', namespaced: false };
+export const DEPLOYMENTS: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+
+export interface ControllerOptions {
+  client: KubeClient;
+  db: Database;
+  metrics: OperatorMetrics;
+  image: string;
+  namespaces: string[];
+  resyncMs: number;
+  watchIdleMs: number;
+  leader?: { name: string; namespace: string; identity: string; leaseDurationMs: number; retryPeriodMs?: number; renewDeadlineMs?: number };
+  /** Queue backoff after an error (first delay, doubling). */
+  backoffMs?: number;
+  inUseRetryMs?: number;
+  log?: (line: string) => void;
+}
+
+interface Loop {
+  kind: string;
+  queue: WorkQueue;
+  informers: Informer[];
+  reconcile: (key: string) => Promise<ReconcileOutcome>;
+}
+
+export class Controller {
+  private loops: Loop[] = [];
+  private running = false;
+  private elector: LeaderElector | undefined;
+  private workers: Promise<void>[] = [];
+
+  private readonly opts: ControllerOptions;
+
+  constructor(opts: ControllerOptions) {
+    this.opts = opts;
+  }
+
+  /** Caches are synced (leader), or this replica is a healthy standby. */
+  ready(): boolean {
+    if (!this.running) return this.elector !== undefined;
+    return this.loops.every((l) => l.informers.every((i) => i.hasSynced));
+  }
+
+  get isLeading(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    const l = this.opts.leader;
+    if (!l) {
+      this.startLoops();
+      return;
+    }
+    this.elector = new LeaderElector(this.opts.client, {
+      ...l,
+      onStartedLeading: () => this.startLoops(),
+      onStoppedLeading: () => void this.stopLoops(),
+      log: this.opts.log,
+    });
+    this.elector.start();
+  }
+
+  async stop(): Promise<void> {
+    if (this.elector) await this.elector.stop();
+    await this.stopLoops();
+  }
+
+  /** Resolves when every informer of the running loops has listed once. */
+  async synced(): Promise<void> {
+    await Promise.all(this.loops.flatMap((l) => l.informers.map((i) => i.synced)));
+  }
+
+  private informer(loop: Loop, type: ResourceType, namespace: string | undefined, toKey: (key: string, obj: KubernetesObject | undefined) => string | undefined, labelSelector?: string): Informer {
+    const { metrics } = this.opts;
+    return new Informer(this.opts.client, type, namespace, {
+      labelSelector,
+      resyncMs: this.opts.resyncMs,
+      idleMs: this.opts.watchIdleMs,
+      onChange: (key, obj) => {
+        const target = toKey(key, obj);
+        if (target) loop.queue.add(target);
+      },
+      onRestart: (reason) => metrics.watchRestarts.inc({ kind: type.kind, reason }),
+      log: this.opts.log,
+    });
+  }
+
+  private startLoops(): void {
+    if (this.running) return;
+    this.running = true;
+    const { metrics, client, db } = this.opts;
+    metrics.isLeader.set(1);
+    const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
+    const queue = (kind: string) => {
+      metrics.workqueueDepth.set({ kind }, 0);
+      return new WorkQueue({ baseDelayMs: this.opts.backoffMs, onDepth: (d) => metrics.workqueueDepth.set({ kind }, d) });
+    };
+
+    const mcp: Loop = { kind: 'MCPServer', queue: queue('MCPServer'), informers: [], reconcile: async () => ({ result: 'success' }) };
+    const mcpInformers = namespaces.map((ns) => this.informer(mcp, MCPSERVERS, ns, (key) => key));
+    // A Deployment event wakes the MCPServer that controls it (same namespace and name); only
+    // Deployments the operator manages are listed and watched.
+    const depInformers = namespaces.map((ns) =>
+      this.informer(mcp, DEPLOYMENTS, ns, (key) => key, `app.kubernetes.io/managed-by=${MANAGED_BY}`),
+    );
+    mcp.informers = [...mcpInformers, ...depInformers];
+    mcp.reconcile = (key) => {
+      const obj = mcpInformers.map((i) => i.get(key)).find(Boolean) as MCPServer | undefined;
+      return reconcileMcpServer({ client, image: this.opts.image }, obj);
+    };
+
+    const plans: Loop = { kind: 'PlanPolicy', queue: queue('PlanPolicy'), informers: [], reconcile: async () => ({ result: 'success' }) };
+    const planInformer = this.informer(plans, PLANPOLICIES, undefined, (key) => key);
+    plans.informers = [planInformer];
+    plans.reconcile = (key) =>
+      reconcilePlanPolicy({ client, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
+
+    this.loops = [mcp, plans];
+    for (const loop of this.loops) {
+      for (const inf of loop.informers) inf.start();
+      // Two workers per kind: one slow pass (a database round trip) does not hold up the rest;
+      // the queue never hands one key to two workers.
+      this.workers.push(this.worker(loop), this.worker(loop));
+    }
+  }
+
+  private async stopLoops(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.opts.metrics.isLeader.set(0);
+    for (const loop of this.loops) {
+      for (const inf of loop.informers) inf.stop();
+      loop.queue.shutdown();
+    }
+    await Promise.all(this.workers);
+    this.workers = [];
+    this.loops = [];
+  }
+
+  private async worker(loop: Loop): Promise<void> {
+    const { metrics } = this.opts;
+    for (;;) {
+      const key = await loop.queue.get();
+      if (key === undefined) return;
+      const end = metrics.reconcileDuration.startTimer({ kind: loop.kind });
+      try {
+        const outcome = await loop.reconcile(key);
+        loop.queue.forget(key);
+        if (outcome.result === 'requeue') loop.queue.addAfter(key, outcome.afterMs ?? 1000);
+        metrics.reconcileTotal.inc({ kind: loop.kind, result: outcome.result });
+      } catch (err) {
+        const delay = loop.queue.addRateLimited(key);
+        metrics.reconcileTotal.inc({ kind: loop.kind, result: 'error' });
+        this.opts.log?.(`reconcile ${loop.kind} ${key} failed (retry in ${delay} ms): ${(err as Error).message}`);
+      } finally {
+        end();
+        loop.queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,158 @@
+// Leader election on a coordination.k8s.io/v1 Lease, after client-go's leaderelection: only the
+// holder reconciles. A candidate takes the lease when it is free or when its holder has not
+// renewed it for leaseDuration *as observed on this replica's own clock* (so clock skew between
+// nodes does not matter); every write carries the resourceVersion it read, so two candidates
+// racing for the lease get one success and one 409. The holder renews every retryPeriod and
+// steps down if it cannot renew within renewDeadline; on shutdown it releases the lease so a
+// standby takes over at once instead of after leaseDuration.
+import type { KubeClient } from './kube/client.ts';
+import { statusOf } from './kube/client.ts';
+
+export interface LeaderOptions {
+  name: string;
+  namespace: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+interface Lease {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: { holderIdentity?: string | null; leaseDurationSeconds?: number; acquireTime?: string | null; renewTime?: string | null; leaseTransitions?: number };
+}
+
+/** RFC 3339 with microseconds, as MicroTime fields are written. */
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, '000Z');
+}
+
+export class LeaderElector {
+  private timer: NodeJS.Timeout | undefined;
+  private leading = false;
+  private lastRenew = 0;
+  private observed: { record: string; at: number } | undefined;
+  private stopped = false;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly now: () => number;
+
+  private readonly client: KubeClient;
+  private readonly opts: LeaderOptions;
+
+  constructor(client: KubeClient, opts: LeaderOptions) {
+    this.client = client;
+    this.opts = opts;
+    this.renewDeadlineMs = opts.renewDeadlineMs ?? Math.round((opts.leaseDurationMs * 2) / 3);
+    this.retryPeriodMs = opts.retryPeriodMs ?? Math.max(100, Math.round(opts.leaseDurationMs / 7.5));
+    this.now = opts.now ?? Date.now;
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(): void {
+    void this.tick();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    // A little jitter keeps standbys from hitting the API server in lockstep.
+    this.timer = setTimeout(() => void this.tick(), Math.round(this.retryPeriodMs * (1 + 0.2 * Math.random())));
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    let ok = false;
+    try {
+      ok = await this.tryAcquireOrRenew();
+    } catch (err) {
+      this.opts.log?.(`lease ${this.opts.namespace}/${this.opts.name}: ${(err as Error).message}`);
+    }
+    if (this.stopped) return;
+    if (ok) {
+      this.lastRenew = this.now();
+      if (!this.leading) {
+        this.leading = true;
+        this.opts.log?.(`${this.opts.identity} became leader`);
+        this.opts.onStartedLeading();
+      }
+    } else if (this.leading && this.now() - this.lastRenew > this.renewDeadlineMs) {
+      this.leading = false;
+      this.opts.log?.(`${this.opts.identity} lost the lease`);
+      this.opts.onStoppedLeading();
+    }
+    this.schedule();
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = this.now();
+    const durationS = Math.max(1, Math.round(this.opts.leaseDurationMs / 1000));
+    const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
+    if (!current) {
+      try {
+        await this.client.create<Lease>({
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.opts.name, namespace: this.opts.namespace },
+          spec: { holderIdentity: this.opts.identity, leaseDurationSeconds: durationS, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+        });
+        return true;
+      } catch (err) {
+        if (statusOf(err) === 409) return false;
+        throw err;
+      }
+    }
+    const spec = current.spec ?? {};
+    const record = JSON.stringify([spec.holderIdentity, spec.renewTime, spec.leaseTransitions]);
+    if (this.observed?.record !== record) this.observed = { record, at: now };
+    const holder = spec.holderIdentity ?? '';
+    const mine = holder === this.opts.identity;
+    const durationMs = (spec.leaseDurationSeconds ?? durationS) * 1000;
+    const expired = holder === '' || this.observed.at + durationMs <= now;
+    if (!mine && !expired) return false;
+    const next: Lease = {
+      ...current,
+      spec: {
+        ...spec,
+        holderIdentity: this.opts.identity,
+        leaseDurationSeconds: durationS,
+        renewTime: microTime(now),
+        acquireTime: mine ? spec.acquireTime : microTime(now),
+        leaseTransitions: mine ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
+      },
+    };
+    try {
+      await this.client.replace(next);
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 409) return false;
+      throw err;
+    }
+  }
+
+  /** Stops campaigning; a leader hands the lease back so a standby can take it at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (!this.leading) return;
+    this.leading = false;
+    this.opts.onStoppedLeading();
+    try {
+      const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
+      if (current?.spec?.holderIdentity === this.opts.identity) {
+        await this.client.replace<Lease>({ ...current, spec: { ...current.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } });
+      }
+    } catch (err) {
+      this.opts.log?.(`lease release failed: ${(err as Error).message}`);
+    }
+  }
+}

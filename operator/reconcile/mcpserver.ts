@@ -1,0 +1,81 @@
+// One level-based pass for one MCPServer: read it and the secrets it references, build the
+// desired children with the pure builders, apply each with server-side apply, delete the
+// children it no longer wants, and write status once — only if it changed, so a pass that finds
+// nothing to do writes nothing and triggers nothing.
+import { isDeepStrictEqual } from 'node:util';
+import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
+import { API_VERSION, type MCPServer, type MCPServerStatus } from '../api/types.ts';
+import { CHILD_KINDS, desiredChildren, referencedSecretKeys } from '../builders/mcpserver.ts';
+import { acceptedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
+import { validateMcpServer } from '../builders/validate.ts';
+import type { KubeClient } from '../kube/client.ts';
+
+export interface ReconcileOutcome {
+  result: 'success' | 'requeue';
+  /** For requeue: when to look again. */
+  afterMs?: number;
+}
+
+export interface McpServerContext {
+  client: KubeClient;
+  image: string;
+  now?: () => Date;
+}
+
+export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer | undefined): Promise<ReconcileOutcome> {
+  // Gone: the API server's garbage collector removes the children through their owner references.
+  if (!mcp || mcp.metadata.deletionTimestamp) return { result: 'success' };
+  const now = ctx.now?.() ?? new Date();
+
+  const problems = validateMcpServer(mcp.spec);
+  if (problems.length > 0) {
+    // Stop here: no retry storm on a spec only its author can fix; the next edit brings it back.
+    await writeStatus(ctx, mcp, rejectedStatus(mcp, problems, now));
+    return { result: 'success' };
+  }
+
+  const secretValues: Record<string, string | undefined> = {};
+  const secrets = new Map<string, Record<string, string> | undefined>();
+  for (const ref of referencedSecretKeys(mcp.spec)) {
+    const [name, key] = ref.split('/') as [string, string];
+    if (!secrets.has(name)) {
+      const s = await ctx.client.get<KubernetesObject & { data?: Record<string, string> }>('v1', 'Secret', mcp.metadata.namespace, name);
+      secrets.set(name, s?.data);
+    }
+    const b64 = secrets.get(name)?.[key];
+    secretValues[ref] = b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
+  }
+
+  const desired = desiredChildren(mcp, { image: ctx.image, secretValues });
+  let deployment: V1Deployment | undefined;
+  for (const child of desired.children) {
+    const applied = await ctx.client.apply(child);
+    if (child.kind === 'Deployment') deployment = applied as V1Deployment;
+  }
+
+  // Prune: a kind it may own but does not want now (an HPA after replicas was set, an Ingress
+  // after it was switched off). Names are deterministic, so a GET per kind finds it; only an
+  // object this MCPServer controls is deleted.
+  const wanted = new Set(desired.children.map((c) => c.kind));
+  for (const { apiVersion, kind } of CHILD_KINDS) {
+    if (wanted.has(kind)) continue;
+    const existing = await ctx.client.get(apiVersion, kind, mcp.metadata.namespace, mcp.metadata.name);
+    if (existing?.metadata?.ownerReferences?.some((r) => r.uid === mcp.metadata.uid && r.controller)) {
+      await ctx.client.delete(apiVersion, kind, mcp.metadata.namespace, mcp.metadata.name);
+    }
+  }
+
+  const status = acceptedStatus(mcp, { rollout: rolloutOf(deployment), url: desired.url, configHash: desired.configHash }, now);
+  await writeStatus(ctx, mcp, status);
+  return { result: 'success' };
+}
+
+async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
+  if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
+  await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status);
+}
+
+/** Drops undefined members so a status read back from JSON compares equal to a built one. */
+function normalise(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value));
+}

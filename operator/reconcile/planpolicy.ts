@@ -1,0 +1,154 @@
+// One pass for one PlanPolicy: validate, make sure the finalizer guards the row, upsert the row
+// into the gateway's plans table (server/accounts/plans.ts, the schema of server/db/migrations —
+// the operator keeps no copy of either), and write status once if it changed. Deleting a
+// PlanPolicy removes the row only once no account is on the plan; until then the object stays,
+// with Ready=False / PlanInUse saying why, and the pass looks again a little later.
+import { isDeepStrictEqual } from 'node:util';
+import { planAccountCount, planDeleteUnused, planGet, planUpsert, type Plan } from '../../server/accounts/plans.ts';
+import type { Database } from '../../server/db/pool.ts';
+import { API_VERSION, Conditions, PLAN_FINALIZER, Reasons, type PlanPolicy, type PlanPolicyStatus } from '../api/types.ts';
+import { mergeConditions, type ConditionInput } from '../builders/conditions.ts';
+import { planFromPolicy } from '../builders/validate.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { ReconcileOutcome } from './mcpserver.ts';
+
+export interface PlanPolicyContext {
+  client: KubeClient;
+  db: Database;
+  /** Every PlanPolicy the informer knows, to find two policies naming one plan. */
+  all: () => PlanPolicy[];
+  /** How soon to look again at a deletion blocked by accounts on the plan. */
+  inUseRetryMs?: number;
+  now?: () => Date;
+}
+
+/** The policy that owns a plan name when several claim it: the oldest, then by name. */
+function owner(policies: PlanPolicy[], plan: string): PlanPolicy | undefined {
+  return policies
+    .filter((p) => p.spec?.plan === plan && !p.metadata.deletionTimestamp)
+    .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name))[0];
+}
+
+export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy | undefined): Promise<ReconcileOutcome> {
+  if (!pp) return { result: 'success' };
+  const now = ctx.now?.() ?? new Date();
+  const finalizers = pp.metadata.finalizers ?? [];
+  const parsed = planFromPolicy(pp.spec);
+
+  if (pp.metadata.deletionTimestamp) {
+    if (!finalizers.includes(PLAN_FINALIZER)) return { result: 'success' };
+    if (parsed.ok) {
+      // Another live policy owns the same plan: the row is theirs; just let this one go.
+      const other = owner(ctx.all(), parsed.plan.name);
+      if (!other || other.metadata.name === pp.metadata.name) {
+        const { deleted, accounts } = await planDeleteUnused(ctx.db, parsed.plan.name);
+        if (!deleted) {
+          await writeStatus(ctx, pp, {
+            ...pp.status,
+            accounts,
+            conditions: mergeConditions(
+              pp.status?.conditions,
+              [{ type: Conditions.Ready, status: 'False', reason: Reasons.PlanInUse, message: `deletion waits: ${accounts} account(s) are on plan "${parsed.plan.name}"; move them to another plan first (cryptomcp accounts set-plan <id> <plan>)` }],
+              pp.metadata.generation,
+              now,
+            ),
+          });
+          return { result: 'requeue', afterMs: ctx.inUseRetryMs ?? 30_000 };
+        }
+      }
+    }
+    await ctx.client.mergePatch({
+      apiVersion: API_VERSION,
+      kind: 'PlanPolicy',
+      metadata: { name: pp.metadata.name, resourceVersion: pp.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== PLAN_FINALIZER) },
+    });
+    return { result: 'success' };
+  }
+
+  if (!parsed.ok) {
+    await writeStatus(ctx, pp, rejected(pp, Reasons.InvalidSpec, parsed.problems.join('; '), now));
+    return { result: 'success' };
+  }
+  const plan = parsed.plan;
+  const claimant = owner(ctx.all(), plan.name);
+  if (claimant && claimant.metadata.name !== pp.metadata.name) {
+    await writeStatus(ctx, pp, rejected(pp, Reasons.PlanConflict, `plan "${plan.name}" is already defined by PlanPolicy ${claimant.metadata.name}`, now));
+    return { result: 'success' };
+  }
+
+  let current = pp;
+  if (!finalizers.includes(PLAN_FINALIZER)) {
+    // With the resourceVersion it read: a concurrent edit makes this a 409 and the pass retries.
+    current = (await ctx.client.mergePatch({
+      apiVersion: API_VERSION,
+      kind: 'PlanPolicy',
+      metadata: { name: pp.metadata.name, resourceVersion: pp.metadata.resourceVersion, finalizers: [...finalizers, PLAN_FINALIZER] },
+    })) as unknown as PlanPolicy;
+  }
+
+  let accounts: number;
+  let changed: boolean;
+  try {
+    const before = await planGet(ctx.db, plan.name);
+    changed = !before || !samePlan(before, plan);
+    if (changed) await planUpsert(ctx.db, plan);
+    accounts = await planAccountCount(ctx.db, plan.name);
+  } catch (err) {
+    await writeStatus(ctx, current, {
+      ...current.status,
+      conditions: mergeConditions(
+        current.status?.conditions,
+        [
+          { type: Conditions.Accepted, status: 'True', reason: Reasons.Valid, message: 'spec is valid' },
+          { type: Conditions.Synced, status: 'False', reason: Reasons.DatabaseError, message: `plans table not written: ${(err as Error).message}` },
+          { type: Conditions.Ready, status: 'False', reason: Reasons.DatabaseError, message: 'the plan is not in the database yet' },
+        ],
+        current.metadata.generation,
+        now,
+      ),
+    }).catch(() => {});
+    throw err;
+  }
+
+  const wasSynced = current.status?.conditions?.find((c) => c.type === Conditions.Synced)?.status === 'True' && current.status.observedGeneration === current.metadata.generation;
+  const conditions: ConditionInput[] = [
+    { type: Conditions.Accepted, status: 'True', reason: Reasons.Valid, message: 'spec is valid' },
+    { type: Conditions.Synced, status: 'True', reason: Reasons.Upserted, message: `plans row "${plan.name}" matches the spec` },
+    { type: Conditions.Ready, status: 'True', reason: Reasons.Upserted, message: `plan "${plan.name}" is enforced` },
+  ];
+  await writeStatus(ctx, current, {
+    observedGeneration: current.metadata.generation,
+    // syncedAt moves only when the row was written (or first synced for this generation), so an
+    // idle resync does not rewrite status and wake every watcher.
+    syncedAt: changed || !wasSynced || !current.status?.syncedAt ? now.toISOString().replace(/\.\d{3}Z$/, 'Z') : current.status.syncedAt,
+    accounts,
+    conditions: mergeConditions(current.status?.conditions, conditions, current.metadata.generation, now),
+  });
+  return { result: 'success' };
+}
+
+function samePlan(a: Plan, b: Plan): boolean {
+  return isDeepStrictEqual({ ...a, servers: [...a.servers] }, { ...b, servers: [...b.servers] });
+}
+
+function rejected(pp: PlanPolicy, reason: string, message: string, now: Date): PlanPolicyStatus {
+  return {
+    ...pp.status,
+    observedGeneration: pp.metadata.generation,
+    conditions: mergeConditions(
+      pp.status?.conditions,
+      [
+        { type: Conditions.Accepted, status: 'False', reason, message },
+        { type: Conditions.Synced, status: 'False', reason, message: 'not written to the plans table' },
+        { type: Conditions.Ready, status: 'False', reason, message: 'spec is not accepted; see Accepted' },
+      ],
+      pp.metadata.generation,
+      now,
+    ),
+  };
+}
+
+async function writeStatus(ctx: PlanPolicyContext, pp: PlanPolicy, status: PlanPolicyStatus): Promise<void> {
+  if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(pp.status ?? {})))) return;
+  await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status);
+}

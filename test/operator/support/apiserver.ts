@@ -1,0 +1,837 @@
+// A small stand-in for the Kubernetes API server, over real HTTP on loopback: there is no
+// kube-apiserver binary to be had on this machine (DESIGN §7). It implements the documented
+// behaviour the operator and kubectl rely on, and nothing more:
+//
+//   discovery        /api, /apis, /api/v1, /apis/<group>/<version> (legacy, unaggregated form)
+//   list             resourceVersion in list metadata; labelSelector (a=b, a!=b, a, comma-ANDed)
+//                    and fieldSelector metadata.name / metadata.namespace
+//   watch            ?watch=true from a resourceVersion: replays the event log after it, then
+//                    (sendInitialEvents=true: the current objects, then the initial-events-end bookmark)
+//                    streams ADDED / MODIFIED / DELETED; BOOKMARK events when allowWatchBookmarks;
+//                    an ERROR event with a 410 Status ("Expired") when the version was compacted;
+//                    timeoutSeconds
+//   get/create/put   409 AlreadyExists on create; 409 Conflict on a stale resourceVersion;
+//                    metadata.generation bumped when anything but metadata/status changes
+//   patch            application/merge-patch+json (RFC 7386); application/strategic-merge-patch+json
+//                    treated as a merge patch (enough for kubectl's client-side apply of the objects
+//                    here); application/apply-patch+yaml = server-side apply with fieldManager:
+//                    creates if absent, merges maps, replaces lists whole, and drops the fields the
+//                    same manager applied last time but no longer sends
+//   status           /status subresource for the kinds that have one; the main endpoint ignores
+//                    status changes, the subresource ignores everything else
+//   delete           finalizers: deletionTimestamp set, object kept until the last finalizer goes;
+//                    then ownerReference garbage collection (background, by uid, recursively)
+//   CRDs             MCPServer and PlanPolicy from crds/: scope, short names, printer columns
+//                    (Table responses for kubectl get), schema validation with defaults and CEL
+//                    (422 Invalid), as test/operator/support/crd-schema.ts models it
+//   HPAs             a Deployment an HPA targets is scaled into [minReplicas, maxReplicas]
+//   Deployments      replicas defaults to 1; a simulated controller sets status (observedGeneration, replicas, updated,
+//                    ready, available, Available condition) one tick after each spec change,
+//                    unless holdRollouts is set
+//   faults           conflicts(n): the next n writes answer 409; dropWatches(); idleWatches (open
+//                    streams stop delivering); compact() (older versions answer 410); restart()
+//
+// Not modelled: authentication and authorization, admission webhooks, managedFields and apply
+// conflicts between different field managers (one manager writes here), strategic-merge list
+// semantics (lists are replaced), protobuf, aggregated discovery, OpenAPI documents, pagination
+// (limit/continue), dry runs, foreground/orphan deletion, pods, and every kind not listed below.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import YAML from 'yaml';
+import { loadCrd, validate, type Crd } from './crd-schema.ts';
+
+type Obj = Record<string, unknown> & {
+  apiVersion: string;
+  kind: string;
+  metadata: Meta;
+  spec?: unknown;
+  status?: Record<string, unknown>;
+};
+interface Meta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { uid: string; kind: string; name: string }[];
+  [k: string]: unknown;
+}
+
+interface Resource {
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  status: boolean;
+  shortNames?: string[];
+  crd?: Crd;
+}
+
+const CRDS = [loadCrd('mcpservers.cryptomcp.dev.yaml'), loadCrd('planpolicies.cryptomcp.dev.yaml')];
+
+const RESOURCES: Resource[] = [
+  { group: '', version: 'v1', plural: 'namespaces', singular: 'namespace', kind: 'Namespace', namespaced: false, status: false, shortNames: ['ns'] },
+  { group: '', version: 'v1', plural: 'services', singular: 'service', kind: 'Service', namespaced: true, status: true, shortNames: ['svc'] },
+  { group: '', version: 'v1', plural: 'secrets', singular: 'secret', kind: 'Secret', namespaced: true, status: false },
+  { group: '', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, status: false, shortNames: ['ev'] },
+  { group: 'apps', version: 'v1', plural: 'deployments', singular: 'deployment', kind: 'Deployment', namespaced: true, status: true, shortNames: ['deploy'] },
+  { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', singular: 'ingress', kind: 'Ingress', namespaced: true, status: true, shortNames: ['ing'] },
+  { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', kind: 'HorizontalPodAutoscaler', namespaced: true, status: true, shortNames: ['hpa'] },
+  { group: 'policy', version: 'v1', plural: 'poddisruptionbudgets', singular: 'poddisruptionbudget', kind: 'PodDisruptionBudget', namespaced: true, status: true, shortNames: ['pdb'] },
+  { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', singular: 'lease', kind: 'Lease', namespaced: true, status: false },
+  ...CRDS.map((crd) => ({
+    group: crd.spec.group,
+    version: crd.spec.versions[0]!.name,
+    plural: crd.spec.names.plural,
+    singular: crd.spec.names.kind.toLowerCase(),
+    kind: crd.spec.names.kind,
+    namespaced: crd.spec.scope === 'Namespaced',
+    status: Boolean(crd.spec.versions[0]!.subresources?.status),
+    shortNames: crd.spec.names.shortNames,
+    crd,
+  })),
+];
+
+const gv = (r: Resource) => (r.group ? `${r.group}/${r.version}` : r.version);
+
+interface Event {
+  rv: number;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: Obj;
+}
+
+interface Watcher {
+  resource: Resource;
+  namespace: string | undefined;
+  name: string | undefined;
+  labelSelector: string | undefined;
+  bookmarks: boolean;
+  res: http.ServerResponse;
+}
+
+export class HttpError extends Error {
+  readonly code: number;
+  readonly reason: string;
+
+  constructor(code: number, reason: string, message: string) {
+    super(message);
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+export interface StandInOptions {
+  /** Milliseconds between BOOKMARK events on watches that asked for them. */
+  bookmarkIntervalMs?: number;
+  /** Delay of the simulated Deployment controller. */
+  rolloutDelayMs?: number;
+}
+
+export class StandInApiServer {
+  private server: http.Server | undefined;
+  private readonly store = new Map<string, Obj>();
+  private readonly events = new Map<string, Event[]>();
+  /** Events at or below this version were compacted away: watching from them answers 410. */
+  private compactedThrough = 0;
+  private rv = 1;
+  private readonly watchers = new Set<Watcher>();
+  private readonly applied = new Map<string, unknown>();
+  private readonly bookmarkTimer: NodeJS.Timeout;
+  private pendingConflicts = 0;
+  port = 0;
+  /** Open watch streams stop delivering events (a hung connection) while true. */
+  idleWatches = false;
+  /** CRD schema validation on writes; off simulates objects stored under an older CRD. */
+  admission = true;
+  /** The simulated Deployment controller leaves status alone while true. */
+  holdRollouts = false;
+  /** Every write that reached storage: "<verb> <kind>/<ns>/<name>[/status]". */
+  readonly writes: string[] = [];
+  /** Every request: "<method> <path>". */
+  readonly requests: string[] = [];
+
+  private readonly opts: StandInOptions;
+
+  constructor(opts: StandInOptions = {}) {
+    this.opts = opts;
+    this.bookmarkTimer = setInterval(() => this.sendBookmarks(), opts.bookmarkIntervalMs ?? 1000);
+    this.bookmarkTimer.unref();
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(port = 0): Promise<void> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.bookmarkTimer);
+    await this.shutdown();
+  }
+
+  /** Like an API server restart: every connection drops, storage (etcd) survives, same port. */
+  async restart(): Promise<void> {
+    await this.shutdown();
+    await this.start(this.port);
+  }
+
+  private async shutdown(): Promise<void> {
+    this.dropWatches();
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  /** The next n writes (create, update, patch, delete) answer 409 Conflict. */
+  conflicts(n: number): void {
+    this.pendingConflicts = n;
+  }
+
+  dropWatches(): void {
+    for (const w of this.watchers) w.res.destroy();
+    this.watchers.clear();
+  }
+
+  /** Forget the event history: a watch from any version before now answers 410 Gone. */
+  compact(): void {
+    this.compactedThrough = this.rv;
+    for (const list of this.events.values()) list.length = 0;
+  }
+
+  get resourceVersion(): number {
+    return this.rv;
+  }
+
+  openWatches(kind?: string): number {
+    return [...this.watchers].filter((w) => !kind || w.resource.kind === kind).length;
+  }
+
+  // ---- direct access for tests (the same code paths as HTTP, minus the socket) ----
+
+  get(kind: string, namespace: string | undefined, name: string): Obj | undefined {
+    const r = this.byKind(kind);
+    const o = this.store.get(this.key(r, namespace, name));
+    return o ? structuredClone(o) : undefined;
+  }
+
+  list(kind: string, namespace?: string): Obj[] {
+    const r = this.byKind(kind);
+    return this.items(r, namespace).map((o) => structuredClone(o));
+  }
+
+  create(obj: Obj): Obj {
+    const r = this.byKind(obj.kind);
+    return this.createObject(r, obj.metadata.namespace, obj);
+  }
+
+  setStatus(kind: string, namespace: string | undefined, name: string, status: Record<string, unknown>): Obj {
+    const r = this.byKind(kind);
+    const cur = this.mustGet(r, namespace, name);
+    return this.commit(r, { ...cur, status }, 'MODIFIED', `status ${kind}/${namespace}/${name}`);
+  }
+
+  remove(kind: string, namespace: string | undefined, name: string): void {
+    this.deleteObject(this.byKind(kind), namespace, name);
+  }
+
+  // ---- HTTP ----
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    this.requests.push(`${req.method} ${url.pathname}`);
+    try {
+      const body = await readBody(req);
+      const result = this.route(req, url, body, res);
+      if (result === undefined) return; // a watch owns the response now
+      send(res, 200, result);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        send(res, err.code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: err.reason, code: err.code });
+      } else {
+        send(res, 500, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: (err as Error).message, reason: 'InternalError', code: 500 });
+      }
+    }
+  }
+
+  private route(req: http.IncomingMessage, url: URL, body: string, res: http.ServerResponse): unknown {
+    const path = url.pathname.replace(/\/+$/, '');
+    if (path === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${this.port}` }] };
+    if (path === '/apis') return this.groupList();
+    if (path === '/version') return { major: '1', minor: '35', gitVersion: 'v1.35.0-standin', platform: 'linux/amd64' };
+    if (path === '/healthz' || path === '/readyz' || path === '/livez') return 'ok';
+    if (path === '/openapi/v3') return this.openapiRoot();
+    if (path.startsWith('/openapi/v3/')) return this.openapiGroupVersion(path.slice('/openapi/v3/'.length));
+    const parts = path.split('/').filter(Boolean);
+    let group = '';
+    let version: string;
+    let rest: string[];
+    if (parts[0] === 'api' && parts[1]) {
+      version = parts[1];
+      rest = parts.slice(2);
+    } else if (parts[0] === 'apis' && parts[1] && parts[2]) {
+      group = parts[1];
+      version = parts[2];
+      rest = parts.slice(3);
+    } else {
+      throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    }
+    if (rest.length === 0) return this.resourceList(group, version);
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    const [plural, name, sub] = rest;
+    const r = RESOURCES.find((x) => x.group === group && x.version === version && x.plural === plural);
+    if (!r) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
+    if (sub !== undefined && !(sub === 'status' && r.status)) throw new HttpError(404, 'NotFound', `no subresource ${sub}`);
+    const method = req.method ?? 'GET';
+    const q = url.searchParams;
+    if (!name) {
+      if (method === 'GET' && (q.get('watch') === 'true' || q.get('watch') === '1')) {
+        this.watch(r, namespace, q, res);
+        return undefined;
+      }
+      if (method === 'GET') return this.listResponse(r, namespace, q, req.headers.accept);
+      if (method === 'POST') {
+        const obj = parse(body, req.headers['content-type']) as Obj;
+        return this.guardWrite(() => this.createObject(r, namespace, obj));
+      }
+      throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed on a collection`);
+    }
+    if (method === 'GET') {
+      const o = this.mustGet(r, namespace, name);
+      return this.wantsTable(req.headers.accept) ? this.table(r, [o], String(this.rv)) : o;
+    }
+    return this.guardWrite(() => {
+      if (method === 'DELETE') return this.deleteObject(r, namespace, name);
+      const patchType = String(req.headers['content-type'] ?? '').split(';')[0] ?? '';
+      const input = parse(body, patchType);
+      if (method === 'PUT') return this.replace(r, namespace, name, input as Obj, sub === 'status');
+      if (method === 'PATCH') return this.patch(r, namespace, name, input, patchType, q, sub === 'status');
+      throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed`);
+    });
+  }
+
+  private guardWrite<T>(fn: () => T): T {
+    if (this.pendingConflicts > 0) {
+      this.pendingConflicts -= 1;
+      throw new HttpError(409, 'Conflict', 'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again (injected)');
+    }
+    return fn();
+  }
+
+  private groupList() {
+    const groups = new Map<string, string>();
+    for (const r of RESOURCES) if (r.group) groups.set(r.group, r.version);
+    return {
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: [...groups].map(([name, version]) => ({ name, versions: [{ groupVersion: `${name}/${version}`, version }], preferredVersion: { groupVersion: `${name}/${version}`, version } })),
+    };
+  }
+
+  private resourceList(group: string, version: string) {
+    const rs = RESOURCES.filter((r) => r.group === group && r.version === version);
+    if (rs.length === 0) throw new HttpError(404, 'NotFound', `no group version ${group}/${version}`);
+    const verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+    return {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: group ? `${group}/${version}` : version,
+      resources: rs.flatMap((r) => [
+        { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs, ...(r.shortNames ? { shortNames: r.shortNames } : {}), ...(r.crd ? { categories: ['cryptomcp'] } : {}) },
+        ...(r.status ? [{ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] }] : []),
+      ]),
+    };
+  }
+
+  /**
+   * Just enough OpenAPI v3 for kubectl to find that PATCH takes ?fieldValidation (so it leaves
+   * validation to the server, which checks CRDs against their schemas); no component schemas.
+   */
+  private openapiRoot() {
+    const gvs = [...new Set(RESOURCES.map((r) => (r.group ? `apis/${gv(r)}` : 'api/v1')))];
+    return { paths: Object.fromEntries(gvs.map((g) => [g, { serverRelativeURL: `/openapi/v3/${g}?hash=standin` }])) };
+  }
+
+  private openapiGroupVersion(gvPath: string) {
+    const rs = RESOURCES.filter((r) => (r.group ? `apis/${gv(r)}` : 'api/v1') === gvPath);
+    if (rs.length === 0) throw new HttpError(404, 'NotFound', `no OpenAPI document for ${gvPath}`);
+    const paths: Record<string, unknown> = {};
+    for (const r of rs) {
+      const base = `/${gvPath}${r.namespaced ? '/namespaces/{namespace}' : ''}/${r.plural}/{name}`;
+      paths[base] = {
+        patch: {
+          parameters: [{ name: 'fieldValidation', in: 'query', schema: { type: 'string', uniqueItems: true } }, { name: 'fieldManager', in: 'query', schema: { type: 'string' } }],
+          'x-kubernetes-group-version-kind': { group: r.group, version: r.version, kind: r.kind },
+          responses: { '200': { description: 'OK' } },
+        },
+      };
+    }
+    return { openapi: '3.0.0', info: { title: 'Kubernetes (stand-in)', version: 'v1.35.0' }, paths, components: { schemas: {} } };
+  }
+
+  private byKind(kind: string): Resource {
+    const r = RESOURCES.find((x) => x.kind === kind);
+    if (!r) throw new Error(`unknown kind ${kind}`);
+    return r;
+  }
+
+  private key(r: Resource, namespace: string | undefined, name: string): string {
+    return `${gv(r)}/${r.plural}/${r.namespaced ? (namespace ?? '') : ''}/${name}`;
+  }
+
+  private items(r: Resource, namespace: string | undefined): Obj[] {
+    const prefix = `${gv(r)}/${r.plural}/`;
+    return [...this.store.entries()]
+      .filter(([k, o]) => k.startsWith(prefix) && (!namespace || !r.namespaced || o.metadata.namespace === namespace))
+      .map(([, o]) => o)
+      .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  }
+
+  private mustGet(r: Resource, namespace: string | undefined, name: string): Obj {
+    const o = this.store.get(this.key(r, namespace, name));
+    if (!o) throw new HttpError(404, 'NotFound', `${r.plural}.${r.group || 'core'} "${name}" not found`);
+    return o;
+  }
+
+  private listResponse(r: Resource, namespace: string | undefined, q: URLSearchParams, accept: string | undefined) {
+    const items = this.items(r, namespace).filter((o) => matches(o, q.get('labelSelector') ?? undefined, q.get('fieldSelector') ?? undefined));
+    if (this.wantsTable(accept)) return this.table(r, items, String(this.rv));
+    return { kind: `${r.kind}List`, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv) }, items };
+  }
+
+  private wantsTable(accept: string | undefined): boolean {
+    return Boolean(accept?.includes('as=Table'));
+  }
+
+  /** meta.k8s.io/v1 Table, with the CRD's printer columns (what `kubectl get` prints). */
+  private table(r: Resource, items: Obj[], rv: string) {
+    const cols = r.crd?.spec.versions[0]!.additionalPrinterColumns ?? [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }];
+    const columns = [{ name: 'Name', type: 'string', format: 'name', description: 'Name', priority: 0 }, ...cols.map((c) => ({ name: c.name, type: (c as { type?: string }).type ?? 'string', format: '', description: '', priority: (c as { priority?: number }).priority ?? 0 }))];
+    return {
+      kind: 'Table',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { resourceVersion: rv },
+      columnDefinitions: columns,
+      rows: items.map((o) => ({
+        cells: [o.metadata.name, ...cols.map((c) => jsonPath(o, c.jsonPath) ?? '')],
+        object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+      })),
+    };
+  }
+
+  // ---- writes ----
+
+  private commit(r: Resource, obj: Obj, type: 'ADDED' | 'MODIFIED', what: string): Obj {
+    this.rv += 1;
+    obj.metadata.resourceVersion = String(this.rv);
+    const k = this.key(r, obj.metadata.namespace, obj.metadata.name);
+    this.store.set(k, obj);
+    this.writes.push(what);
+    this.emit(r, { rv: this.rv, type, object: structuredClone(obj) });
+    if (r.kind === 'Deployment') this.simulateRollout(r, obj);
+    if (r.kind === 'HorizontalPodAutoscaler' || r.kind === 'Deployment') this.simulateAutoscaler(obj.metadata.namespace, r.kind === 'Deployment' ? obj.metadata.name : ((obj.spec as { scaleTargetRef?: { name?: string } }).scaleTargetRef?.name ?? ''));
+    return structuredClone(obj);
+  }
+
+  private admit(r: Resource, obj: Obj, old: Obj | undefined): void {
+    if (!r.crd || !this.admission) return;
+    const errors = validate(r.crd, obj, old);
+    if (errors.length) throw new HttpError(422, 'Invalid', `${r.kind}.${r.group} "${obj.metadata.name}" is invalid: ${errors.join('; ')}`);
+  }
+
+  /** The defaults the CRD schema declares, applied like the API server does on write. */
+  private withDefaults(r: Resource, obj: Obj): Obj {
+    if (r.kind === 'Deployment') {
+      const spec = (obj.spec ?? {}) as { replicas?: number };
+      // Deployment defaulting: replicas 1 when nobody sets it (an HPA then scales it).
+      if (spec.replicas === undefined) obj.spec = { ...spec, replicas: 1 };
+      return obj;
+    }
+    if (!r.crd) return obj;
+    return applyDefaults(r.crd.spec.versions[0]!.schema.openAPIV3Schema as never, obj) as Obj;
+  }
+
+  private createObject(r: Resource, namespace: string | undefined, input: Obj): Obj {
+    const obj = structuredClone(input);
+    obj.apiVersion = gv(r);
+    obj.kind = r.kind;
+    if (r.namespaced) obj.metadata.namespace = namespace ?? obj.metadata.namespace ?? 'default';
+    else delete obj.metadata.namespace;
+    if (!obj.metadata.name) throw new HttpError(422, 'Invalid', 'metadata.name: Required value');
+    if (this.store.has(this.key(r, obj.metadata.namespace, obj.metadata.name))) {
+      throw new HttpError(409, 'AlreadyExists', `${r.plural}.${r.group || 'core'} "${obj.metadata.name}" already exists`);
+    }
+    this.admit(r, obj, undefined);
+    const stored = this.withDefaults(r, obj);
+    stored.metadata.uid = randomUUID();
+    stored.metadata.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    stored.metadata.generation = 1;
+    delete stored.metadata.deletionTimestamp;
+    if (r.status) delete stored.status;
+    return this.commit(r, stored, 'ADDED', `create ${r.kind}/${stored.metadata.namespace ?? ''}/${stored.metadata.name}`);
+  }
+
+  /** Stores `next` as the new version of `cur`, keeping what this endpoint may not change. */
+  private update(r: Resource, cur: Obj, next: Obj, statusOnly: boolean, verb: string): Obj {
+    let merged: Obj;
+    if (statusOnly) {
+      merged = { ...structuredClone(cur), status: next.status };
+    } else {
+      merged = structuredClone(next);
+      merged.apiVersion = cur.apiVersion;
+      merged.kind = cur.kind;
+      merged.metadata = { ...merged.metadata, name: cur.metadata.name, namespace: cur.metadata.namespace, uid: cur.metadata.uid, creationTimestamp: cur.metadata.creationTimestamp, generation: cur.metadata.generation };
+      if (cur.metadata.deletionTimestamp) merged.metadata.deletionTimestamp = cur.metadata.deletionTimestamp;
+      else delete merged.metadata.deletionTimestamp;
+      if (r.status) {
+        if (cur.status === undefined) delete merged.status;
+        else merged.status = cur.status;
+      }
+      merged = this.withDefaults(r, merged);
+      this.admit(r, merged, cur);
+      if (JSON.stringify(withoutMetaStatus(merged)) !== JSON.stringify(withoutMetaStatus(cur))) merged.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+    }
+    if (cur.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0) {
+      this.store.delete(this.key(r, cur.metadata.namespace, cur.metadata.name));
+      this.rv += 1;
+      merged.metadata.resourceVersion = String(this.rv);
+      this.writes.push(`finalize ${r.kind}/${cur.metadata.namespace ?? ''}/${cur.metadata.name}`);
+      this.emit(r, { rv: this.rv, type: 'DELETED', object: merged });
+      this.collectGarbage(cur.metadata.uid!);
+      return merged;
+    }
+    // An unchanged write is a no-op: no new resourceVersion, no event (as the API server does).
+    if (JSON.stringify({ ...merged, metadata: { ...merged.metadata, resourceVersion: undefined } }) === JSON.stringify({ ...cur, metadata: { ...cur.metadata, resourceVersion: undefined } })) {
+      return structuredClone(cur);
+    }
+    return this.commit(r, merged, 'MODIFIED', `${verb} ${r.kind}/${cur.metadata.namespace ?? ''}/${cur.metadata.name}${statusOnly ? '/status' : ''}`);
+  }
+
+  private replace(r: Resource, namespace: string | undefined, name: string, input: Obj, statusOnly: boolean): Obj {
+    const cur = this.mustGet(r, namespace, name);
+    const want = input.metadata?.resourceVersion;
+    if (want && want !== cur.metadata.resourceVersion) {
+      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural}.${r.group || 'core'} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
+    }
+    return this.update(r, cur, input, statusOnly, 'update');
+  }
+
+  private patch(r: Resource, namespace: string | undefined, name: string, patch: unknown, type: string, q: URLSearchParams, statusOnly: boolean): Obj {
+    const k = this.key(r, namespace, name);
+    const cur = this.store.get(k);
+    if (type === 'application/apply-patch+yaml') {
+      const manager = q.get('fieldManager');
+      if (!manager) throw new HttpError(422, 'Invalid', 'fieldManager is required for apply patch');
+      const applied = patch as Obj;
+      const appliedKey = `${k}${statusOnly ? '/status' : ''}|${manager}`;
+      if (!cur) {
+        if (statusOnly) throw new HttpError(404, 'NotFound', `${r.plural} "${name}" not found`);
+        const created = this.createObject(r, namespace, { ...applied, metadata: { ...applied.metadata, name } });
+        this.applied.set(appliedKey, applied);
+        return created;
+      }
+      if (applied.metadata?.resourceVersion && applied.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+        throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`);
+      }
+      const base = structuredClone(cur) as Record<string, unknown>;
+      const previous = this.applied.get(appliedKey);
+      if (previous !== undefined) removeDropped(base, previous, applied);
+      const next = deepMerge(base, stripRv(applied)) as Obj;
+      const out = this.update(r, cur, next, statusOnly, 'apply');
+      this.applied.set(appliedKey, applied);
+      return out;
+    }
+    if (!cur) throw new HttpError(404, 'NotFound', `${r.plural}.${r.group || 'core'} "${name}" not found`);
+    if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
+      const p = patch as Obj;
+      if (p?.metadata?.resourceVersion && p.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+        throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`);
+      }
+      return this.update(r, cur, mergePatch(structuredClone(cur), patch) as Obj, statusOnly, 'patch');
+    }
+    throw new HttpError(415, 'UnsupportedMediaType', `patch type ${type} is not supported here`);
+  }
+
+  private deleteObject(r: Resource, namespace: string | undefined, name: string): unknown {
+    const cur = this.mustGet(r, namespace, name);
+    if ((cur.metadata.finalizers ?? []).length > 0) {
+      if (cur.metadata.deletionTimestamp) return cur;
+      const next = structuredClone(cur);
+      next.metadata.deletionTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      return this.commit(r, next, 'MODIFIED', `mark-deleted ${r.kind}/${namespace ?? ''}/${name}`);
+    }
+    this.store.delete(this.key(r, cur.metadata.namespace, name));
+    this.rv += 1;
+    const gone = { ...structuredClone(cur), metadata: { ...cur.metadata, resourceVersion: String(this.rv) } };
+    this.writes.push(`delete ${r.kind}/${namespace ?? ''}/${name}`);
+    this.emit(r, { rv: this.rv, type: 'DELETED', object: gone });
+    this.collectGarbage(cur.metadata.uid!);
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: r.plural, uid: cur.metadata.uid } };
+  }
+
+  /** Background cascading deletion: everything whose ownerReferences name the uid. */
+  private collectGarbage(uid: string): void {
+    for (const r of RESOURCES) {
+      for (const o of this.items(r, undefined)) {
+        if (o.metadata.ownerReferences?.some((ref) => ref.uid === uid)) this.deleteObject(r, o.metadata.namespace, o.metadata.name);
+      }
+    }
+  }
+
+  private simulateRollout(r: Resource, obj: Obj): void {
+    const gen = obj.metadata.generation ?? 1;
+    const status = obj.status as { observedGeneration?: number } | undefined;
+    if ((status?.observedGeneration ?? 0) >= gen) return;
+    setTimeout(() => {
+      if (this.holdRollouts) return;
+      const cur = this.store.get(this.key(r, obj.metadata.namespace, obj.metadata.name));
+      if (!cur || cur.metadata.generation !== gen) return;
+      const replicas = ((cur.spec as { replicas?: number }).replicas ?? 1);
+      this.commit(
+        r,
+        {
+          ...structuredClone(cur),
+          status: {
+            observedGeneration: gen,
+            replicas,
+            updatedReplicas: replicas,
+            readyReplicas: replicas,
+            availableReplicas: replicas,
+            conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }],
+          },
+        },
+        'MODIFIED',
+        `rollout Deployment/${cur.metadata.namespace}/${cur.metadata.name}`,
+      );
+    }, this.opts.rolloutDelayMs ?? 20).unref();
+  }
+
+  /**
+   * The HPA controller, reduced to its bounds: a Deployment an HPA targets is scaled into
+   * [minReplicas, maxReplicas] through its replicas field (no metrics, so no further scaling).
+   */
+  private simulateAutoscaler(namespace: string | undefined, deployment: string): void {
+    setTimeout(() => {
+      const hpaR = this.byKind('HorizontalPodAutoscaler');
+      const depR = this.byKind('Deployment');
+      const hpa = this.items(hpaR, namespace).find((h) => (h.spec as { scaleTargetRef?: { name?: string } }).scaleTargetRef?.name === deployment);
+      const dep = this.store.get(this.key(depR, namespace, deployment));
+      if (!hpa || !dep) return;
+      const { minReplicas = 1, maxReplicas } = hpa.spec as { minReplicas?: number; maxReplicas: number };
+      const cur = (dep.spec as { replicas?: number }).replicas ?? 1;
+      const want = Math.min(maxReplicas, Math.max(minReplicas, cur));
+      if (want === cur) return;
+      const next = structuredClone(dep);
+      next.spec = { ...(next.spec as object), replicas: want };
+      next.metadata.generation = (dep.metadata.generation ?? 1) + 1;
+      this.commit(depR, next, 'MODIFIED', `scale Deployment/${namespace}/${deployment}`);
+    }, this.opts.rolloutDelayMs ?? 20).unref();
+  }
+
+  /** Lets held rollouts finish: every Deployment's status catches up with its spec. */
+  releaseRollouts(): void {
+    this.holdRollouts = false;
+    const r = this.byKind('Deployment');
+    for (const o of this.items(r, undefined)) this.simulateRollout(r, o);
+  }
+
+  // ---- watch ----
+
+  private emit(r: Resource, ev: Event): void {
+    const k = `${gv(r)}/${r.plural}`;
+    let list = this.events.get(k);
+    if (!list) this.events.set(k, (list = []));
+    list.push(ev);
+    if (list.length > 2000) list.splice(0, list.length - 2000);
+    if (this.idleWatches) return;
+    for (const w of this.watchers) if (w.resource === r) this.deliver(w, ev);
+  }
+
+  private deliver(w: Watcher, ev: Event): void {
+    const o = ev.object;
+    if (w.namespace && r(w).namespaced && o.metadata.namespace !== w.namespace) return;
+    if (w.name && o.metadata.name !== w.name) return;
+    if (!matches(o, w.labelSelector, undefined)) return;
+    w.res.write(`${JSON.stringify({ type: ev.type, object: o })}\n`);
+    function r(x: Watcher) {
+      return x.resource;
+    }
+  }
+
+  private watch(r: Resource, namespace: string | undefined, q: URLSearchParams, res: http.ServerResponse): void {
+    const field = parseFieldSelector(q.get('fieldSelector') ?? undefined);
+    const w: Watcher = { resource: r, namespace: field.namespace ?? namespace, name: field.name, labelSelector: q.get('labelSelector') ?? undefined, bookmarks: q.get('allowWatchBookmarks') === 'true', res };
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const fromRaw = q.get('resourceVersion');
+    if (q.get('sendInitialEvents') === 'true') {
+      // Streaming list (KEP-3157, what kubectl 1.35 uses): the current state as ADDED events,
+      // then a bookmark annotated k8s.io/initial-events-end, then live events.
+      for (const o of this.items(r, w.namespace)) this.deliver(w, { rv: this.rv, type: 'ADDED', object: o });
+      res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: r.kind, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv), annotations: { 'k8s.io/initial-events-end': 'true' } } } })}\n`);
+    } else if (!fromRaw || fromRaw === '0') {
+      for (const o of this.items(r, w.namespace)) this.deliver(w, { rv: this.rv, type: 'ADDED', object: o });
+    } else {
+      const from = Number(fromRaw);
+      if (!Number.isFinite(from) || from < this.compactedThrough) {
+        res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${fromRaw} (${this.compactedThrough})`, reason: 'Expired', code: 410 } })}\n`);
+        return;
+      }
+      for (const ev of this.events.get(`${gv(r)}/${r.plural}`) ?? []) if (ev.rv > from) this.deliver(w, ev);
+    }
+    this.watchers.add(w);
+    const timeout = Number(q.get('timeoutSeconds') ?? 0);
+    const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
+    res.on('close', () => {
+      clearTimeout(timer);
+      this.watchers.delete(w);
+    });
+  }
+
+  private sendBookmarks(): void {
+    if (this.idleWatches) return;
+    for (const w of this.watchers) {
+      if (!w.bookmarks) continue;
+      w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.resource.kind, apiVersion: gv(w.resource), metadata: { resourceVersion: String(this.rv) } } })}\n`);
+    }
+  }
+}
+
+// ---- helpers ----
+
+function send(res: http.ServerResponse, code: number, body: unknown): void {
+  if (res.headersSent) return;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(code, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json' });
+  res.end(text);
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parse(body: string, contentType: string | undefined): unknown {
+  if (!body) return {};
+  try {
+    // YAML is a superset of JSON: apply patches may come as either.
+    return contentType?.includes('yaml') ? YAML.parse(body) : JSON.parse(body);
+  } catch (err) {
+    throw new HttpError(400, 'BadRequest', `cannot decode body: ${(err as Error).message}`);
+  }
+}
+
+function withoutMetaStatus(o: Obj): unknown {
+  return Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'metadata' && k !== 'status'));
+}
+
+function stripRv(o: Obj): Obj {
+  const copy = structuredClone(o);
+  if (copy.metadata) delete copy.metadata.resourceVersion;
+  return copy;
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** RFC 7386 JSON merge patch. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isMap(patch)) return patch;
+  const out: Record<string, unknown> = isMap(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** Server-side apply's merge, simplified: maps merge recursively, everything else replaces. */
+function deepMerge(base: unknown, applied: unknown): unknown {
+  if (!isMap(base) || !isMap(applied)) return structuredClone(applied);
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(applied)) out[k] = deepMerge(base[k], v);
+  return out;
+}
+
+/** Removes from target the leaves `previous` applied that `next` no longer applies. */
+function removeDropped(target: Record<string, unknown>, previous: unknown, next: unknown): void {
+  if (!isMap(previous)) return;
+  for (const [k, v] of Object.entries(previous)) {
+    const n = isMap(next) ? next[k] : undefined;
+    if (n === undefined) delete target[k];
+    else if (isMap(v) && isMap(n) && isMap(target[k])) removeDropped(target[k] as Record<string, unknown>, v, n);
+  }
+}
+
+function applyDefaults(schema: { properties?: Record<string, unknown>; default?: unknown; items?: unknown }, value: unknown): unknown {
+  if (!isMap(value) || !schema.properties) return value;
+  const out: Record<string, unknown> = { ...value };
+  for (const [k, sub] of Object.entries(schema.properties) as [string, { default?: unknown; properties?: Record<string, unknown> }][]) {
+    if (out[k] === undefined && sub.default !== undefined) out[k] = structuredClone(sub.default);
+    if (out[k] !== undefined) out[k] = applyDefaults(sub, out[k]);
+  }
+  return out;
+}
+
+function parseFieldSelector(sel: string | undefined): { name?: string; namespace?: string } {
+  const out: { name?: string; namespace?: string } = {};
+  for (const part of (sel ?? '').split(',').filter(Boolean)) {
+    const [k, v] = part.split(/==?/);
+    if (k === 'metadata.name') out.name = v;
+    else if (k === 'metadata.namespace') out.namespace = v;
+    else throw new HttpError(400, 'BadRequest', `field label not supported: ${k}`);
+  }
+  return out;
+}
+
+function matches(o: Obj, labelSelector: string | undefined, fieldSelector: string | undefined): boolean {
+  const f = parseFieldSelector(fieldSelector);
+  if (f.name && o.metadata.name !== f.name) return false;
+  if (f.namespace && o.metadata.namespace !== f.namespace) return false;
+  const labels = o.metadata.labels ?? {};
+  for (const term of (labelSelector ?? '').split(',').filter(Boolean)) {
+    const ne = term.split('!=');
+    if (ne.length === 2) {
+      if (labels[ne[0]!.trim()] === ne[1]!.trim()) return false;
+      continue;
+    }
+    const eq = term.split(/==?/);
+    if (eq.length === 2) {
+      if (labels[eq[0]!.trim()] !== eq[1]!.trim()) return false;
+    } else if (!(term.trim() in labels)) return false;
+  }
+  return true;
+}
+
+/** The JSONPath subset printer columns use: .a.b and .list[?(@.k=="v")].field */
+function jsonPath(o: unknown, path: string): string | undefined {
+  let cur: unknown = o;
+  for (const seg of path.replace(/^\./, '').match(/[^.[\]]+|\[\?\(@\.[^)]+\)\]/g) ?? []) {
+    const filter = /^\[\?\(@\.([\w-]+)=="([^"]*)"\)\]$/.exec(seg);
+    if (filter) {
+      cur = Array.isArray(cur) ? cur.find((x) => isMap(x) && x[filter[1]!] === filter[2]) : undefined;
+    } else {
+      cur = isMap(cur) ? cur[seg] : undefined;
+    }
+    if (cur === undefined) return undefined;
+  }
+  return typeof cur === 'object' ? JSON.stringify(cur) : String(cur);
+}
