@@ -15,6 +15,8 @@ export interface AppDeps extends GatewayDeps {
   /** Database reachable and migrations current. */
   ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
   logger?: FastifyServerOptions['logger'];
+  /** Reverse proxies whose X-Forwarded-For is believed (request.ip); 0 or absent: none. */
+  trustProxyHops?: number;
   /** The web dashboard (/app and its JSON API /api); absent in gateway-only tests. */
   dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys'>;
 }
@@ -34,6 +36,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    // Believe X-Forwarded-For for exactly that many proxy hops (proxy-addr's trust function).
+    trustProxy: deps.trustProxyHops ? (_address: string, hop: number) => hop < deps.trustProxyHops! : false,
   });
 
   app.addHook('onRequest', async (request, reply) => {

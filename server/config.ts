@@ -97,6 +97,7 @@ const EnvSchema = z.object({
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
   DASHBOARD_ORIGIN: z.string().url().optional(),
+  TRUST_PROXY_HOPS: intFrom(0, 0),
   DASHBOARD_SESSION_TTL_S: intFrom(86400, 60),
   DASHBOARD_NONCE_TTL_S: intFrom(300, 10),
   DASHBOARD_SIGN_IN_LIMIT: intFrom(20, 1),
@@ -152,6 +153,11 @@ export interface Config {
   demoAccount: boolean;
   /** The web dashboard (/app and /api). */
   dashboard: DashboardConfig;
+  /**
+   * Reverse proxies (ingress) in front of the service whose X-Forwarded-For to believe; 0 trusts
+   * none. Behind an ingress set it, or every client shares the proxy's address (and its sign-in budget).
+   */
+  trustProxyHops: number;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
   benchTools: boolean;
   /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
@@ -229,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     explorer: { baseUrl: e.EXPLORER_API_URL, apiKey: e.EXPLORER_API_KEY },
     devnetManifest: e.DEVNET_MANIFEST ? path.resolve(e.DEVNET_MANIFEST) : undefined,
     demoAccount: e.DEMO_ACCOUNT,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
     dashboard: {
       origin: e.DASHBOARD_ORIGIN ? new URL(e.DASHBOARD_ORIGIN).origin : undefined,
       sessionTtlSeconds: e.DASHBOARD_SESSION_TTL_S,

@@ -2,7 +2,7 @@
 // migrations, the gateway, the metrics port, background sweeps; and stops it in the reverse
 // order, letting in-flight requests finish.
 import fs from 'node:fs';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { planList, type Plan } from './accounts/plans.ts';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
@@ -51,8 +51,8 @@ export interface RunningService {
 }
 
 export interface StartOptions {
-  /** Fastify logger option; the CLI passes pino settings. */
-  logger?: boolean | { level: string };
+  /** Fastify logger option; the CLI passes pino settings (tests may pass a destination stream). */
+  logger?: FastifyServerOptions['logger'];
   /** Clock for metering (tests); undefined uses the database clock. */
   now?: () => Date;
   log?: (line: string) => void;
@@ -190,6 +190,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       return { ready: database && migrated, checks: { database, migrations: migrated } };
     },
     logger: opts.logger ?? false,
+    trustProxyHops: config.trustProxyHops,
     dashboard: {
       db,
       settings: config.dashboard,

@@ -262,3 +262,54 @@ describe('sign-in rate limit', () => {
     }
   });
 });
+
+describe('behind a proxy with a configured public origin', () => {
+  it('messages must name the configured origin, and the session cookie is Secure off localhost', async () => {
+    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_ORIGIN: 'https://dash.example.com', TRUST_PROXY_HOPS: '1' });
+    try {
+      const client = new CookieClient(proxied.url);
+      const nonce = (await client.get('/api/auth/nonce')).body;
+      expect(nonce).toMatchObject({ domain: 'dash.example.com', uri: 'https://dash.example.com' });
+      expect(client.jar.has('cmcp_nonce')).toBe(true);
+      const account = fresh();
+      const message = siweMessage(account, nonce);
+      const res = await client.post('/api/auth/sign-in', { family: 'evm', message, signature: await account.signMessage({ message }) }, { origin: 'https://dash.example.com' });
+      expect(res.status).toBe(201);
+      expect(res.setCookies.find((c: string) => c.startsWith('cmcp_session='))).toMatch(/; Secure/);
+      // The loopback address the request really came to is not the dashboard's domain.
+      const local = await signInEvm(new CookieClient(proxied.url), fresh(), { domain: new URL(proxied.url).host, uri: proxied.url });
+      expect(local.res.body.error.details.reason).toBe('wrong_domain');
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('the sign-in rate limit counts each forwarded client apart', async () => {
+    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '2' });
+    try {
+      const forwarded = (ip: string) => {
+        const c = new CookieClient(proxied.url);
+        return async () => {
+          const nonce = (await c.get('/api/auth/nonce', { 'x-forwarded-for': ip })).body;
+          const account = fresh();
+          const message = siweMessage(account, nonce);
+          return (await c.post('/api/auth/sign-in', { family: 'evm', message, signature: await account.signMessage({ message }) }, { 'x-forwarded-for': ip })).status;
+        };
+      };
+      const a = forwarded('203.0.113.7');
+      const b = forwarded('198.51.100.9');
+      expect([await a(), await a(), await a()]).toEqual([201, 201, 429]);
+      expect(await b()).toBe(201);
+      const rows = await db.query<{ client: string; n: number }>(
+        `SELECT client, count(*)::int AS n FROM dashboard_sign_in_attempts WHERE client IN ('203.0.113.7', '198.51.100.9') GROUP BY client ORDER BY client`,
+      );
+      expect(rows.rows).toEqual([
+        { client: '198.51.100.9', n: 1 },
+        { client: '203.0.113.7', n: 3 },
+      ]);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
