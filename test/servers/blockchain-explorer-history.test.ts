@@ -22,6 +22,8 @@ let rpcRequests = 0;
 const explorerRequests: URLSearchParams[] = [];
 let explorerMode: 'ok' | 'bad-key' = 'ok';
 let solanaServer: http.Server;
+/** A node that accepts requests and never answers: the "RPC timing out" case. */
+let silentNode: http.Server;
 const SOL_OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
 const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 /** Three signatures, newest first, as getSignaturesForAddress documents them. */
@@ -103,11 +105,14 @@ beforeAll(async () => {
   });
   const solanaUrl = await listen(solanaServer);
 
+  silentNode = http.createServer(() => {});
+  const silentUrl = await listen(silentNode);
+
   const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
   fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
   const common = { MCP_SERVERS: 'blockchain-explorer', EVM_TIMEOUT_MS: '2000', EVM_RETRIES: '0', DEVNET_MANIFEST: manifestFile };
   // Finality depth 0: every mined block counts as final, so the cache can be seen at work.
-  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxyUrl, EVM_FINALITY_DEPTH: '0', SOLANA_RPC_URL: solanaUrl });
+  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxyUrl, EVM_FINALITY_DEPTH: '0', SOLANA_RPC_URL: solanaUrl, BSC_RPC_URL: silentUrl });
   explorerSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: devnet.manifest.rpc_url, EXPLORER_API_URL: `${explorerUrl}/v2/api`, EXPLORER_API_KEY: 'test-key' });
 }, 120_000);
 afterAll(async () => {
@@ -116,6 +121,8 @@ afterAll(async () => {
   await new Promise((r) => proxy?.close(r));
   await new Promise((r) => explorer?.close(r));
   await new Promise((r) => solanaServer?.close(r));
+  silentNode?.closeAllConnections();
+  await new Promise((r) => silentNode?.close(r));
   await devnet?.stop();
 });
 
@@ -140,6 +147,18 @@ describe('get_address_transactions by block scan', () => {
     });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('200');
+    expect(await balanceOf(scanSuite.db, scanSuite.accountId)).toBe(before);
+  });
+});
+
+describe('a node that does not answer', () => {
+  it('is 504 UPSTREAM_TIMEOUT naming evm:bsc after EVM_TIMEOUT_MS, and is not charged', async () => {
+    const before = await balanceOf(scanSuite.db, scanSuite.accountId);
+    const res = await post(`${scanSuite.svc.url}/mcp/blockchain-explorer`, toolCall('get_address_summary', { chain: 'bsc', address: devnet.manifest.accounts[0]!.address }), {
+      'x-api-key': scanSuite.key,
+    });
+    expect(res.status).toBe(504);
+    expect(res.body).toMatchObject({ error: { code: 'UPSTREAM_TIMEOUT', details: { provider: 'evm:bsc' } } });
     expect(await balanceOf(scanSuite.db, scanSuite.accountId)).toBe(before);
   });
 });

@@ -125,8 +125,8 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
           const network = evmNetwork(args.chain, 'get_token_profile');
           const client = evm.client(network);
           const address = getAddress(args.address);
-          await requireContract(client, network, address);
-          const meta = await rpc(network, () => erc20Metadata(client, address, { cache: chainCache, network }));
+          // The code check and the metadata reads share one batched round trip.
+          const [, meta] = await Promise.all([requireContract(client, network, address), rpc(network, () => erc20Metadata(client, address, { cache: chainCache, network }))]);
           const entry = tokens.get(network, address);
           const quote = entry?.asset_id ? ((await market.quotes([entry.asset_id], ctx.signal).catch(() => []))[0] ?? null) : null;
           const decimals = meta.decimals ?? entry?.decimals ?? null;
