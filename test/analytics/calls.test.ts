@@ -1,0 +1,65 @@
+// KOL call scoring (server/analytics/calls.ts) and TVL statistics (server/analytics/tvl.ts) on small
+// hand-made series whose answers are worked out in the comments.
+import { describe, expect, it } from 'vitest';
+import { extractCalls, scoreCall, summarise, type CloseOn } from '../../server/analytics/calls.ts';
+import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../server/analytics/tvl.ts';
+
+// ETH 100 on 01-01, 110 a day later, 90 a week later, 120 thirty days later; BTC flat at 1000
+// except +10% a week later.
+const closes: Record<string, Record<string, number>> = {
+  ethereum: { '2017-01-01': 100, '2017-01-02': 110, '2017-01-08': 90, '2017-01-31': 120 },
+  bitcoin: { '2017-01-01': 1000, '2017-01-02': 1000, '2017-01-08': 1100, '2017-01-31': 1000 },
+};
+const closeOn: CloseOn = (a, d) => (closes[a]?.[d] === undefined ? undefined : { close: closes[a]![d]!, source: 'test' });
+const post = (compound: number, text = 'ETH!', created = '2017-01-01T15:00:00Z') => ({ id: 'p', created, text, compound, assets: ['ethereum'], url: 'u' });
+
+describe('calls', () => {
+  it('a call is a non-retweet with a stance and an asset; neutral posts and retweets are not calls', () => {
+    expect(extractCalls([post(0.5), post(0.01), post(-0.3, 'RT @x: ETH dump')])).toHaveLength(1);
+    expect(extractCalls([post(-0.3, 'RT @x: ETH dump')], { includeRetweets: true })[0]!.stance).toBe('bearish');
+  });
+
+  it('returns run from the close of the call day; a bearish call gains when the price falls; excess is over the same stance on BTC', () => {
+    const bull = scoreCall(extractCalls([post(0.5)])[0]!, closeOn);
+    expect(bull.entry_close).toBe(100);
+    expect(bull.horizons.map((h) => h.return)).toEqual([0.1, -0.1, 0.2].map((x) => expect.closeTo(x, 12)));
+    expect(bull.horizons.map((h) => h.hit)).toEqual([true, false, true]);
+    // 7 days: ETH -10%, BTC +10%: a bullish call on ETH did 20 points worse than bullish on BTC.
+    expect(bull.horizons[1]!.excess_return).toBeCloseTo(-0.2, 12);
+    const bear = scoreCall(extractCalls([post(-0.5)])[0]!, closeOn);
+    expect(bear.horizons.map((h) => h.directional_return)).toEqual([-0.1, 0.1, -0.2].map((x) => expect.closeTo(x, 12)));
+    // Bearish on ETH (+10%) against bearish on BTC (-10%): +20 points.
+    expect(bear.horizons[1]!.excess_return).toBeCloseTo(0.2, 12);
+  });
+
+  it('a horizon past the price history is null, not zero, and is left out of the summary', () => {
+    const late = scoreCall(extractCalls([post(0.5, 'ETH', '2017-01-08T00:00:00Z')])[0]!, closeOn);
+    expect(late.horizons.map((h) => h.return)).toEqual([null, null, null]);
+    const s = summarise([scoreCall(extractCalls([post(0.5)])[0]!, closeOn), late]);
+    expect(s[0]).toMatchObject({ days: 1, calls_scored: 1, hit_rate: 1 });
+  });
+});
+
+describe('TVL statistics', () => {
+  const pts = [
+    { date: '2025-01-01', tvl_usd: 100 },
+    { date: '2025-01-02', tvl_usd: 200 },
+    { date: '2025-01-03', tvl_usd: 50 },
+    { date: '2025-01-04', tvl_usd: 150 },
+  ];
+  it('growth uses the last point on or before the start day', () => {
+    expect(growth(pts, 2)).toBeCloseTo(150 / 200 - 1, 12);
+    expect(growth(pts, 30)).toBeNull();
+  });
+  it('drawdown: deepest fall from a running peak, and distance of the last value from the high', () => {
+    expect(tvlDrawdown(pts)).toMatchObject({ max_drawdown: -0.75, peak: pts[1], trough: pts[2], from_all_time_high: -0.25 });
+  });
+  it('volatility is the annualised sample SD of daily log changes', () => {
+    const r = [Math.log(2), Math.log(0.25), Math.log(3)];
+    const m = r.reduce((a, b) => a + b) / 3;
+    expect(tvlVolatility(pts, 10)).toBeCloseTo(Math.sqrt(r.reduce((s, x) => s + (x - m) ** 2, 0) / 2) * Math.sqrt(365), 12);
+  });
+  it('concentration: HHI of shares and the top share', () => {
+    expect(concentration([60, 30, 10], 1)).toEqual({ hhi: expect.closeTo(0.36 + 0.09 + 0.01, 12), top_share: 0.6 });
+  });
+});
