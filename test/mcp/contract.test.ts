@@ -165,7 +165,16 @@ describe('row 5: body, tool, arguments (never charged)', () => {
     const { key } = await createAccountWithKey(db);
     const err = expectError(await post(url('kol-analytics'), toolCall('get_prices'), { 'x-api-key': key }), 400, 'UNKNOWN_TOOL');
     expect(err.details.tool).toBe('get_prices');
-    expect(err.details.available).toEqual(['get_capabilities', 'estimate_cost', 'get_usage']);
+    expect(err.details.available).toEqual([
+      'get_kol_profile',
+      'get_kol_calls',
+      'get_kol_performance',
+      'rank_kols',
+      'get_asset_kol_mentions',
+      'get_capabilities',
+      'estimate_cost',
+      'get_usage',
+    ]);
   });
   it('400 INVALID_PARAMS with issues[] of path and message', async () => {
     const { account, key } = await createAccountWithKey(db);
