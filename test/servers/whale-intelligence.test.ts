@@ -2,9 +2,10 @@
 // Every expected value is recomputed here from the devnet manifest (what the seed did) and the
 // snapshot's ETH price, never copied from an answer.
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createPublicClient, createWalletClient, erc20Abi, formatEther, formatUnits, getAddress, http, parseEther, parseUnits, type Address, type Hash } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, formatEther, formatUnits, getAddress, http as viemHttp, parseEther, parseUnits, type Address, type Hash } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ const MNEMONIC = 'test test test test test test test test test test test junk';
 
 let devnet: Devnet;
 let suite: ToolSuite;
+let solana: SolanaReplay;
 let ethUsd: number;
 let lastSeedBlock: number;
 
@@ -50,6 +52,7 @@ beforeAll(async () => {
   const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-whale-')), 'manifest.json');
   fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
   ethUsd = (await new SnapshotProvider().quotes(['ethereum']))[0]!.price_usd;
+  solana = await startSolanaReplay();
   // Polygon points at a closed port: the "RPC down" case.
   suite = await toolSuite('whale-intelligence', 10_000, {
     ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
@@ -57,11 +60,13 @@ beforeAll(async () => {
     EVM_TIMEOUT_MS: '2000',
     EVM_RETRIES: '0',
     DEVNET_MANIFEST: manifestFile,
+    SOLANA_RPC_URL: solana.url,
   });
 }, 120_000);
 afterAll(async () => {
   await suite?.close();
   await devnet?.stop();
+  await solana?.close();
 });
 
 type WhaleRow = { tx_hash: string; block: number; asset: string; amount: string; amount_raw: string; usd: number | null; from: string; to: string; from_label: { label: string } | null; to_label: { label: string } | null; direction: string };
@@ -252,10 +257,10 @@ describe('profile_wallet', () => {
 
 describe('watchlists', () => {
   const chain = () => ({ ...foundry, rpcUrls: { default: { http: [devnet.manifest.rpc_url] } } });
-  const wallet = (index: number) => createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: index }), chain: chain(), transport: http(devnet.manifest.rpc_url) });
+  const wallet = (index: number) => createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: index }), chain: chain(), transport: viemHttp(devnet.manifest.rpc_url) });
   const indexOf = (label: string) => devnet.manifest.accounts.findIndex((a) => a.label === label);
   const mined = async (hash: Hash) => {
-    const receipt = await createPublicClient({ chain: chain(), transport: http(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash });
+    const receipt = await createPublicClient({ chain: chain(), transport: viemHttp(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe('success');
     return Number(receipt.blockNumber);
   };
@@ -350,7 +355,7 @@ describe('watchlists', () => {
     expect(env.data.total).toBe(1);
   });
 
-  it('unwatch removes; unwatching an unknown address is 404; a malformed address is 400 naming the field; none of the failures is charged', async () => {
+  it('unwatch removes; unwatching an unknown address is 404; a malformed or wrong-family address is 400 naming the field; none of the failures is charged', async () => {
     const c = account('Devnet wallet C');
     const removed = await suite.call<{ removed: boolean }>('unwatch_address', { address: c.address });
     expect(removed.data.removed).toBe(true);
@@ -363,9 +368,13 @@ describe('watchlists', () => {
     const bad = await raw('watch_address', { address: '0xnot-an-address' });
     expect(bad.status).toBe(400);
     expect((bad.body as ErrorBody).error.details.issues![0]!.path).toBe('address');
-    const solana = await raw('watch_address', { chain: 'solana', address: c.address });
-    expect(solana.status).toBe(400);
-    expect((solana.body as ErrorBody).error.details.issues![0]!.path).toBe('chain');
+    // An address of the other chain family is malformed for this chain.
+    const evmOnSolana = await raw('watch_address', { chain: 'solana', address: c.address });
+    expect(evmOnSolana.status).toBe(400);
+    expect((evmOnSolana.body as ErrorBody).error.details.issues![0]!.path).toBe('address');
+    const solanaOnEvm = await raw('watch_address', { chain: 'base', address: SOL_WATCHED });
+    expect(solanaOnEvm.status).toBe(400);
+    expect((solanaOnEvm.body as ErrorBody).error.details.issues![0]!.path).toBe('address');
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   });
 
@@ -406,9 +415,9 @@ describe('a watch far behind the chain', () => {
     await suite.call<ActivityCheck>('get_watch_activity', {});
     const mark = Number(BigInt((await rpc('eth_blockNumber', [])) as string));
     await rpc('anvil_mine', [`0x${((WHALE_MAX_BLOCKS * 3) / 2).toString(16)}`]);
-    const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: devnet.manifest.accounts.indexOf(d) }), chain: foundry, transport: http(devnet.manifest.rpc_url) });
+    const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: devnet.manifest.accounts.indexOf(d) }), chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) });
     const hash = await wallet.sendTransaction({ to: account('Devnet wallet A').address, value: 2n });
-    const block = Number((await createPublicClient({ chain: foundry, transport: http(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash })).blockNumber);
+    const block = Number((await createPublicClient({ chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) }).waitForTransactionReceipt({ hash })).blockNumber);
     expect(block - mark).toBeGreaterThan(WHALE_MAX_BLOCKS);
 
     const first = await suite.call<ActivityCheck>('get_watch_activity', {});
@@ -421,7 +430,7 @@ describe('a watch far behind the chain', () => {
 
 describe('default window', () => {
   it(`without from_block and to_block a call covers the last ${WHALE_DEFAULT_BLOCKS} blocks`, async () => {
-    const head = await createPublicClient({ chain: foundry, transport: http(devnet.manifest.rpc_url) }).getBlockNumber({ cacheTime: 0 });
+    const head = await createPublicClient({ chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) }).getBlockNumber({ cacheTime: 0 });
     expect(Number(head)).toBeGreaterThan(WHALE_DEFAULT_BLOCKS);
     const env = await suite.call<{ from_block: number; to_block: number }>('get_whale_transactions', {});
     expect(env.data).toMatchObject({ from_block: Number(head) - WHALE_DEFAULT_BLOCKS + 1, to_block: Number(head) });
@@ -434,3 +443,162 @@ type ActivityCheck = {
   coverage: { address: string; from_block: number; to_block: number; caught_up: boolean }[];
   activity: { tx_hash: string; watched: string; direction: string; amount_raw: string }[];
 };
+
+describe('Solana watches (against a loopback server replaying the documented JSON-RPC shapes)', () => {
+  type Row = { chain: string; watched: string; direction: string; block: number; tx_hash: string; asset: string | null; token: string | null; amount: string; usd: number | null; counterparty: string | null };
+  type SolActivity = { total: number; caught_up: boolean; coverage: { unit: string; from_block: number; to_block: number }[]; activity: Row[] };
+
+  it('a Solana watch starts at the newest slot, then reports exactly the new successful transactions (SOL less its own fee, SPL tokens), once', async () => {
+    solana.reset();
+    solana.addSignature(SOL_WATCHED, 'old', 100);
+    const watched = await suite.call<{ created: boolean; watch: { chain: string; address: string; last_checked_block: number } }>('watch_address', { chain: 'solana', address: SOL_WATCHED });
+    expect(watched.data).toMatchObject({ created: true, watch: { chain: 'solana', address: SOL_WATCHED, last_checked_block: 100 } });
+
+    // New: SOL out (the watched address pays the fee), a failed transaction, SPL tokens in (another pays the fee).
+    const solOut = solana.solTransfer({ slot: 105, from: SOL_WATCHED, to: SOL_OTHER, lamports: 1_500_000_000, fee: 5000 });
+    solana.addSignature(SOL_WATCHED, 'failed', 106, { InstructionError: [0, 'Custom'] });
+    const tokenIn = solana.tokenTransfer({ slot: 107, from: SOL_PAYER, to: SOL_WATCHED, mint: SOL_MINT, amount: 250_000_000n, decimals: 6, fee: 5000 });
+
+    const env = await suite.call<SolActivity>('get_watch_activity', { chain: 'solana' });
+    expect(env.metadata.credits_used).toBe(2);
+    const solUsd = (await new SnapshotProvider().quotes(['solana']))[0]!.price_usd;
+    expect(env.data).toMatchObject({ total: 2, caught_up: true, coverage: [{ unit: 'slot', from_block: 101, to_block: 107 }] });
+    expect(env.data.activity).toEqual([
+      { chain: 'solana', watched: SOL_WATCHED, watched_label: null, direction: 'out', block: 105, tx_hash: solOut, asset: 'SOL', token: null, amount: '1.5', amount_raw: '1500000000', usd: Math.round(1.5 * solUsd * 100) / 100, counterparty: SOL_OTHER, counterparty_label: null },
+      { chain: 'solana', watched: SOL_WATCHED, watched_label: null, direction: 'in', block: 107, tx_hash: tokenIn, asset: null, token: SOL_MINT, amount: '250', amount_raw: '250000000', usd: null, counterparty: SOL_PAYER, counterparty_label: null },
+    ]);
+    expect((await suite.call<SolActivity>('get_watch_activity', { chain: 'solana' })).data).toMatchObject({ total: 0, caught_up: true });
+  });
+
+  it('a Solana RPC failure is 502 naming the provider, charges nothing and keeps the mark; the same news comes on the next call', async () => {
+    const marks = async () => (await suite.db.query<{ last_checked_block: number }>(`SELECT last_checked_block FROM watches WHERE account_id = $1 AND chain = 'solana'`, [suite.accountId])).rows;
+    const markBefore = await marks();
+    const later = solana.solTransfer({ slot: 120, from: SOL_OTHER, to: SOL_WATCHED, lamports: 2_000_000, fee: 5000 });
+    solana.down = true;
+    const before = await balanceOf(suite.db, suite.accountId);
+    const res = await raw('get_watch_activity', { chain: 'solana' });
+    expect(res.status).toBe(502);
+    expect((res.body as ErrorBody).error.details.provider).toBe('solana');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+    expect(await marks()).toEqual(markBefore);
+    solana.down = false;
+    const env = await suite.call<SolActivity>('get_watch_activity', { chain: 'solana' });
+    expect(env.data.activity.map((r) => [r.tx_hash, r.direction, r.amount, r.counterparty])).toEqual([[later, 'in', '0.002', SOL_OTHER]]);
+    await suite.call('unwatch_address', { chain: 'solana', address: SOL_WATCHED });
+  });
+});
+
+// --- A loopback Solana JSON-RPC server: getSignaturesForAddress and getTransaction (jsonParsed)
+// in the shapes https://solana.com/docs/rpc/http documents, over state the tests write.
+const SOL_WATCHED = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
+const SOL_OTHER = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+const SOL_PAYER = 'GdnSyH3YtwcxFvQrVVJMm1JhTS4QVX7MFsX56uJLUfiZ';
+const SOL_MINT = '2cHr7QS3xfuSV8wdxo3ztuF4xbiarF6Nrgx3qpx3HzXR';
+const SYSTEM = '11111111111111111111111111111111';
+const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+
+interface SolanaReplay {
+  url: string;
+  down: boolean;
+  reset(): void;
+  addSignature(address: string, name: string, slot: number, err?: unknown): string;
+  solTransfer(t: { slot: number; from: string; to: string; lamports: number; fee: number }): string;
+  tokenTransfer(t: { slot: number; from: string; to: string; mint: string; amount: bigint; decimals: number; fee: number }): string;
+  close(): Promise<void>;
+}
+
+async function startSolanaReplay(): Promise<SolanaReplay> {
+  let signatures = new Map<string, { signature: string; slot: number; err: unknown }[]>();
+  let transactions = new Map<string, unknown>();
+  let counter = 0;
+  // base58 signatures, unique per test run.
+  const signatureOf = (name: string) => `${name.replace(/[^1-9A-HJ-NP-Za-km-z]/g, '')}${'1'.repeat(20)}${(++counter).toString().replace(/0/g, 'z')}`.padEnd(88, 'x');
+  const add = (address: string, signature: string, slot: number, err: unknown = null) => {
+    const list = signatures.get(address) ?? [];
+    list.push({ signature, slot, err });
+    list.sort((a, b) => b.slot - a.slot);
+    signatures.set(address, list);
+  };
+  const account = (pubkey: string, signer: boolean) => ({ pubkey, signer, source: 'transaction', writable: true });
+  const replay: SolanaReplay = {
+    url: '',
+    down: false,
+    reset() {
+      signatures = new Map();
+      transactions = new Map();
+    },
+    addSignature(address, name, slot, err = null) {
+      const sig = signatureOf(name);
+      add(address, sig, slot, err);
+      return sig;
+    },
+    solTransfer({ slot, from, to, lamports, fee }) {
+      const sig = signatureOf('sol');
+      for (const a of [from, to]) add(a, sig, slot);
+      transactions.set(sig, {
+        slot,
+        blockTime: 1_700_000_000 + slot,
+        meta: { err: null, fee, preBalances: [10_000_000_000, 1_000_000_000, 1], postBalances: [10_000_000_000 - lamports - fee, 1_000_000_000 + lamports, 1], preTokenBalances: [], postTokenBalances: [], logMessages: [] },
+        transaction: { signatures: [sig], message: { accountKeys: [account(from, true), account(to, false), { ...account(SYSTEM, false), writable: false }], instructions: [], recentBlockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' } },
+        version: 0,
+      });
+      return sig;
+    },
+    tokenTransfer({ slot, from, to, mint, amount, decimals, fee }) {
+      const sig = signatureOf('spl');
+      for (const a of [from, to]) add(a, sig, slot);
+      const balance = (accountIndex: number, owner: string, value: bigint) => ({
+        accountIndex,
+        mint,
+        owner,
+        programId: TOKEN_PROGRAM,
+        uiTokenAmount: { amount: value.toString(), decimals, uiAmount: Number(value) / 10 ** decimals, uiAmountString: formatUnits(value, decimals) },
+      });
+      const start = amount * 4n;
+      transactions.set(sig, {
+        slot,
+        blockTime: 1_700_000_000 + slot,
+        meta: {
+          err: null,
+          fee,
+          preBalances: [5_000_000_000, 2_039_280, 2_039_280, 1],
+          postBalances: [5_000_000_000 - fee, 2_039_280, 2_039_280, 1],
+          preTokenBalances: [balance(1, from, start), balance(2, to, 0n)],
+          postTokenBalances: [balance(1, from, start - amount), balance(2, to, amount)],
+          logMessages: [],
+        },
+        transaction: {
+          signatures: [sig],
+          message: {
+            accountKeys: [account(from, true), account('BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', false), account('7UX2i7SucgLMQcfZ75s3VXmZZY4YRUyJN9X1RgfMoDUi', false), { ...account(TOKEN_PROGRAM, false), writable: false }],
+            instructions: [],
+            recentBlockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N',
+          },
+        },
+        version: 0,
+      });
+      return sig;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      if (replay.down) return void res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
+      const msg = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      if (msg.method === 'getSignaturesForAddress') {
+        const [address, opts] = msg.params as [string, { limit?: number; before?: string }];
+        let list = signatures.get(address) ?? [];
+        if (opts.before) list = list.slice(list.findIndex((s) => s.signature === opts.before) + 1);
+        return reply(list.slice(0, opts.limit ?? 1000).map((s) => ({ signature: s.signature, slot: s.slot, err: s.err, memo: null, blockTime: 1_700_000_000 + s.slot, confirmationStatus: 'confirmed' })));
+      }
+      if (msg.method === 'getTransaction') return reply(transactions.get((msg.params as [string])[0]) ?? null);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  replay.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return replay;
+}

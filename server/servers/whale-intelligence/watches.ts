@@ -1,15 +1,18 @@
 // Per-account watchlists: watch_address, list_watches, unwatch_address, get_watch_activity. Each
-// watch keeps the last block checked; get_watch_activity reports what happened after it and
-// moves the mark only once the whole answer is ready, so a failed call leaves the marks as they were.
-import { getAddress, type Address } from 'viem';
+// watch keeps the last block (Solana: slot) checked; get_watch_activity reports what happened
+// after it and moves the mark only once the whole answer is ready, so a failed call leaves the
+// marks as they were.
+import { formatUnits, getAddress, isAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
+import type { SolanaTransaction } from '../../providers/solana.ts';
 import { MAX_WATCHES_PER_ACCOUNT, type Watch, type WatchMark } from '../../watchlists/store.ts';
-import { addressSchema, chainSchema, evmNetwork } from '../common/evm.ts';
+import { chainSchema } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetFacts, headBlock, labeller, labelView, pricesAsOf, pricesUsed, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS, type AssetFacts, type Movement } from './scan.ts';
+import { SOLANA_ADDRESS, solanaMark, solanaMoves, solanaPricing, solanaSince } from './solana-watch.ts';
 
 /**
  * How long one call spends fetching blocks (a third of the default 30 s tool timeout). A watch far
@@ -20,12 +23,48 @@ const WATCH_SCAN_BUDGET_MS = 10_000;
 /** A chain filter: unlike the chain argument of other tools, absent means every chain. */
 const chainFilter = z.enum([...EVM_NETWORKS, 'solana']).optional();
 
+type Chain = EvmNetwork | 'solana';
+
+/** chain + address, the address checked against the chain's format (INVALID_PARAMS naming `address`). */
+const target = {
+  chain: chainSchema.describe('ethereum, base, polygon, bsc or solana.'),
+  address: z.string().trim().max(64).describe('A 0x address (EVM chains) or a base58 address (solana).'),
+};
+function checkAddress(a: { chain: Chain; address: string }, ctx: z.RefinementCtx): void {
+  const ok = a.chain === 'solana' ? SOLANA_ADDRESS.test(a.address) : isAddress(a.address, { strict: false });
+  if (!ok) ctx.addIssue({ code: 'custom', path: ['address'], message: a.chain === 'solana' ? 'expected a base58 Solana address' : 'expected a 0x-prefixed 20-byte hex address' });
+}
+/** How an address is stored: EVM lower-case, Solana as given (base58 is case-sensitive). */
+const stored = (chain: Chain, address: string) => (chain === 'solana' ? address : address.toLowerCase());
+/** How an address is shown: EVM checksummed. */
+const shown = (chain: string, address: string) => (chain === 'solana' ? address : getAddress(address));
+
+interface ActivityRow {
+  chain: Chain;
+  watched: string;
+  watched_label: { label: string; kind: string } | null;
+  direction: 'in' | 'out';
+  /** EVM: the block; Solana: the slot. */
+  block: number;
+  /** EVM: the transaction hash; Solana: the signature. */
+  tx_hash: string;
+  asset: string | null;
+  /** The token contract or SPL mint; null for the native coin. */
+  token: string | null;
+  amount: string | null;
+  amount_raw: string;
+  usd: number | null;
+  counterparty: string | null;
+  counterparty_label: { label: string; kind: string } | null;
+}
+
 const watchView = (w: Watch) => ({
   chain: w.chain,
-  address: getAddress(w.address),
+  address: shown(w.chain, w.address),
   note: w.note,
   created_at: w.created_at,
   last_checked_at: w.last_checked_at,
+  /** EVM: a block; Solana: a slot. */
   last_checked_block: w.last_checked_block,
 });
 
@@ -34,22 +73,22 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'watch_address',
-      description: `Adds an address to your account's watchlist (at most ${MAX_WATCHES_PER_ACCOUNT}); get_watch_activity then reports its transfers after the current block. Watching an address again keeps its mark and only replaces the note.`,
-      input: z.object({ chain: chainSchema, address: addressSchema, note: z.string().trim().max(200).optional().describe('Your note, up to 200 characters.') }).strict(),
+      description: `Adds an address to your account's watchlist (at most ${MAX_WATCHES_PER_ACCOUNT}, on EVM chains or Solana); get_watch_activity then reports its transfers from now on. Watching an address again keeps its mark and only replaces the note.`,
+      input: z.object({ ...target, note: z.string().trim().max(200).optional().describe('Your note, up to 200 characters.') }).strict().superRefine(checkAddress),
       credits: 1,
       handler: async (args, ctx) => {
-        const network = evmNetwork(args.chain, 'watch_address');
-        const head = await headBlock(deps.evm.client(network), network);
-        const outcome = await watches.add(ctx.account.id, { chain: network, address: args.address.toLowerCase(), note: args.note, block: head });
+        const chain = args.chain;
+        // The mark starts now: the head block, or on Solana the slot of the address's newest transaction.
+        const mark = chain === 'solana' ? await solanaMark(deps, args.address, ctx.signal) : await headBlock(deps.evm.client(chain), chain);
+        const outcome = await watches.add(ctx.account.id, { chain, address: stored(chain, args.address), note: args.note, block: mark });
         if (!outcome.ok) {
           throw new ApiError('INVALID_PARAMS', `An account watches at most ${outcome.limit} addresses; unwatch one first.`, {
             issues: [{ path: 'address', message: `watchlist full (${outcome.limit})` }],
             limit: outcome.limit,
           });
         }
-        const label = deps.labels.get(args.address, network);
         return {
-          data: { created: outcome.created, watch: watchView(outcome.watch), label: labelView(label), limit: MAX_WATCHES_PER_ACCOUNT },
+          data: { created: outcome.created, watch: watchView(outcome.watch), label: labelView(deps.labels.get(args.address, chain)), limit: MAX_WATCHES_PER_ACCOUNT },
           source: 'account',
           data_as_of: null,
         };
@@ -57,7 +96,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'list_watches',
-      description: `Returns your account's watched addresses (at most ${MAX_WATCHES_PER_ACCOUNT}) with their labels, notes and the block each was last checked at.`,
+      description: `Returns your account's watched addresses (at most ${MAX_WATCHES_PER_ACCOUNT}) with their labels, notes and the block (Solana: slot) each was last checked at.`,
       input: z.object({ chain: chainFilter.describe('Only this chain (default: all).') }).strict(),
       credits: 0,
       handler: async (args, ctx) => {
@@ -72,40 +111,58 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'unwatch_address',
       description: 'Removes an address from your watchlist; an address you do not watch is NOT_FOUND.',
-      input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+      input: z.object(target).strict().superRefine(checkAddress),
       credits: 0,
       handler: async (args, ctx) => {
-        const removed = await watches.remove(ctx.account.id, args.chain, args.address.toLowerCase());
+        const removed = await watches.remove(ctx.account.id, args.chain, stored(args.chain, args.address));
         if (!removed) throw new ApiError('NOT_FOUND', 'You do not watch that address on that chain.', { chain: args.chain, address: args.address });
-        return { data: { removed: true, chain: args.chain, address: getAddress(args.address) }, source: 'account', data_as_of: null };
+        return { data: { removed: true, chain: args.chain, address: shown(args.chain, args.address) }, source: 'account', data_as_of: null };
       },
     }),
     defineTool({
       name: 'get_watch_activity',
-      description: `Returns the native and ERC-20 transfers of your watched addresses since the last check (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), oldest first, labelled, then moves each watch's mark past what it reported; caught_up is false when more remains.`,
-      input: z.object({ chain: chainFilter.describe('Only watches on this chain (default: all).'), limit: z.number().int().min(1).max(50).default(20).describe('Transfers per call (1-50, so the answer always fits whole); a block is never split.') }).strict(),
+      description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains.`,
+      input: z
+        .object({
+          chain: chainFilter.describe('Only watches on this chain (default: all).'),
+          limit: z.number().int().min(1).max(50).default(20).describe('Transfers (Solana: transactions) per call, 1-50 so the answer always fits whole; a block or slot is never split.'),
+        })
+        .strict(),
       credits: 2,
       handler: async (args, ctx) => {
-        const list = (await watches.list(ctx.account.id, args.chain)).filter((w): w is Watch & { chain: EvmNetwork } => w.chain !== 'solana');
+        const list = await watches.list(ctx.account.id, args.chain);
         const labellers = new Map<EvmNetwork, ReturnType<typeof labeller>>();
         const labelOn = (network: EvmNetwork, address: string) => {
           if (!labellers.has(network)) labellers.set(network, labeller(deps.labels, network));
           return labellers.get(network)!(address);
         };
-        const byChain = Map.groupBy(list, (w) => w.chain);
-        const events: (Movement & { chain: EvmNetwork; watch: Watch })[] = [];
-        const scanned: { watch: Watch; chain: EvmNetwork; head: number; from: number; to: number }[] = [];
+        const byChain = Map.groupBy(list, (w) => w.chain as Chain);
+        /** One thing to report: an EVM movement as one watch sees it, or a Solana transaction of one watch. */
+        type Item = { chain: Chain; block: number; position: number; watch: Watch } & ({ kind: 'evm'; m: Movement } | { kind: 'solana'; signature: string });
+        const items: Item[] = [];
+        const scanned: { watch: Watch; chain: Chain; head: number; from: number; to: number; skipped_older?: boolean }[] = [];
         const allFacts: { network: EvmNetwork; f: AssetFacts }[] = [];
         // Everything is read before anything is written: an RPC failure leaves every mark as it was.
         const deadline = Date.now() + WATCH_SCAN_BUDGET_MS;
-        for (const [network, group] of byChain) {
+        for (const [chain, group] of byChain) {
+          if (chain === 'solana') {
+            const news = await Promise.all(group.map((w) => solanaSince(deps, w.address, w.last_checked_block ?? 0, ctx.signal)));
+            group.forEach((w, i) => {
+              const n = news[i]!;
+              const from = (w.last_checked_block ?? 0) + 1;
+              scanned.push({ watch: w, chain, head: n.newest, from, to: n.newest, ...(n.complete ? {} : { skipped_older: true }) });
+              n.signatures.forEach((sig, k) => items.push({ kind: 'solana', chain, block: sig.slot, position: k, watch: w, signature: sig.signature }));
+            });
+            continue;
+          }
+          const network = chain;
           const client = deps.evm.client(network);
           const head = await headBlock(client, network);
           // One scan per chain covers every watch, from the oldest mark on, for at most
           // WHALE_MAX_BLOCKS blocks; a watch further ahead waits until the laggard catches up.
           const froms = group.map((w) => (w.last_checked_block ?? head) + 1);
           const spanTo = Math.min(head, Math.min(...froms) + WHALE_MAX_BLOCKS - 1);
-          const ranges = group.map((w, i) => ({ watch: w, chain: network, head, from: froms[i]!, to: spanTo }));
+          const ranges = group.map((w, i) => ({ watch: w, chain, head, from: froms[i]!, to: spanTo }));
           scanned.push(...ranges);
           const open = ranges.filter((r) => r.from <= r.to);
           if (open.length === 0) continue;
@@ -125,67 +182,112 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           for (const m of moved) {
             // One movement between two watched addresses is news for each of them.
             for (const side of new Set([m.from, m.to])) {
-              if (inRange(side, m.block)) events.push({ ...m, chain: network, watch: parties.get(side)!.watch });
+              if (inRange(side, m.block)) items.push({ kind: 'evm', chain, block: m.block, position: m.position, watch: parties.get(side)!.watch, m });
             }
           }
           const facts = await assetFacts(deps, network, moved.map((m) => m.token), ctx.signal);
           allFacts.push(...[...facts.values()].map((f) => ({ network, f })));
         }
-        events.sort((a, b) => a.chain.localeCompare(b.chain) || a.block - b.block || a.position - b.position);
+        items.sort((a, b) => a.chain.localeCompare(b.chain) || a.block - b.block || a.position - b.position);
 
-        // Cut at a block boundary after `limit` transfers (a block is never split, so one block
-        // with more transfers than the limit comes whole); marks then stop before the cut block.
+        // Cut after `limit` items at a block (slot) boundary: a block is never split, so one block
+        // with more than the limit comes whole; marks then stop before the cut block.
         const before = (a: { chain: string; block: number }, b: { chain: string; block: number }) => a.chain < b.chain || (a.chain === b.chain && a.block < b.block);
-        let cut: { chain: EvmNetwork; block: number } | undefined;
-        if (events.length > args.limit) {
-          const head = events[0]!;
-          const atLimit = events[args.limit]!;
-          cut = before(head, atLimit) ? atLimit : events.find((e) => before(head, e));
+        let cut: { chain: Chain; block: number } | undefined;
+        if (items.length > args.limit) {
+          const first = items[0]!;
+          const atLimit = items[args.limit]!;
+          cut = before(first, atLimit) ? atLimit : items.find((e) => before(first, e));
         }
-        const reported = cut ? events.filter((e) => before(e, cut)) : events;
+        const reported = cut ? items.filter((e) => before(e, cut)) : items;
+
+        // Solana transactions are read in full only for what is reported.
+        const solanaItems = reported.filter((e): e is Item & { kind: 'solana' } => e.kind === 'solana');
+        const txs = new Map<string, SolanaTransaction>();
+        await Promise.all([...new Set(solanaItems.map((e) => e.signature))].map(async (sig) => txs.set(sig, await deps.solana.transaction(sig, ctx.signal))));
+        const solanaRows = solanaItems.flatMap((e) => solanaMoves(txs.get(e.signature)!, e.watch.address).map((move) => ({ e, move })));
+        const solPrices = await solanaPricing(deps, solanaRows.map((r) => r.move.mint), ctx.signal);
+
         const marks: WatchMark[] = [];
         const coverage = scanned.map((s) => {
           let to = s.to;
           if (cut && s.chain === cut.chain) to = Math.min(s.to, cut.block - 1);
           else if (cut && s.chain > cut.chain) to = s.from - 1;
           if (to >= s.from) marks.push({ id: s.watch.id, expected: s.watch.last_checked_block, to });
-          return { address: getAddress(s.watch.address), chain: s.chain, from_block: s.from, to_block: Math.max(to, s.from - 1), caught_up: Math.max(to, s.from - 1) >= s.head };
+          const reached = Math.max(to, s.from - 1);
+          return {
+            address: shown(s.chain, s.watch.address),
+            chain: s.chain,
+            unit: s.chain === 'solana' ? 'slot' : 'block',
+            from_block: s.from,
+            to_block: reached,
+            caught_up: reached >= s.head,
+            ...(s.skipped_older ? { skipped_older: true, note: 'more new transactions than one call reads; the oldest of them were skipped' } : {}),
+          };
         });
         if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });
         await watches.advance(ctx.account.id, marks);
 
         const factsOf = (network: EvmNetwork, token: Address | null) => allFacts.find((x) => x.network === network && x.f.token === token)!.f;
+        const activity = reported.flatMap((e): ActivityRow[] => {
+          if (e.kind === 'solana') {
+            return solanaRows
+              .filter((r) => r.e === e)
+              .map(({ move }) => {
+                const abs = move.change < 0n ? -move.change : move.change;
+                return {
+                  chain: e.chain,
+                  watched: e.watch.address,
+                  watched_label: null,
+                  direction: move.change > 0n ? 'in' : 'out',
+                  block: e.block,
+                  tx_hash: e.signature,
+                  asset: solPrices.symbol(move.mint),
+                  token: move.mint,
+                  amount: formatUnits(abs, move.decimals),
+                  amount_raw: abs.toString(),
+                  usd: solPrices.usd(move),
+                  counterparty: move.counterparty,
+                  counterparty_label: null,
+                };
+              });
+          }
+          const network = e.chain as EvmNetwork;
+          const f = factsOf(network, e.m.token);
+          const self = getAddress(e.watch.address);
+          const incoming = e.m.to === self;
+          const counterparty = incoming ? e.m.from : e.m.to;
+          return [
+            {
+              chain: e.chain,
+              watched: self,
+              watched_label: labelView(labelOn(network, self)),
+              direction: incoming ? 'in' : 'out',
+              block: e.block,
+              tx_hash: e.m.tx_hash,
+              asset: f.symbol,
+              token: e.m.token,
+              amount: units(e.m.value, f),
+              amount_raw: e.m.value.toString(),
+              usd: usd(e.m.value, f),
+              counterparty,
+              counterparty_label: labelView(labelOn(network, counterparty)),
+            },
+          ];
+        });
+        const evmAsOf = pricesAsOf(allFacts.map((x) => x.f));
+        const solAsOf = solPrices.quotes.map((q) => q.as_of).sort().at(-1) ?? null;
         return {
           data: {
             watches: list.length,
             caught_up: coverage.every((c) => c.caught_up),
             coverage,
-            total: reported.length,
-            activity: reported.map((e) => {
-              const f = factsOf(e.chain, e.token);
-              const self = getAddress(e.watch.address);
-              const incoming = e.to === self;
-              const counterparty = incoming ? e.from : e.to;
-              return {
-                chain: e.chain,
-                watched: self,
-                watched_label: labelView(labelOn(e.chain, self)),
-                direction: incoming ? 'in' : 'out',
-                block: e.block,
-                tx_hash: e.tx_hash,
-                asset: f.symbol,
-                token: e.token,
-                amount: units(e.value, f),
-                amount_raw: e.value.toString(),
-                usd: usd(e.value, f),
-                counterparty,
-                counterparty_label: labelView(labelOn(e.chain, counterparty)),
-              };
-            }),
-            prices: pricesUsed(allFacts.map((x) => x.f)),
+            total: activity.length,
+            activity,
+            prices: [...pricesUsed(allFacts.map((x) => x.f)), ...solPrices.quotes.filter((q) => !allFacts.some((x) => x.f.quote?.asset_id === q.asset_id))],
           },
-          source: list.length ? `rpc:${[...byChain.keys()].join(',')}` : 'account',
-          data_as_of: pricesAsOf(allFacts.map((x) => x.f)),
+          source: list.length ? [...byChain.keys()].map((c) => (c === 'solana' ? 'rpc:solana' : `rpc:${c}`)).join(',') : 'account',
+          data_as_of: [evmAsOf, solAsOf].filter((d): d is string => d !== null).sort().at(-1) ?? null,
         };
       },
     }),
