@@ -2,21 +2,23 @@
 // SDK is started (./start.ts). Span names and attributes follow the OpenTelemetry MCP and GenAI
 // semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
 // arguments: attributes are exported to a third-party backend.
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { newTraceId } from './ids.ts';
 
 let enabled = false;
+let tracer: Tracer = trace.getTracer('cryptomcp');
 
-/** Called by startTelemetry; before it every helper here costs next to nothing. */
+/** Called by startTelemetry once the SDK is registered; before it every helper here costs next to nothing. */
 export function markTracingEnabled(): void {
   enabled = true;
+  // Taken now, from the registered provider: a tracer taken earlier is a proxy of this module's
+  // copy of the API, which the SDK (loaded through require, so the CommonJS copy) never sets.
+  tracer = trace.getTracer('cryptomcp');
 }
 
 export function tracingEnabled(): boolean {
   return enabled;
 }
-
-export const tracer = trace.getTracer('cryptomcp');
 
 /**
  * The id of a new request: the trace id of the HTTP span it runs in, so a request_id from a

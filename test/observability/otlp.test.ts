@@ -1,0 +1,118 @@
+// The real `cryptomcp serve` process exports traces over OTLP/HTTP when, and only when, the
+// standard OTEL_* variables ask for it (issue 6): a loopback OTLP receiver gets the spans of a
+// tools/call, whose trace id is the request_id the client saw, with the HTTP, MCP, metering and
+// tool spans in it. With OTEL_SDK_DISABLED the same process sends nothing and still answers with
+// request ids of the trace-id form.
+import type { ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { spawnServer, stopServer } from '../helpers/process.ts';
+import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
+import { tracingRequested } from '../../server/telemetry/start.ts';
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: { key: string; value: Record<string, unknown> }[];
+}
+
+let db: TestDatabase;
+let receiver: http.Server;
+const received: { path: string; spans: OtlpSpan[]; serviceName: string | undefined }[] = [];
+const children: ChildProcess[] = [];
+let key = '';
+
+beforeAll(async () => {
+  // An OTLP/HTTP receiver speaking the JSON encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json).
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      const payload = JSON.parse(body) as {
+        resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+      };
+      for (const rs of payload.resourceSpans) {
+        received.push({
+          path: req.url ?? '',
+          serviceName: rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue,
+          spans: rs.scopeSpans.flatMap((s) => s.spans),
+        });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  db = await createTestDatabase();
+  await createUnlimitedPlan(db, 'otlp-plan', 100);
+  key = (await createAccountWithKey(db, { plan: 'otlp-plan' })).key;
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(children.map((c) => stopServer(c)));
+  await db?.drop();
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+const allSpans = () => received.flatMap((r) => r.spans);
+
+describe('OTLP export from the serve process', () => {
+  it('exports the spans of a tools/call to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names', async () => {
+    const server = await spawnServer(db.url, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'cryptomcp-otlp-test',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+    });
+    children.push(server.child);
+    const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'otlp' }), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id')!;
+    // The batch processor sends every 100 ms; stopping the server flushes what is left.
+    for (let i = 0; i < 200 && !allSpans().some((s) => s.traceId === requestId && s.name === 'tools/call bench_echo'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await stopServer(server.child);
+    const spans = allSpans().filter((s) => s.traceId === requestId);
+    const names = spans.map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining(['tools/call bench_echo', 'cryptomcp.metering.reserve', 'execute_tool bench_echo']));
+    expect(spans.filter((s) => !s.parentSpanId)).toHaveLength(1);
+    expect(received.every((r) => r.path === '/v1/traces')).toBe(true);
+    expect(received[0]!.serviceName).toBe('cryptomcp-otlp-test');
+    const mcp = spans.find((s) => s.name === 'tools/call bench_echo')!;
+    expect(mcp.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value).toEqual({ stringValue: 'bench_echo' });
+  });
+
+  it('sends nothing when OTEL_SDK_DISABLED says so, even with an endpoint set; request ids keep the trace-id form', async () => {
+    const before = received.length;
+    const server = await spawnServer(db.url, {
+      OTEL_SDK_DISABLED: 'true',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    children.push(server.child);
+    const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo'), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
+    await stopServer(server.child);
+    expect(received.length).toBe(before);
+  });
+
+  it('tracing is on only when OTEL_* asks for an exporter (off by default)', () => {
+    expect(tracingRequested({})).toBe(false);
+    expect(tracingRequested({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe(false);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
+    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
+    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+    expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
+  });
+});
