@@ -23,6 +23,7 @@ const MNEMONIC = 'test test test test test test test test test test test junk';
 let devnet: Devnet;
 let suite: ToolSuite;
 let solana: SolanaReplay;
+let slowRpc: RpcProxy;
 let ethUsd: number;
 let lastSeedBlock: number;
 
@@ -53,6 +54,7 @@ beforeAll(async () => {
   fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
   ethUsd = (await new SnapshotProvider().quotes(['ethereum']))[0]!.price_usd;
   solana = await startSolanaReplay();
+  slowRpc = await startRpcProxy(devnet.manifest.rpc_url);
   // Polygon points at a closed port: the "RPC down" case.
   suite = await toolSuite('whale-intelligence', 10_000, {
     ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
@@ -61,12 +63,15 @@ beforeAll(async () => {
     EVM_RETRIES: '0',
     DEVNET_MANIFEST: manifestFile,
     SOLANA_RPC_URL: solana.url,
+    // Base reaches the same devnet through a proxy that can slow block fetches down.
+    BASE_RPC_URL: slowRpc.url,
   });
 }, 120_000);
 afterAll(async () => {
   await suite?.close();
   await devnet?.stop();
   await solana?.close();
+  await slowRpc?.close();
 });
 
 type WhaleRow = { tx_hash: string; block: number; asset: string; amount: string; amount_raw: string; usd: number | null; from: string; to: string; from_label: { label: string } | null; to_label: { label: string } | null; direction: string };
@@ -428,6 +433,30 @@ describe('a watch far behind the chain', () => {
   });
 });
 
+describe('the block-fetch budget of get_watch_activity', () => {
+  it('on a slow node one call scans what it can in its time budget, moves the mark only that far, and the next call goes on from there', async () => {
+    const rpc = (method: string, params: unknown[]) =>
+      fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then(
+        async (r) => ((await r.json()) as { result: unknown }).result,
+      );
+    const c = account('Devnet wallet C');
+    const watched = await suite.call<{ watch: { last_checked_block: number } }>('watch_address', { chain: 'base', address: c.address });
+    const mark = watched.data.watch.last_checked_block;
+    await rpc('anvil_mine', [`0x${WHALE_MAX_BLOCKS.toString(16)}`]);
+    // Every batch of blocks now takes a second: the 10 s budget cannot cover 1,000 blocks (40 batches).
+    slowRpc.blockDelayMs = 1000;
+    const slow = await suite.call<ActivityCheck>('get_watch_activity', { chain: 'base' });
+    slowRpc.blockDelayMs = 0;
+    const reached = slow.data.coverage[0]!.to_block;
+    expect(slow.data).toMatchObject({ caught_up: false, coverage: [{ from_block: mark + 1, caught_up: false }] });
+    expect(reached - mark).toBeGreaterThan(0);
+    expect(reached - mark).toBeLessThan(WHALE_MAX_BLOCKS);
+    const next = await suite.call<ActivityCheck>('get_watch_activity', { chain: 'base' });
+    expect(next.data).toMatchObject({ caught_up: true, coverage: [{ from_block: reached + 1 }] });
+    await suite.call('unwatch_address', { chain: 'base', address: c.address });
+  }, 90_000);
+});
+
 describe('default window', () => {
   it(`without from_block and to_block a call covers the last ${WHALE_DEFAULT_BLOCKS} blocks`, async () => {
     const head = await createPublicClient({ chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) }).getBlockNumber({ cacheTime: 0 });
@@ -601,4 +630,27 @@ async function startSolanaReplay(): Promise<SolanaReplay> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   replay.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   return replay;
+}
+
+// --- A JSON-RPC proxy in front of the devnet that can delay block fetches (a slow node).
+interface RpcProxy {
+  url: string;
+  blockDelayMs: number;
+  close(): Promise<void>;
+}
+
+async function startRpcProxy(target: string): Promise<RpcProxy> {
+  const proxy: RpcProxy = { url: '', blockDelayMs: 0, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', async () => {
+      if (proxy.blockDelayMs > 0 && body.includes('eth_getBlockByNumber')) await new Promise((r) => setTimeout(r, proxy.blockDelayMs));
+      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return proxy;
 }
