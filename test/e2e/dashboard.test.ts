@@ -5,6 +5,7 @@
 // wallet and signs in with it; a cross-site POST is refused. Screenshots of each page go to
 // test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -40,6 +41,20 @@ const evmAccount = privateKeyToAccount(generatePrivateKey());
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** WCAG 2 A/AA checks by axe-core in the page (labels, contrast, roles); serious or critical findings fail. */
+async function expectAccessible(target: Page = page): Promise<void> {
+  // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected script tags.
+  await target.evaluate(AXE_SOURCE);
+  const violations = await target.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  expect(violations).toEqual([]);
 }
 
 async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
@@ -79,7 +94,11 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Test Wallet', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Test Solana Wallet' }).waitFor();
     await shot('1-sign-in');
-    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+    await expectAccessible();
+    // Keyboard only: Tab to the wallet and press Enter.
+    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Test Wallet'; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Test Wallet');
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     expect(await page.getByTestId('header-balance').textContent()).toBe('150 credits');
     // What the wallet was asked to sign is an EIP-4361 message for this origin and Ethereum.
@@ -123,6 +142,7 @@ describe('dashboard in Chromium', () => {
     expect(stored.rows[0]).toMatchObject({ servers: ['market-intelligence'], description: 'Claude Desktop on my laptop' });
     expect(stored.rows[0]!.expires_at.toISOString().slice(0, 10)).toBe(expiry);
     await shot('2-keys');
+    await expectAccessible();
   });
 
   it('the Connect page gives copy-ready configurations for the key and servers', async () => {
@@ -147,6 +167,7 @@ describe('dashboard in Chromium', () => {
     expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual(vscode);
     await page.getByRole('tab', { name: 'Desktop assistant' }).click();
     await shot('3-connect');
+    await expectAccessible();
   });
 
   it('a real MCP call with the copied configuration spends credits, and the Usage page shows it', async () => {
@@ -177,6 +198,7 @@ describe('dashboard in Chromium', () => {
     const csv = fs.readFileSync((await (await download).path())!, 'utf8');
     expect(csv).toBe(`day,server,tool,calls,credits\r\n${new Date().toISOString().slice(0, 10)},market-intelligence,get_prices,1,${spent}\r\n`);
     await shot('4-usage');
+    await expectAccessible();
   });
 
   it('the Plans page lists the four plans with the current one marked', async () => {
@@ -188,6 +210,7 @@ describe('dashboard in Chromium', () => {
     expect(await current.textContent()).toContain('150 credits');
     expect(await page.locator('li.plan', { hasText: 'Pro' }).textContent()).toContain('15,000 credits');
     await shot('5-plans');
+    await expectAccessible();
   });
 
   it('revoking a key in the page makes /mcp answer 401 for it', async () => {
