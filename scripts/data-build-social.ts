@@ -8,6 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { sentimentScore } from '../server/analytics/sentiment.ts';
 import { loadSnapshot } from '../server/providers/market/snapshot.ts';
+import { unwrapByteString } from '../server/providers/social/clean.ts';
 import { mentionExtractor } from '../server/providers/social/extractor.ts';
 import { SOCIAL_FORMAT, TEXT_LIMIT, type SocialJson } from '../server/providers/social/snapshot.ts';
 
@@ -34,7 +35,7 @@ export function buildSocial(): SocialJson {
     items.push({ id: r.comment_id!, platform: 'reddit', kind: 'comment', author: r.author!, created: r.created_utc!, community: r.subreddit!, full: r.body!, score: int(r.score), comments: null, parent: r.post_id! });
   }
   for (const r of readCsv('crypto_account_tweets_2011_2017.csv')) {
-    items.push({ id: r.tweet_id!, platform: 'twitter', kind: 'tweet', author: r.author_handle!, created: `${r.created_at_utc!.replace(' ', 'T')}Z`, community: '', full: r.text!, score: null, comments: null, parent: '' });
+    items.push({ id: r.tweet_id!, platform: 'twitter', kind: 'tweet', author: r.author_handle!, created: `${r.created_at_utc!.replace(' ', 'T')}Z`, community: '', full: unwrapByteString(r.text!), score: null, comments: null, parent: '' });
   }
   // Oldest first, ties by id, so the file (and every answer's order) is reproducible.
   items.sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
+import { unwrapByteString } from '../../server/providers/social/clean.ts';
 
 const cache = new Map<string, Record<string, string>[]>();
 
@@ -46,7 +47,8 @@ export function rawTweets() {
     author: r.author_handle!,
     created: `${r.created_at_utc!.replace(' ', 'T')}Z`,
     day: r.created_at_utc!.slice(0, 10),
-    text: r.text!,
+    // As the build does (tested in test/providers/social-clean.test.ts).
+    text: unwrapByteString(r.text!),
   }));
 }
 
