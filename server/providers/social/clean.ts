@@ -1,4 +1,4 @@
-// About a third of the tweets in the source CSV (all of coindesk's and Cointelegraph's) were stored
+// About a third of the tweets in the source CSV (all of coindesk's, Cointelegraph's, J_tsar's) were stored
 // as the printed form of a Python byte string: b'Bitcoin \xe2\x80\x94 up' with escapes instead of
 // characters. This turns such a text back into what was tweeted; other texts pass unchanged.
 const ESCAPES: Record<string, number> = { n: 0x0a, t: 0x09, r: 0x0d, '\\': 0x5c, "'": 0x27, '"': 0x22 };
