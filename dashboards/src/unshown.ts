@@ -8,8 +8,8 @@ export const UNSHOWN: { pattern: RegExp; reason: string }[] = [
   },
 ];
 
-// Exported by the operator's own process (issue 7), not by the service; the operator dashboard is
-// built on exactly these names.
+// Exported by the operator's own process (operator/metrics.ts), not by the service; the operator
+// dashboard is built on exactly these names, and dashboards.test.ts checks both lists agree.
 export const OPERATOR_METRICS = [
   'cryptomcp_operator_reconcile_total',
   'cryptomcp_operator_reconcile_duration_seconds_bucket',

@@ -9,23 +9,29 @@ import { describe, expect, it } from 'vitest';
 import { generatedFiles } from '../../dashboards/build.ts';
 import { DASHBOARDS } from '../../dashboards/src/dashboards.ts';
 import { OPERATOR_METRICS, UNSHOWN } from '../../dashboards/src/unshown.ts';
+import { createOperatorMetrics } from '../../operator/metrics.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { panelQueries, rules, withWindow } from './queries.ts';
 
 const ROOT = new URL('../../dashboards/', import.meta.url).pathname;
 
-/** Sample names the registry exposes (histograms as _bucket, _sum and _count). */
+/** Sample names a registry exposes (histograms as _bucket, _sum and _count). */
+async function namesOf(registry: ReturnType<typeof createMetrics>['registry']): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const m of await registry.getMetricsAsJSON()) {
+    const type = String(m.type);
+    if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(`${m.name}${s}`);
+    else if (type === 'summary') for (const s of ['', '_sum', '_count']) names.add(`${m.name}${s}`);
+    else names.add(m.name);
+  }
+  return names;
+}
+
+/** What the service's registry exports. */
 async function exportedNames(): Promise<Set<string>> {
   const metrics = createMetrics();
   try {
-    const names = new Set<string>();
-    for (const m of await metrics.registry.getMetricsAsJSON()) {
-      const type = String(m.type);
-      if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(`${m.name}${s}`);
-      else if (type === 'summary') for (const s of ['', '_sum', '_count']) names.add(`${m.name}${s}`);
-      else names.add(m.name);
-    }
-    return names;
+    return await namesOf(metrics.registry);
   } finally {
     metrics.close();
   }
@@ -94,6 +100,14 @@ describe('dashboards/', () => {
       (name) => !used.has(name) && !usedFamilies.has(family(name)) && !UNSHOWN.some((u) => u.pattern.test(name)),
     );
     expect(missing).toEqual([]);
+  });
+
+  it("the operator names the dashboard uses are exactly the operator's registry, and all are shown", async () => {
+    const operator = await namesOf(createOperatorMetrics().registry);
+    expect([...operator].sort()).toEqual([...OPERATOR_METRICS].sort());
+    const used = new Set(panelQueries().flatMap((q) => selectedMetrics(q.expr)));
+    const family = (name: string) => name.replace(/_(bucket|sum|count)$/, '');
+    for (const name of operator) expect([...used].some((u) => family(u) === family(name)), name).toBe(true);
   });
 
   it('the parser catches a broken expression and an unknown metric (the checks above can fail)', async () => {
