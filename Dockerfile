@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# The one cryptomcp image. Two entry points, both plain `node <file>.ts` (Node 24 strips the
+# types; there is no compile step):
+#   gateway / MCP servers / dashboard:  node server/cli.ts serve      (the default CMD)
+#   operator:                           node operator/main.ts
+# The MCPServer children and both Deployments of charts/cryptomcp set `command` explicitly.
+ARG NODE_IMAGE=node:24-slim
+
+# Stage 1: install everything (the `prepare` script builds the dashboard front end into
+# web/dist with Vite, a dev dependency), then drop the dev dependencies.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+COPY scripts ./scripts
+COPY web ./web
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
+
+# Stage 2: the runtime, non-root, with only what the two programs read.
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    # The same cap as `npm start`: V8's old generation at 256 MB (peak RSS ≈ 320 MB).
+    NODE_OPTIONS=--max-old-space-size=256 \
+    # Local state only (nothing persistent: pods always get DATABASE_URL).
+    DATA_DIR=/tmp/cryptomcp
+WORKDIR /app
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/web/dist ./web/dist
+COPY package.json ./
+COPY server ./server
+COPY operator ./operator
+COPY data ./data
+# uid/gid 1000 is the `node` user of the base image; the charts and the operator run pods with
+# runAsNonRoot, runAsUser 1000 and a read-only root filesystem (/tmp is an emptyDir).
+USER 1000:1000
+EXPOSE 8080 9464 9465
+CMD ["node", "server/cli.ts", "serve"]
