@@ -5,13 +5,12 @@
 // BENCH_ITERATIONS (default 20). The devnet is local: these are our own costs plus anvil's, not
 // what a public RPC's network latency would add (each round trip there costs ~50-200 ms).
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { startDevnet } from '../server/devnet/devnet.ts';
+import { countingProxy } from '../test/helpers/chain.ts';
 import { createAccountWithKey, createUnlimitedPlan, mcpClient, startTestService } from '../test/helpers/service.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
@@ -23,19 +22,8 @@ const pg = await startEmbedded(path.join(root, 'pg'));
 const devnet = await startDevnet();
 const m = devnet.manifest;
 
-let trips = 0;
-const proxy = http.createServer((req, res) => {
-  trips += 1;
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    void fetch(m.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }).then(async (r) =>
-      res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer())),
-    );
-  });
-});
-await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+const proxy = await countingProxy(m.rpc_url);
+const proxyUrl = proxy.url;
 const manifestFile = path.join(root, 'manifest.json');
 fs.writeFileSync(manifestFile, JSON.stringify({ ...m, rpc_url: proxyUrl }));
 
@@ -89,14 +77,14 @@ for (const [server, tool, args] of cases) {
   let tripsTotal = 0;
   let failed = '';
   for (let i = 0; i < WARMUP + ITERATIONS; i++) {
-    const before = trips;
+    const before = proxy.requests();
     const t0 = performance.now();
     const res = await client.callTool({ name: tool, arguments: args });
     const ms = performance.now() - t0;
     if (res.isError) failed = JSON.stringify(res.content).slice(0, 120);
     if (i >= WARMUP) {
       times.push(ms);
-      tripsTotal += trips - before;
+      tripsTotal += proxy.requests() - before;
     }
   }
   const label = `${tool}${tool === 'get_portfolio' ? ` (${(args.addresses as string[]).length} address${(args.addresses as string[]).length > 1 ? 'es' : ''})` : ''}`;
@@ -112,7 +100,7 @@ for (const r of rows) console.log(r);
 for (const c of clients.values()) await c.close();
 await svc.close();
 await db.close();
-proxy.close();
+await proxy.close();
 await devnet.stop();
 await pg.stop();
 fs.rmSync(root, { recursive: true, force: true });

@@ -1,37 +1,30 @@
 // Address histories (block scan and the Etherscan-style explorer API), fees in USD and the cache
 // of final chain data. The node is the real devnet behind a counting proxy; the explorer is a
 // loopback server replaying the documented Etherscan v2 answers (https://docs.etherscan.io/etherscan-v2).
-import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { loadSnapshot, SnapshotProvider } from '../../server/providers/market/snapshot.ts';
+import { countingProxy, jsonRpcReplay, listen, splTokenAccount, writeManifest, type LoopbackServer } from '../helpers/chain.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
 let devnet: Devnet;
 let scanSuite: ToolSuite;
 let explorerSuite: ToolSuite;
-let proxy: http.Server;
-let explorer: http.Server;
-let rpcRequests = 0;
+let proxy: Awaited<ReturnType<typeof countingProxy>>;
+let explorerHandle: LoopbackServer;
 const explorerRequests: URLSearchParams[] = [];
 let explorerMode: 'ok' | 'bad-key' = 'ok';
-let solanaServer: http.Server;
+let solana: LoopbackServer;
 /** A node that accepts requests and never answers: the "RPC timing out" case. */
-let silentNode: http.Server;
+let silentNode: LoopbackServer;
 const SOL_OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
 const USDC_MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 /** Three signatures, newest first, as getSignaturesForAddress documents them. */
 const SIGS = ['5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW', '4hXTCkRzt9WyecNzV1XPgCDfGAZzQKNxLXgynz5QDuWWPSAZBZSHptvWRL3BjCvzUXRdKvHL2b7yGrRQcWyaqsaB', '3AsdoALgZFuq2oUVWrDYhg2pNeaLJKPLf8hU2mQ6U8qJxeJ6hsrPVpMn9ma39DtfYCrDQSvngWRP8NnTpEhezJpE'];
 const snapshot = new SnapshotProvider(loadSnapshot(undefined));
-
-const listen = (server: http.Server) =>
-  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
 /** Two documented txlist rows: a plain transfer and a failed contract call. */
 const TXLIST = [
@@ -47,18 +40,8 @@ const TXLIST = [
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  proxy = http.createServer((req, res) => {
-    rpcRequests += 1;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }).then(async (r) =>
-        res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer())),
-      );
-    });
-  });
-  const proxyUrl = await listen(proxy);
-  explorer = http.createServer((req, res) => {
+  proxy = await countingProxy(devnet.manifest.rpc_url);
+  const explorer = http.createServer((req, res) => {
     const q = new URL(req.url!, 'http://x').searchParams;
     explorerRequests.push(q);
     const send = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -69,60 +52,50 @@ beforeAll(async () => {
     const pageNo = Number(q.get('page'));
     return send({ status: '1', message: 'OK', result: rows.slice((pageNo - 1) * size, pageNo * size) });
   });
-  const explorerUrl = await listen(explorer);
+  const explorerUrl = (explorerHandle = await listen(explorer)).url;
 
-  solanaServer = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      const msg = JSON.parse(body) as { id: number; method: string; params: unknown[] };
-      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-      switch (msg.method) {
-        case 'getBalance':
-          return reply({ context: { slot: 341197053 }, value: 1_250_000_000 });
-        case 'getTokenAccountsByOwner': {
-          if ((msg.params[1] as { programId: string }).programId.startsWith('Tokenz')) return reply({ context: { slot: 1 }, value: [] });
-          const info = { isNative: false, mint: USDC_MINT, owner: SOL_OWNER, state: 'initialized', tokenAmount: { amount: '5000000', decimals: 6, uiAmount: 5, uiAmountString: '5' } };
-          return reply({ context: { slot: 1 }, value: [{ pubkey: 'BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', account: { data: { program: 'spl-token', parsed: { info, type: 'account' }, space: 165 }, executable: false, lamports: 2039280, owner: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', rentEpoch: 361, space: 165 } }] });
-        }
-        case 'getSignaturesForAddress': {
-          const opts = msg.params[1] as { limit: number; before?: string };
-          const start = opts.before ? SIGS.indexOf(opts.before) + 1 : 0;
-          return reply(SIGS.slice(start, start + opts.limit).map((signature, i) => ({ signature, slot: 300 - start - i, err: null, memo: null, blockTime: 1700000000 - (start + i) * 60, confirmationStatus: 'finalized' })));
-        }
-        case 'getTransaction':
-          if (msg.params[0] !== SIGS[0]) return reply(null);
-          return reply({
+  solana = await jsonRpcReplay((method, params) => {
+    switch (method) {
+      case 'getBalance':
+        return { result: { context: { slot: 341197053 }, value: 1_250_000_000 } };
+      case 'getTokenAccountsByOwner':
+        if ((params[1] as { programId: string }).programId.startsWith('Tokenz')) return { result: { context: { slot: 1 }, value: [] } };
+        return { result: { context: { slot: 1 }, value: [splTokenAccount(SOL_OWNER, USDC_MINT, '5000000', 6)] } };
+      case 'getSignaturesForAddress': {
+        const opts = params[1] as { limit: number; before?: string };
+        const start = opts.before ? SIGS.indexOf(opts.before) + 1 : 0;
+        return { result: SIGS.slice(start, start + opts.limit).map((signature, i) => ({ signature, slot: 300 - start - i, err: null, memo: null, blockTime: 1700000000 - (start + i) * 60, confirmationStatus: 'finalized' })) };
+      }
+      case 'getTransaction':
+        if (params[0] !== SIGS[0]) return { result: null };
+        return {
+          result: {
             slot: 300,
             blockTime: 1700000000,
             meta: { err: null, fee: 5000, preBalances: [1_000_000_000, 0], postBalances: [899_995_000, 100_000_000], preTokenBalances: [], postTokenBalances: [] },
             transaction: { signatures: [SIGS[0]], message: { accountKeys: [{ pubkey: SOL_OWNER, signer: true, writable: true, source: 'transaction' }, { pubkey: 'BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', signer: false, writable: true, source: 'transaction' }] } },
-          });
-        default:
-          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
-      }
-    });
+          },
+        };
+      default:
+        return { error: { code: -32601, message: 'Method not found' } };
+    }
   });
-  const solanaUrl = await listen(solanaServer);
 
-  silentNode = http.createServer(() => {});
-  const silentUrl = await listen(silentNode);
+  silentNode = await listen(http.createServer(() => {}));
 
-  const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
-  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  const manifestFile = writeManifest(devnet.manifest);
   const common = { MCP_SERVERS: 'blockchain-explorer', EVM_TIMEOUT_MS: '2000', EVM_RETRIES: '0', DEVNET_MANIFEST: manifestFile };
   // Finality depth 0: every mined block counts as final, so the cache can be seen at work.
-  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxyUrl, EVM_FINALITY_DEPTH: '0', SOLANA_RPC_URL: solanaUrl, BSC_RPC_URL: silentUrl });
+  scanSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: proxy.url, EVM_FINALITY_DEPTH: '0', SOLANA_RPC_URL: solana.url, BSC_RPC_URL: silentNode.url });
   explorerSuite = await toolSuite('blockchain-explorer', 1000, { ...common, ETHEREUM_RPC_URL: devnet.manifest.rpc_url, EXPLORER_API_URL: `${explorerUrl}/v2/api`, EXPLORER_API_KEY: 'test-key' });
 }, 120_000);
 afterAll(async () => {
   await scanSuite?.close();
   await explorerSuite?.close();
-  await new Promise((r) => proxy?.close(r));
-  await new Promise((r) => explorer?.close(r));
-  await new Promise((r) => solanaServer?.close(r));
-  silentNode?.closeAllConnections();
-  await new Promise((r) => silentNode?.close(r));
+  await proxy?.close();
+  await explorerHandle?.close();
+  await solana?.close();
+  await silentNode?.close();
   await devnet?.stop();
 });
 
@@ -166,15 +139,15 @@ describe('a node that does not answer', () => {
 describe('get_transaction fee in USD and the cache of final data', () => {
   it("prices the fee with the native coin's quote, and answers a final transaction again without the node", async () => {
     const t = devnet.manifest.transfers[0]!;
-    const before = rpcRequests;
+    const before = proxy.requests();
     const first = await scanSuite.call<{ fee: { native: string; usd: number; usd_price: { price_usd: number } } }>('get_transaction', { hash: t.tx_hash });
-    expect(rpcRequests).toBeGreaterThan(before);
+    expect(proxy.requests()).toBeGreaterThan(before);
     const [eth] = await snapshot.quotes(['ethereum']);
     expect(first.data.fee.usd_price.price_usd).toBe(eth!.price_usd);
     expect(first.data.fee.usd).toBeCloseTo(Number(first.data.fee.native) * eth!.price_usd, 5);
-    const between = rpcRequests;
+    const between = proxy.requests();
     const second = await scanSuite.call<{ fee: { native: string } }>('get_transaction', { hash: t.tx_hash });
-    expect(rpcRequests).toBe(between);
+    expect(proxy.requests()).toBe(between);
     expect(second.data.fee.native).toBe(first.data.fee.native);
   });
 });

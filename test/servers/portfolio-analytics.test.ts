@@ -2,10 +2,6 @@
 // Solana JSON-RPC server replaying the documented response shapes. Expected balances come from
 // the devnet (what the test or the seed created), prices from the snapshot file read on its own.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { createPublicClient, createWalletClient, getAddress, http as viemHttp, parseUnits, type Abi, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
@@ -13,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { loadSnapshot, SnapshotProvider } from '../../server/providers/market/snapshot.ts';
+import { countingProxy, jsonRpcReplay, rawRpc, splTokenAccount, writeManifest, type LoopbackServer } from '../helpers/chain.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
@@ -24,19 +21,13 @@ const artifacts = JSON.parse(fs.readFileSync(new URL('../../server/devnet/artifa
 
 let devnet: Devnet;
 let suite: ToolSuite;
-let proxy: http.Server;
-let solanaServer: http.Server;
-/** HTTP requests the proxy forwarded to the node (a JSON-RPC batch is one). */
-let rpcRoundTrips = 0;
+let proxy: Awaited<ReturnType<typeof countingProxy>>;
+let solana: LoopbackServer;
 const holder = mnemonicToAccount(MNEMONIC, { addressIndex: 15 }).address;
 const fiftyTokens: { address: Address; symbol: string; supply: bigint }[] = [];
 const snapshot = new SnapshotProvider(loadSnapshot(undefined));
 
 const callRaw = (name: string, args: Record<string, unknown>) => post(`${suite.svc.url}/mcp/portfolio-analytics`, toolCall(name, args), { 'x-api-key': suite.key });
-
-function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-}
 
 beforeAll(async () => {
   devnet = await startDevnet();
@@ -54,53 +45,26 @@ beforeAll(async () => {
   // anvil funds accounts 0-9 only: give the holder some ETH to price.
   await pub.waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: holder, value: parseUnits('12.5', 18) }) });
 
-  proxy = http.createServer((req, res) => {
-    rpcRoundTrips += 1;
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) }).then(async (r) => {
-        res.writeHead(r.status, { 'content-type': 'application/json' }).end(Buffer.from(await r.arrayBuffer()));
-      });
-    });
+  proxy = await countingProxy(devnet.manifest.rpc_url);
+  solana = await jsonRpcReplay((method, params) => {
+    if (method === 'getBalance') return { result: { context: { slot: 341197053 }, value: 2_500_000_000 } };
+    if (method === 'getTokenAccountsByOwner') {
+      const program = (params[1] as { programId: string }).programId;
+      if (program.startsWith('Tokenz')) return { result: { context: { slot: 341197933 }, value: [] } };
+      return { result: { context: { slot: 341197933 }, value: [splTokenAccount(SOL_OWNER, USDC_MINT, '125500000', 6), splTokenAccount(SOL_OWNER, SPAM_MINT, '999999000000', 6)] } };
+    }
+    return { error: { code: -32601, message: 'Method not found' } };
   });
-  const proxyUrl = await listen(proxy);
-
-  solanaServer = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      const msg = JSON.parse(body) as { id: number; method: string; params: unknown[] };
-      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-      const account = (mint: string, amount: string, decimals: number) => ({
-        pubkey: `${mint.slice(0, 40)}Acct`,
-        account: { data: { program: 'spl-token', parsed: { info: { isNative: false, mint, owner: SOL_OWNER, state: 'initialized', tokenAmount: { amount, decimals, uiAmountString: '0' } }, type: 'account' }, space: 165 }, executable: false, lamports: 2039280, owner: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', rentEpoch: 361, space: 165 },
-      });
-      if (msg.method === 'getBalance') return reply({ context: { slot: 341197053 }, value: 2_500_000_000 });
-      if (msg.method === 'getTokenAccountsByOwner') {
-        const program = (msg.params[1] as { programId: string }).programId;
-        if (program.startsWith('Tokenz')) return reply({ context: { slot: 341197933 }, value: [] });
-        return reply({ context: { slot: 341197933 }, value: [account(USDC_MINT, '125500000', 6), account(SPAM_MINT, '999999000000', 6)] });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }));
-    });
+  const manifestFile = writeManifest({
+    ...devnet.manifest,
+    rpc_url: proxy.url,
+    tokens: [...devnet.manifest.tokens, ...fiftyTokens.map((t) => ({ symbol: t.symbol, name: t.symbol, decimals: 18, kind: 'plain' as const, address: t.address }))],
   });
-  const solanaUrl = await listen(solanaServer);
-
-  const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
-  fs.writeFileSync(
-    manifestFile,
-    JSON.stringify({
-      ...devnet.manifest,
-      rpc_url: proxyUrl,
-      tokens: [...devnet.manifest.tokens, ...fiftyTokens.map((t) => ({ symbol: t.symbol, name: t.symbol, decimals: 18, kind: 'plain', address: t.address }))],
-    }),
-  );
   suite = await toolSuite('portfolio-analytics', 1000, {
     MCP_SERVERS: 'portfolio-analytics',
-    ETHEREUM_RPC_URL: proxyUrl,
+    ETHEREUM_RPC_URL: proxy.url,
     BASE_RPC_URL: `http://127.0.0.1:${await freePort()}`,
-    SOLANA_RPC_URL: solanaUrl,
+    SOLANA_RPC_URL: solana.url,
     EVM_TIMEOUT_MS: '2000',
     EVM_RETRIES: '0',
     DEVNET_MANIFEST: manifestFile,
@@ -108,8 +72,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await suite?.close();
-  await new Promise((r) => proxy?.close(r));
-  await new Promise((r) => solanaServer?.close(r));
+  await proxy?.close();
+  await solana?.close();
   await devnet?.stop();
 });
 
@@ -123,16 +87,16 @@ type Portfolio = {
 
 describe('get_portfolio', () => {
   it('finds all 50 tokens and the native balance of a wallet in at most 2 JSON-RPC round trips on the chain', async () => {
-    const before = rpcRoundTrips;
+    const before = proxy.requests();
     const env = await suite.call<Portfolio>('get_portfolio', { addresses: [holder], chains: ['ethereum'] });
-    const trips = rpcRoundTrips - before;
+    const trips = proxy.requests() - before;
     expect(trips).toBeLessThanOrEqual(2);
     const w = env.data.wallets[0]!;
     for (const t of fiftyTokens) {
       expect(w.holdings.find((h) => h.token === t.address)?.balance_raw).toBe(t.supply.toString());
     }
     const eth = w.holdings.find((h) => h.token === null)!;
-    const onChain = BigInt(await (await fetch(devnet.manifest.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [holder, 'latest'] }) })).json().then((j) => (j as { result: string }).result));
+    const onChain = BigInt(await rawRpc<string>(devnet.manifest.rpc_url, 'eth_getBalance', [holder, 'latest']));
     expect(eth.balance_raw).toBe(onChain.toString());
     // Priced with the snapshot's ETH quote; the devnet tokens have no price and no allocation.
     const [quote] = await snapshot.quotes(['ethereum']);

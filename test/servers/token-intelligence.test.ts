@@ -1,30 +1,21 @@
 // token-intelligence against the real seeded devnet (anvil): every expected value comes from the
 // devnet's manifest (what the seed created) or from raw JSON-RPC reads, never from the tools.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { TOKEN_FILES } from '../../server/providers/tokens.ts';
+import { rawRpc, writeManifest } from '../helpers/chain.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
 let devnet: Devnet;
 let suite: ToolSuite;
 
-async function rawRpc<T>(method: string, params: unknown[]): Promise<T> {
-  const res = await fetch(devnet.manifest.rpc_url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: T }).result;
-}
 /** totalSupply() straight from the node (selector 0x18160ddd). */
-const totalSupply = async (token: string) => BigInt(await rawRpc<string>('eth_call', [{ to: token, data: '0x18160ddd' }, 'latest']));
+const totalSupply = async (token: string) => BigInt(await rawRpc<string>(devnet.manifest.rpc_url, 'eth_call', [{ to: token, data: '0x18160ddd' }, 'latest']));
 const token = (symbol: string) => devnet.manifest.tokens.find((t) => t.symbol === symbol)!;
 /** The seed's balances of a token, largest first. */
 const seededHolders = (symbol: string) =>
@@ -37,8 +28,7 @@ const callRaw = (name: string, args: Record<string, unknown>) => post(`${suite.s
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  const manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
-  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  const manifestFile = writeManifest(devnet.manifest);
   suite = await toolSuite('token-intelligence', 1000, {
     MCP_SERVERS: 'token-intelligence',
     ETHEREUM_RPC_URL: devnet.manifest.rpc_url,

@@ -1,17 +1,12 @@
 // read_contract and get_contract_info: view calls, and what a contract is (proxy, standards, owner).
-import { getAddress, parseAbiItem, type AbiFunction, type Address, type Hex } from 'viem';
+import { getAddress, parseAbiItem, type AbiFunction, type Address } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
+import { eip1967Proxy, tryCall } from '../common/onchain.ts';
 import type { ServerDeps } from '../deps.ts';
 
-// EIP-1967 storage slots: keccak256('eip1967.proxy.implementation') - 1, and the admin and beacon slots.
-const SLOTS = {
-  implementation: '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc',
-  admin: '0xb53127684a568b3173ae13b9f8a6016e243e63b6e8ee1178d6a717850b5d6103',
-  beacon: '0xa3f0ad74e5423aebfd80d3ef4346578335a9a72aeaee59ff6cb3582b35133d50',
-} as const;
 const INTERFACES = { erc165: '0x01ffc9a7', erc721: '0x80ac58cd', erc1155: '0xd9b67a26' } as const;
 
 const toJson = (v: unknown): unknown =>
@@ -91,32 +86,19 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
         const address = getAddress(args.address);
         const code = await rpc(network, () => client.getCode({ address }));
         if (!code || code === '0x') throw new ApiError('NOT_FOUND', 'No contract at this address (it is an account or empty).', { address, chain: network });
-        const slotAddress = async (slot: Hex) => {
-          const v = await client.getStorageAt({ address, slot });
-          return v && BigInt(v) !== 0n ? getAddress(`0x${v.slice(-40)}`) : null;
-        };
-        const tryCall = async <T>(signature: string, callArgs: unknown[] = []): Promise<T | null> => {
-          try {
-            const fn = parseAbiItem(signature) as AbiFunction;
-            return (await client.readContract({ address, abi: [fn], functionName: fn.name, args: callArgs })) as T;
-          } catch {
-            return null;
-          }
-        };
-        const supports = (id: string) => tryCall<boolean>('function supportsInterface(bytes4) view returns (bool)', [id]);
+        const tryView = <T>(signature: string, callArgs: unknown[] = []) => tryCall<T>(client, address, signature, callArgs);
+        const supports = (id: string) => tryView<boolean>('function supportsInterface(bytes4) view returns (bool)', [id]);
         // Independent calls: the transport batches them into one JSON-RPC request.
-        const [implementation, admin, beacon, erc165, erc721, erc1155, symbol, decimals, totalSupply, owner] = await rpc(network, () =>
+        const [proxy, erc165, erc721, erc1155, symbol, decimals, totalSupply, owner] = await rpc(network, () =>
           Promise.all([
-            slotAddress(SLOTS.implementation),
-            slotAddress(SLOTS.admin),
-            slotAddress(SLOTS.beacon),
+            eip1967Proxy(client, address),
             supports(INTERFACES.erc165),
             supports(INTERFACES.erc721),
             supports(INTERFACES.erc1155),
-            tryCall<string>('function symbol() view returns (string)'),
-            tryCall<number>('function decimals() view returns (uint8)'),
-            tryCall<bigint>('function totalSupply() view returns (uint256)'),
-            tryCall<Address>('function owner() view returns (address)'),
+            tryView<string>('function symbol() view returns (string)'),
+            tryView<number>('function decimals() view returns (uint8)'),
+            tryView<bigint>('function totalSupply() view returns (uint256)'),
+            tryView<Address>('function owner() view returns (address)'),
           ]),
         );
         const isErc20 = symbol !== null && decimals !== null && totalSupply !== null && erc721 !== true;
@@ -126,7 +108,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
             address,
             label: labels.get(address) ?? null,
             bytecode_bytes: (code.length - 2) / 2,
-            proxy: implementation || beacon ? { standard: 'EIP-1967', implementation, admin, beacon } : null,
+            proxy,
             erc165: erc165 === true,
             standards: { erc20: isErc20, erc721: erc721 === true, erc1155: erc1155 === true },
             token: isErc20 ? { symbol, decimals, total_supply: totalSupply!.toString() } : null,
