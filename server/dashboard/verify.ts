@@ -97,7 +97,12 @@ export async function verifySiweSignature(
 ): Promise<boolean> {
   if (!isHex(input.signature)) return false;
   // 'eoa' mode tries ECDSA recovery first and only then asks the chain (EIP-1271 / ERC-6492).
-  return client.verifyMessage({ address: input.address, message: input.message, signature: input.signature, mode: 'eoa' });
+  const valid = await client.verifyMessage({ address: input.address, message: input.message, signature: input.signature, mode: 'eoa' });
+  if (valid) return true;
+  // viem reports a failed RPC call as an invalid signature. Ask the node something trivial, so an
+  // unreachable chain throws (the caller answers 502) instead of refusing a good contract wallet.
+  await client.getChainId();
+  return false;
 }
 
 const SOLANA_CHAINS = new Set([undefined, 'mainnet', 'solana:mainnet']);

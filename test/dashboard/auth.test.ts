@@ -138,6 +138,21 @@ describe('EVM sign-in (EIP-4361)', () => {
   });
 });
 
+describe('when the chain cannot be reached', () => {
+  it('a signature that is not the address\'s own ECDSA one answers 502 UPSTREAM_ERROR (not a refusal), while ordinary accounts still sign in', async () => {
+    const closed = await startTestService(db.url, { ...rpcEnv('http://127.0.0.1:9'), MCP_SERVERS: 'market-intelligence', EVM_TIMEOUT_MS: '2000' });
+    try {
+      const ok = await signInEvm(new CookieClient(closed.url), fresh());
+      expect(ok.res.status).toBe(201);
+      const other = await signInEvm(new CookieClient(closed.url), fresh(), {}, fresh());
+      expect(other.res.status).toBe(502);
+      expect(other.res.body.error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'rpc:ethereum' } });
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
 describe('Solana sign-in (ed25519)', () => {
   it('a Sign-In With Solana message signed with ed25519 creates an account', async () => {
     const client = new CookieClient(service.url);

@@ -11,11 +11,13 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import { buildWeb } from '../../scripts/build-web.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { rpcEnv } from '../dashboard/helpers.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -32,6 +34,7 @@ const CHROMIUM_ARGS = [
 ];
 
 let db: TestDatabase;
+let devnet: Devnet;
 let service: RunningService;
 let browser: Browser;
 let context: BrowserContext;
@@ -67,7 +70,9 @@ beforeAll(async () => {
   // `npm install` builds the front end; a checkout that skipped it gets it built here.
   if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
   db = await createTestDatabase();
-  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence,price-prediction' });
+  // A local chain answers the server's EIP-1271 question for signatures that are not the address's own.
+  devnet = await startDevnet();
+  service = await startTestService(db.url, { ...rpcEnv(devnet.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction' });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
@@ -81,6 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await service?.close();
+  await devnet?.stop();
   await db?.drop();
 });
 
@@ -264,6 +270,42 @@ describe('dashboard in Chromium', () => {
       const session = await p.evaluate(() => fetch('/api/session').then((r) => r.json()));
       expect(session.account.id).not.toBe(accountId);
       expect(session.account.wallets).toEqual([expect.objectContaining({ chain: 'solana', address: otherWallets.solanaAddress })]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refused sign-ins say why in the page: a signature from another address, an expired nonce, a replayed message', async () => {
+    const other = await browser.newContext();
+    try {
+      const stranger = privateKeyToAccount(generatePrivateKey());
+      const w = await injectWallets(other, stranger);
+      const p = await other.newPage();
+      await p.goto(`${service.url}/app/`);
+      const alert = p.locator('.picker [role=alert]');
+
+      w.misbehave({ signWith: privateKeyToAccount(generatePrivateKey()) });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => alert.textContent()).toContain('bad_signature');
+
+      w.misbehave({ beforeSign: async () => void (await db.query(`UPDATE dashboard_nonces SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`)) });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => alert.textContent()).toContain('nonce_expired');
+
+      // An honest sign-in, whose request is then sent again from the same page and cookies.
+      w.misbehave({});
+      const signIn = p.waitForRequest((r) => r.url().endsWith('/api/auth/sign-in') && r.method() === 'POST');
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      const body = (await signIn).postData()!;
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      const replay = await p.evaluate(
+        (b) => fetch('/api/auth/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: b }).then(async (r) => ({ status: r.status, body: await r.json() })),
+        body,
+      );
+      expect(replay.status).toBe(401);
+      expect(replay.body.error.details.reason).toMatch(/^nonce_(used|mismatch)$/);
+      const accounts = await db.query('SELECT 1 FROM wallets WHERE address = $1', [stranger.address.toLowerCase()]);
+      expect(accounts.rowCount).toBe(1);
     } finally {
       await other.close();
     }

@@ -17,12 +17,19 @@ export interface InjectedWallets {
   solanaAddress: string;
   /** Every personal_sign / signMessage request the page made (what a person would approve). */
   prompts: string[];
+  /**
+   * Test hooks for refusals: sign EVM messages with another key than the one the wallet reports,
+   * or run something (e.g. expire the nonce) just before signing.
+   */
+  misbehave(opts: { signWith?: LocalAccount; beforeSign?: () => Promise<void> }): void;
 }
 
 const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#0b5cad"/></svg>').toString('base64')}`;
 
 export async function injectWallets(context: BrowserContext, evm: LocalAccount): Promise<InjectedWallets> {
   let account = evm;
+  let signWith: LocalAccount | undefined;
+  let beforeSign: (() => Promise<void>) | undefined;
   const prompts: string[] = [];
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const rawPublicKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -45,7 +52,8 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
         const [data, address] = params as [`0x${string}`, string];
         if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error('unknown account');
         prompts.push(Buffer.from(data.slice(2), 'hex').toString('utf8'));
-        return account.signMessage({ message: { raw: data } });
+        await beforeSign?.();
+        return (signWith ?? account).signMessage({ message: { raw: data } });
       }
       default:
         throw new Error(`method ${method} not supported by the test wallet`);
@@ -121,5 +129,13 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
     { icon: ICON, solanaAddress, publicKey: [...rawPublicKey] },
   );
 
-  return { setEvmAccount: (a) => (account = a), solanaAddress, prompts };
+  return {
+    setEvmAccount: (a) => (account = a),
+    solanaAddress,
+    prompts,
+    misbehave: (opts) => {
+      signWith = opts.signWith;
+      beforeSign = opts.beforeSign;
+    },
+  };
 }
