@@ -5,6 +5,7 @@
 //     backoff after failures;
 //   - on a stream that delivers nothing, not even a bookmark, for idleMs: the watchdog aborts it
 //     and watches again (a half-open connection would otherwise hang the operator silently);
+//     client-node's Watch has its own 30 s inactivity timeout, counted as idle as well;
 //   - every resyncMs: hands every cached key to the handler again (level-based safety net).
 // Each change reaches `onChange` with the object's key; the handler only enqueues.
 import type { KubernetesObject } from '@kubernetes/client-node';
@@ -176,6 +177,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       if (expired || statusOf(err) === 410) {
         this.opts.onRestart?.('expired');
         void this.relist();
+      } else if ((err as { name?: string } | null)?.name === 'TimeoutError') {
+        // client-node's own inactivity timeout (30 s without a byte): a quiet or half-open
+        // stream, not a failure. Continue from the last version at once.
+        this.opts.onRestart?.('idle');
+        void this.watch();
       } else if (err) {
         this.opts.onRestart?.('error');
         this.retry(() => this.watch());

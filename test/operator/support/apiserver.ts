@@ -432,7 +432,7 @@ export class StandInApiServer {
       metadata: { resourceVersion: rv },
       columnDefinitions: columns,
       rows: items.map((o) => ({
-        cells: [o.metadata.name, ...cols.map((c) => jsonPath(o, c.jsonPath) ?? '')],
+        cells: [o.metadata.name, ...cols.map((c) => ((c as { type?: string }).type === 'date' ? age(jsonPath(o, c.jsonPath)) : (jsonPath(o, c.jsonPath) ?? '')))],
         object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
       })),
     };
@@ -819,6 +819,16 @@ function matches(o: Obj, labelSelector: string | undefined, fieldSelector: strin
     } else if (!(term.trim() in labels)) return false;
   }
   return true;
+}
+
+/** Dates as kubectl shows ages (the API server's Table conversion does this server-side). */
+function age(iso: string | undefined): string {
+  if (!iso) return '<unknown>';
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 3600 * 3) return `${Math.floor(s / 60)}m`;
+  if (s < 86400 * 2) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
 }
 
 /** The JSONPath subset printer columns use: .a.b and .list[?(@.k=="v")].field */
