@@ -76,6 +76,22 @@ describe('EVM sign-in (EIP-4361)', () => {
     expect(replay.body.error).toMatchObject({ code: 'SIGN_IN_REJECTED', details: { reason: 'nonce_used' } });
   });
 
+  it('of ten concurrent sign-ins with one nonce, exactly one succeeds', async () => {
+    const client = new CookieClient(service.url);
+    const account = fresh();
+    const nonce = (await client.get('/api/auth/nonce')).body;
+    const message = siweMessage(account, nonce);
+    const signature = await account.signMessage({ message });
+    const results = await Promise.all(Array.from({ length: 10 }, () => client.post('/api/auth/sign-in', { family: 'evm', message, signature })));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, ...Array(9).fill(401)]);
+    expect(new Set(results.filter((r) => r.status === 401).map((r) => r.body.error.details.reason))).toEqual(new Set(['nonce_used']));
+    const sessions = await db.query('SELECT 1 FROM dashboard_sessions s JOIN wallets w ON w.account_id = s.account_id WHERE w.address = $1', [
+      account.address.toLowerCase(),
+    ]);
+    expect(sessions.rowCount).toBe(1);
+  });
+
   it('an expired nonce is refused, and so is a nonce this browser was not given', async () => {
     const client = new CookieClient(service.url);
     const account = fresh();
@@ -140,7 +156,7 @@ describe('EVM sign-in (EIP-4361)', () => {
 
 describe('when the chain cannot be reached', () => {
   it('a signature that is not the address\'s own ECDSA one answers 502 UPSTREAM_ERROR (not a refusal), while ordinary accounts still sign in', async () => {
-    const closed = await startTestService(db.url, { ...rpcEnv('http://127.0.0.1:9'), MCP_SERVERS: 'market-intelligence', EVM_TIMEOUT_MS: '2000' });
+    const closed = await startTestService(db.url, { ...rpcEnv('http://127.0.0.1:9'), MCP_SERVERS: 'market-intelligence', EVM_TIMEOUT_MS: '2000', DASHBOARD_SIGN_IN_LIMIT: '1000' });
     try {
       const ok = await signInEvm(new CookieClient(closed.url), fresh());
       expect(ok.res.status).toBe(201);
@@ -195,6 +211,16 @@ describe('sessions and CSRF', () => {
     // Even a client that kept the old cookie is signed out.
     client.jar.set('cmcp_session', token);
     expect((await client.get('/api/keys')).status).toBe(401);
+  });
+
+  it('an expired session is refused', async () => {
+    const client = new CookieClient(service.url);
+    const { res } = await signInEvm(client, fresh());
+    expect((await client.get('/api/session')).status).toBe(200);
+    await db.query(`UPDATE dashboard_sessions SET expires_at = now() - interval '1 second' WHERE account_id = $1`, [res.body.account.id]);
+    const after = await client.get('/api/session');
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('SESSION_REQUIRED');
   });
 
   it('a mutating request without the CSRF token, with a wrong one, or from another origin is refused and changes nothing', async () => {
@@ -280,7 +306,7 @@ describe('sign-in rate limit', () => {
 
 describe('behind a proxy with a configured public origin', () => {
   it('messages must name the configured origin, and the session cookie is Secure off localhost', async () => {
-    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_ORIGIN: 'https://dash.example.com', TRUST_PROXY_HOPS: '1' });
+    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_ORIGIN: 'https://dash.example.com', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '1000' });
     try {
       const client = new CookieClient(proxied.url);
       const nonce = (await client.get('/api/auth/nonce')).body;
