@@ -72,7 +72,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   // A local chain answers the server's EIP-1271 question for signatures that are not the address's own.
   devnet = await startDevnet();
-  service = await startTestService(db.url, { ...rpcEnv(devnet.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction' });
+  service = await startTestService(db.url, { ...rpcEnv(devnet.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
