@@ -486,7 +486,7 @@ describe('Solana watches (against a loopback server replaying the documented JSO
     // New: SOL out (the watched address pays the fee), a failed transaction, SPL tokens in (another pays the fee).
     const solOut = solana.solTransfer({ slot: 105, from: SOL_WATCHED, to: SOL_OTHER, lamports: 1_500_000_000, fee: 5000 });
     solana.addSignature(SOL_WATCHED, 'failed', 106, { InstructionError: [0, 'Custom'] });
-    const tokenIn = solana.tokenTransfer({ slot: 107, from: SOL_PAYER, to: SOL_WATCHED, mint: SOL_MINT, amount: 250_000_000n, decimals: 6, fee: 5000 });
+    const tokenIn = solana.tokenTransfer({ slot: 107, from: SOL_PAYER, to: SOL_WATCHED, mints: [SOL_MINT], amount: 250_000_000n, decimals: 6, fee: 5000 });
 
     const env = await suite.call<SolActivity>('get_watch_activity', { chain: 'solana' });
     expect(env.metadata.credits_used).toBe(2);
@@ -515,6 +515,26 @@ describe('Solana watches (against a loopback server replaying the documented JSO
     expect(env.data.activity.map((r) => [r.tx_hash, r.direction, r.amount, r.counterparty])).toEqual([[later, 'in', '0.002', SOL_OTHER]]);
     await suite.call('unwatch_address', { chain: 'solana', address: SOL_WATCHED });
   });
+
+  it('an answer never outgrows the result cap: whole slots wait for the next call, and every row arrives exactly once', async () => {
+    // 40 transactions in 40 slots, each bringing 4 tokens: 160 rows, far more than one answer holds.
+    const mints = [SOL_MINT, 'So11111111111111111111111111111111111111112', 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263'];
+    await suite.call('watch_address', { chain: 'solana', address: SOL_WATCHED });
+    const sent = Array.from({ length: 40 }, (_, i) => solana.tokenTransfer({ slot: 1000 + i, from: SOL_PAYER, to: SOL_WATCHED, mints, amount: 1_000_000n, decimals: 6, fee: 5000 }));
+    const seen: string[] = [];
+    let calls = 0;
+    for (;;) {
+      const env = await suite.call<SolActivity>('get_watch_activity', { chain: 'solana', limit: 50 });
+      expect(env.metadata).toMatchObject({ truncated: false });
+      seen.push(...env.data.activity.map((r) => `${r.tx_hash}/${r.token}`));
+      calls += 1;
+      if (env.data.caught_up) break;
+      expect(calls).toBeLessThan(40);
+    }
+    expect(calls).toBeGreaterThan(1);
+    expect(seen).toEqual(sent.flatMap((sig) => mints.map((m) => `${sig}/${m}`)));
+    await suite.call('unwatch_address', { chain: 'solana', address: SOL_WATCHED });
+  });
 });
 
 // --- A loopback Solana JSON-RPC server: getSignaturesForAddress and getTransaction (jsonParsed)
@@ -532,7 +552,8 @@ interface SolanaReplay {
   reset(): void;
   addSignature(address: string, name: string, slot: number, err?: unknown): string;
   solTransfer(t: { slot: number; from: string; to: string; lamports: number; fee: number }): string;
-  tokenTransfer(t: { slot: number; from: string; to: string; mint: string; amount: bigint; decimals: number; fee: number }): string;
+  /** One transaction moving `amount` of each mint from `from` to `to` (the sender pays the fee). */
+  tokenTransfer(t: { slot: number; from: string; to: string; mints: string[]; amount: bigint; decimals: number; fee: number }): string;
   close(): Promise<void>;
 }
 
@@ -573,10 +594,10 @@ async function startSolanaReplay(): Promise<SolanaReplay> {
       });
       return sig;
     },
-    tokenTransfer({ slot, from, to, mint, amount, decimals, fee }) {
+    tokenTransfer({ slot, from, to, mints, amount, decimals, fee }) {
       const sig = signatureOf('spl');
       for (const a of [from, to]) add(a, sig, slot);
-      const balance = (accountIndex: number, owner: string, value: bigint) => ({
+      const balance = (accountIndex: number, mint: string, owner: string, value: bigint) => ({
         accountIndex,
         mint,
         owner,
@@ -584,26 +605,23 @@ async function startSolanaReplay(): Promise<SolanaReplay> {
         uiTokenAmount: { amount: value.toString(), decimals, uiAmount: Number(value) / 10 ** decimals, uiAmountString: formatUnits(value, decimals) },
       });
       const start = amount * 4n;
+      // Keys: the fee payer, then a sender and a receiver token account per mint, then the token program.
+      const tokenAccounts = mints.flatMap((_, i) => [account(`${i + 1}SenderTokenAccount${'1'.repeat(20)}`, false), account(`${i + 1}ReceiverTokenAccount${'1'.repeat(18)}`, false)]);
+      const keys = [account(from, true), ...tokenAccounts, { ...account(TOKEN_PROGRAM, false), writable: false }];
+      const lamports = keys.map((_, i) => (i === 0 ? 5_000_000_000 : i === keys.length - 1 ? 1 : 2_039_280));
       transactions.set(sig, {
         slot,
         blockTime: 1_700_000_000 + slot,
         meta: {
           err: null,
           fee,
-          preBalances: [5_000_000_000, 2_039_280, 2_039_280, 1],
-          postBalances: [5_000_000_000 - fee, 2_039_280, 2_039_280, 1],
-          preTokenBalances: [balance(1, from, start), balance(2, to, 0n)],
-          postTokenBalances: [balance(1, from, start - amount), balance(2, to, amount)],
+          preBalances: lamports,
+          postBalances: lamports.map((l, i) => (i === 0 ? l - fee : l)),
+          preTokenBalances: mints.flatMap((mint, i) => [balance(1 + 2 * i, mint, from, start), balance(2 + 2 * i, mint, to, 0n)]),
+          postTokenBalances: mints.flatMap((mint, i) => [balance(1 + 2 * i, mint, from, start - amount), balance(2 + 2 * i, mint, to, amount)]),
           logMessages: [],
         },
-        transaction: {
-          signatures: [sig],
-          message: {
-            accountKeys: [account(from, true), account('BGocb4GEpbTFm8UFV2VsDSaBXHELPfAXrvd4vtt8QWrA', false), account('7UX2i7SucgLMQcfZ75s3VXmZZY4YRUyJN9X1RgfMoDUi', false), { ...account(TOKEN_PROGRAM, false), writable: false }],
-            instructions: [],
-            recentBlockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N',
-          },
-        },
+        transaction: { signatures: [sig], message: { accountKeys: keys, instructions: [], recentBlockhash: 'EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N' } },
         version: 0,
       });
       return sig;

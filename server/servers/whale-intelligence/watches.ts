@@ -20,6 +20,9 @@ import { SOLANA_ADDRESS, solanaMark, solanaMoves, solanaPricing, solanaSince } f
  */
 const WATCH_SCAN_BUDGET_MS = 10_000;
 
+/** Characters of activity rows one answer carries, below the gateway's cap of about 40,000 for the whole result. */
+const ACTIVITY_CHARS = 30_000;
+
 /** A chain filter: unlike the chain argument of other tools, absent means every chain. */
 const chainFilter = z.enum([...EVM_NETWORKS, 'solana']).optional();
 
@@ -199,7 +202,8 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           const atLimit = items[args.limit]!;
           cut = before(first, atLimit) ? atLimit : items.find((e) => before(first, e));
         }
-        const reported = cut ? items.filter((e) => before(e, cut)) : items;
+        const limitCut = cut;
+        let reported = limitCut ? items.filter((e) => before(e, limitCut)) : items;
 
         // Solana transactions are read in full only for what is reported.
         const solanaItems = reported.filter((e): e is Item & { kind: 'solana' } => e.kind === 'solana');
@@ -208,28 +212,8 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         const solanaRows = solanaItems.flatMap((e) => solanaMoves(txs.get(e.signature)!, e.watch.address).map((move) => ({ e, move })));
         const solPrices = await solanaPricing(deps, solanaRows.map((r) => r.move.mint), ctx.signal);
 
-        const marks: WatchMark[] = [];
-        const coverage = scanned.map((s) => {
-          let to = s.to;
-          if (cut && s.chain === cut.chain) to = Math.min(s.to, cut.block - 1);
-          else if (cut && s.chain > cut.chain) to = s.from - 1;
-          if (to >= s.from) marks.push({ id: s.watch.id, expected: s.watch.last_checked_block, to });
-          const reached = Math.max(to, s.from - 1);
-          return {
-            address: shown(s.chain, s.watch.address),
-            chain: s.chain,
-            unit: s.chain === 'solana' ? 'slot' : 'block',
-            from_block: s.from,
-            to_block: reached,
-            caught_up: reached >= s.head,
-            ...(s.skipped_older ? { skipped_older: true, note: 'more new transactions than one call reads; the oldest of them were skipped' } : {}),
-          };
-        });
-        if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });
-        await watches.advance(ctx.account.id, marks);
-
         const factsOf = (network: EvmNetwork, token: Address | null) => allFacts.find((x) => x.network === network && x.f.token === token)!.f;
-        const activity = reported.flatMap((e): ActivityRow[] => {
+        const rowsOf = (e: Item): ActivityRow[] => {
           if (e.kind === 'solana') {
             return solanaRows
               .filter((r) => r.e === e)
@@ -274,7 +258,41 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
               counterparty_label: labelView(labelOn(network, counterparty)),
             },
           ];
+        };
+
+        // The answer must fit the gateway's result cap whole: a cut answer would lose rows the
+        // marks already passed. Whole blocks (slots) are left for the next call until it fits; a
+        // Solana transaction can yield several rows (SOL and each token), so the limit alone is not enough.
+        const size = (list: Item[]) => list.reduce((n, e) => n + rowsOf(e).reduce((m, r) => m + JSON.stringify(r).length + 1, 0), 0);
+        while (size(reported) > ACTIVITY_CHARS) {
+          const last = reported[reported.length - 1]!;
+          const start = reported.find((e) => e.chain === last.chain && e.block === last.block)!;
+          if (start === reported[0]) break; // one block: it comes whole
+          cut = start;
+          reported = reported.filter((e) => before(e, start));
+        }
+
+        const marks: WatchMark[] = [];
+        const coverage = scanned.map((s) => {
+          let to = s.to;
+          if (cut && s.chain === cut.chain) to = Math.min(s.to, cut.block - 1);
+          else if (cut && s.chain > cut.chain) to = s.from - 1;
+          if (to >= s.from) marks.push({ id: s.watch.id, expected: s.watch.last_checked_block, to });
+          const reached = Math.max(to, s.from - 1);
+          return {
+            address: shown(s.chain, s.watch.address),
+            chain: s.chain,
+            unit: s.chain === 'solana' ? 'slot' : 'block',
+            from_block: s.from,
+            to_block: reached,
+            caught_up: reached >= s.head,
+            ...(s.skipped_older ? { skipped_older: true, note: 'more new transactions than one call reads; the oldest of them were skipped' } : {}),
+          };
         });
+        if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });
+        await watches.advance(ctx.account.id, marks);
+
+        const activity = reported.flatMap(rowsOf);
         const evmAsOf = pricesAsOf(allFacts.map((x) => x.f));
         const solAsOf = solPrices.quotes.map((q) => q.as_of).sort().at(-1) ?? null;
         return {
