@@ -2,7 +2,7 @@
 // authors 2025, and the 2017 influencer graph), what they called and how those calls did.
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
-import { extractCalls, HORIZONS, scoreCall, summarise, type ScoredCall } from '../../analytics/calls.ts';
+import { extractCalls, HORIZONS, isRetweet, scoreCall, summarise, type ScoredCall } from '../../analytics/calls.ts';
 import { stanceOf } from '../../analytics/sentiment.ts';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -124,7 +124,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             activity: posts.length
               ? {
                   posts: posts.length,
-                  retweets: kol.platform === 'twitter' ? posts.filter((p) => /^RT @\w+/.test(p.text)).length : null,
+                  retweets: kol.platform === 'twitter' ? posts.filter((p) => isRetweet(p.text)).length : null,
                   first: posts[0]!.created,
                   last: posts[posts.length - 1]!.created,
                   active_days: days.size,

@@ -208,7 +208,12 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
         const byCat = new Map<string, Protocol[]>();
-        for (const p of list.protocols) if (p.category) byCat.set(p.category, [...(byCat.get(p.category) ?? []), p]);
+        for (const p of list.protocols) {
+          if (!p.category) continue;
+          const ps = byCat.get(p.category);
+          if (ps) ps.push(p);
+          else byCat.set(p.category, [p]);
+        }
         const summarise = (cat: string, ps: Protocol[]) => {
           const withTvl = ps.filter((p) => p.tvl_usd !== null).sort((a, b) => b.tvl_usd! - a.tvl_usd!);
           const total = withTvl.reduce((s, p) => s + p.tvl_usd!, 0);

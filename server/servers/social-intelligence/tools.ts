@@ -30,7 +30,7 @@ function buckets(interval: 'day' | 'week', from: string, to: string): string[] {
 const METHOD_SENTIMENT = `VADER compound score (vader-sentiment) with a crypto lexicon (server/analytics/sentiment.ts); stance bullish if compound >= ${STANCE_THRESHOLD}, bearish if <= -${STANCE_THRESHOLD}, else neutral`;
 
 export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
-  const sourceOf = (platform: Platform) => (social.name === 'snapshot' ? 'snapshot' : `${social.name}`) + (social.name === 'snapshot' ? `:${platform}` : '');
+  const sourceOf = (platform: Platform) => (social.name === 'snapshot' ? `snapshot:${platform}` : social.name);
 
   async function scoped(args: { asset?: string | undefined; platform: Platform; from?: string | undefined; to?: string | undefined; days: number }, signal: AbortSignal) {
     if (!social.platforms().includes(args.platform)) {
@@ -63,7 +63,9 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
         const byWeek = new Map<string, SocialPost[]>();
         for (const p of posts) {
           const w = weekStart(p.created.slice(0, 10));
-          byWeek.set(w, [...(byWeek.get(w) ?? []), p]);
+          const week = byWeek.get(w);
+          if (week) week.push(p);
+          else byWeek.set(w, [p]);
         }
         const sorted = [...posts].sort((x, y) => y.compound - x.compound || (x.id < y.id ? -1 : 1));
         const scores = posts.map((p) => p.compound);
