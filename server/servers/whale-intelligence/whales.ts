@@ -5,12 +5,13 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork } from '../common/evm.ts';
-import { cursorSchema, limitSchema, page } from '../common/paging.ts';
+import { cursorSchema, limitSchema } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import {
   assetFacts,
   direction,
   exchangeName,
+  fittingPage,
   labeller,
   labelView,
   pricesAsOf,
@@ -106,7 +107,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
               direction: direction(from, to),
             };
           });
-        const { items, next_cursor } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor } = fittingPage(rows, args.limit, args.cursor);
         const count = (d: string) => rows.filter((r) => r.direction === d).length;
         return {
           data: {
@@ -205,7 +206,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           inflow += e.inflow;
           outflow += e.outflow;
         }
-        const { items, next_cursor } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor } = fittingPage(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
