@@ -5,7 +5,7 @@
 // test/observability checks that they exist here.
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type OpenMetricsContentType } from 'prom-client';
 import type pg from 'pg';
 import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
 
@@ -54,7 +54,8 @@ const MCP_SEMCONV_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 6
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface Metrics {
-  registry: Registry;
+  /** OpenMetrics exposition, the format that carries exemplars (Prometheus scrapes it as well). */
+  registry: Registry<OpenMetricsContentType>;
   mcpRequests: Counter<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
   mcpRequestDuration: Histogram<'server' | 'method' | 'tool' | 'outcome'>;
   /** `mcp.server.operation.duration` of the OpenTelemetry MCP semantic conventions. */
@@ -77,7 +78,8 @@ export interface Metrics {
 }
 
 export function createMetrics(): Metrics {
-  const registry = new Registry();
+  const registry = new Registry<OpenMetricsContentType>();
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
   collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_' });
   const registers = [registry];
 
@@ -146,6 +148,9 @@ export function createMetrics(): Metrics {
       help: 'Time from receiving an MCP request to the end of its answer, by server, method, tool and outcome.',
       labelNames: ['server', 'method', 'tool', 'outcome'],
       buckets: REQUEST_BUCKETS,
+      // Each bucket keeps the trace id of its latest sampled request (tracing on): a latency
+      // spike on a dashboard links to a trace that shows it.
+      enableExemplars: true,
       registers,
     }),
     mcpOperationDuration: new Histogram({

@@ -11,7 +11,7 @@ import type { KeyResolver } from '../keys/resolver.ts';
 import type { Meter, MeterDecision } from '../metering/meter.ts';
 import type { ServerName } from '../servers/names.ts';
 import { methodLabel, type Metrics } from '../metrics.ts';
-import { endMcpSpan, inSpan, startMcpSpan } from '../telemetry/tracing.ts';
+import { endMcpSpan, inSpan, startMcpSpan, traceExemplar } from '../telemetry/tracing.ts';
 import { capResult, RESULT_CHAR_LIMIT } from './envelope.ts';
 import { answerWithSdk } from './protocol.ts';
 import type { RegisteredServer, RegisteredTool, Registry } from './registry.ts';
@@ -253,7 +253,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     const m = deps.metrics;
     m.mcpRequests.inc({ server, method, tool, outcome, status: String(status) });
     const seconds = reply.elapsedTime / 1000;
-    m.mcpRequestDuration.observe({ server, method, tool, outcome }, seconds);
+    m.mcpRequestDuration.observe({ labels: { server, method, tool, outcome }, value: seconds, exemplarLabels: traceExemplar(g?.span) });
     // Only requests that reached the MCP layer (a method is known) are MCP operations.
     if (g?.method !== undefined) {
       m.mcpOperationDuration.observe({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);

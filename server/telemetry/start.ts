@@ -70,7 +70,8 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
           return path === '/healthz' || path === '/readyz' || path === '/metrics';
         },
       }),
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      // Query spans only (no pool-connect spans), never parameter values.
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),
       new FastifyOtelInstrumentation({ registerOnInitialization: true, ignorePaths: (opts) => opts.url === '/healthz' || opts.url === '/readyz' }),
     ],
   });

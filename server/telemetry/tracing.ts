@@ -2,7 +2,7 @@
 // SDK is started (./start.ts). Span names and attributes follow the OpenTelemetry MCP and GenAI
 // semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
 // arguments: attributes are exported to a third-party backend.
-import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { newTraceId } from './ids.ts';
 
 let enabled = false;
@@ -33,6 +33,15 @@ export function requestIdForNewRequest(): string {
     }
   }
   return newTraceId();
+}
+
+const NO_EXEMPLAR: Record<string, string> = {};
+
+/** Exemplar labels for a metric observed in this span: its trace id, if the trace is sampled (exported). */
+export function traceExemplar(span: Span | undefined): Record<string, string> {
+  if (!span) return NO_EXEMPLAR;
+  const ctx = span.spanContext();
+  return ctx.traceFlags & TraceFlags.SAMPLED ? { trace_id: ctx.traceId } : NO_EXEMPLAR;
 }
 
 /** pino mixin: every log line written inside a span carries its ids. */

@@ -16,7 +16,7 @@ import { panelQueries, rules, withWindow } from './queries.ts';
 const ROOT = new URL('../../dashboards/', import.meta.url).pathname;
 
 /** Sample names a registry exposes (histograms as _bucket, _sum and _count). */
-async function namesOf(registry: ReturnType<typeof createMetrics>['registry']): Promise<Set<string>> {
+async function namesOf(registry: Pick<ReturnType<typeof createMetrics>['registry'], 'getMetricsAsJSON'>): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await registry.getMetricsAsJSON()) {
     const type = String(m.type);

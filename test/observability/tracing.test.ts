@@ -147,6 +147,17 @@ describe('tracing', () => {
     expect(sql.some((s) => isDescendant(spans, s, metering))).toBe(true);
   });
 
+  it("the request latency histogram carries the trace id of a sampled request as its bucket's exemplar", async () => {
+    const ids = new Set<string>();
+    for (let i = 0; i < 3; i++) ids.add((await post(url(), toolCall('bench_echo'), { 'x-api-key': key })).headers.get('x-request-id')!);
+    const res = await fetch(`http://127.0.0.1:${svc.metricsPort}/metrics`);
+    expect(res.headers.get('content-type')).toContain('application/openmetrics-text');
+    const text = await res.text();
+    const exemplars = [...text.matchAll(/^cryptomcp_mcp_request_duration_seconds_bucket\{[^}]*tool="bench_echo"[^}]*\} \d+ # \{trace_id="([0-9a-f]{32})"\}/gm)].map((m) => m[1]);
+    expect(exemplars.length).toBeGreaterThan(0);
+    expect(exemplars.some((id) => ids.has(id!))).toBe(true);
+  });
+
   it('each request has its own trace', async () => {
     const a = await post(url(), toolCall('bench_echo'), { 'x-api-key': key });
     const b = await post(url(), toolCall('bench_echo'), { 'x-api-key': key });

@@ -1,0 +1,147 @@
+// npm run bench:observability — what metrics and tracing cost the gateway, side by side in one run.
+//   (a) the service as it is: metrics on, tracing off (the default)
+//   (b) tracing on, every request sampled, spans exported over OTLP/HTTP to a loopback sink
+//   (c) tracing on, 10% of traces sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio)
+//   (d) the service before the observability work (BENCH_BASELINE_REF, default bd7cc10: request
+//       counter and metering histograms only, no tracing), from `git archive` into a temp folder
+// Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
+// loopback), rounds interleaved (a b c d a b c d ...), median round reported. Target (issue 6):
+// a/d and b/a within 10% (ratio >= 0.9).
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { accountCreate } from '../server/accounts/accounts.ts';
+import { planUpsert } from '../server/accounts/plans.ts';
+import { startEmbedded } from '../server/db/embedded.ts';
+import { migrate } from '../server/db/migrate.ts';
+import { createDatabase } from '../server/db/pool.ts';
+import { keyCreate } from '../server/keys/store.ts';
+import { SERVER_NAMES } from '../server/servers/names.ts';
+import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
+
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const BASELINE_REF = process.env.BENCH_BASELINE_REF ?? 'bd7cc10';
+
+const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bench_echo', arguments: { message: 'ping' } } });
+
+interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  failed: number;
+}
+
+async function load(port: number, keys: string[], seconds: number): Promise<Sample> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: keys.map((key) => ({
+      method: 'POST' as const,
+      path: '/mcp/market-intelligence',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+      body: BODY,
+    })),
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.timeouts + result.non2xx };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-obs-'));
+  fs.chmodSync(root, 0o755);
+  const servers: ServerProcess[] = [];
+  // The OTLP sink: accepts every export and counts the bytes, as a collector would take them.
+  let exportedBytes = 0;
+  const sink = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (exportedBytes += chunk.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' };
+
+  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
+  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
+  const db = createDatabase({ url: databaseUrl, max: 4 });
+  try {
+    await migrate(db.pool);
+    await planUpsert(db, {
+      name: 'bench',
+      display_name: 'Bench',
+      credits: 1_000_000_000,
+      renewal: 'one-time',
+      requests_per_minute: 100_000_000,
+      burst: 10_000_000,
+      servers: [...SERVER_NAMES],
+      max_keys: 5,
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const wallet = `0x${'c'.repeat(8)}${Date.now().toString(16).padStart(16, '0')}${i.toString(16).padStart(16, '0')}`;
+      const account = await accountCreate(db, { wallet, chain: 'ethereum', plan: 'bench' });
+      keys.push((await keyCreate(db, account.id, { name: 'bench' })).plaintext);
+    }
+
+    // The baseline tree: the committed files of BASELINE_REF, running on today's node_modules.
+    const baseline = path.join(root, 'baseline');
+    fs.mkdirSync(baseline);
+    execSync(`git archive ${BASELINE_REF} | tar -x -C ${baseline}`, { stdio: ['ignore', 'ignore', 'inherit'] });
+    fs.symlinkSync(path.resolve('node_modules'), path.join(baseline, 'node_modules'));
+
+    const targets: { label: string; name: string; server: ServerProcess }[] = [];
+    const add = async (label: string, name: string, env: Record<string, string>, cwd?: string) => {
+      const previous = process.cwd();
+      if (cwd) process.chdir(cwd);
+      try {
+        const server = await spawnServer(databaseUrl, env);
+        servers.push(server);
+        targets.push({ label, name, server });
+      } finally {
+        process.chdir(previous);
+      }
+    };
+    await add('a', 'metrics on, tracing off', {});
+    await add('b', 'tracing on, all sampled', otlp);
+    await add('c', 'tracing on, 10% sampled', { ...otlp, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' });
+    await add('d', `before issue 6 (${BASELINE_REF})`, {}, baseline);
+
+    console.log(`bench:observability — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
+    for (const t of targets) await load(t.server.port, keys, 1); // warm-up: JIT, key cache, pool
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of targets) samples.get(t.label)!.push(await load(t.server.port, keys, SECONDS));
+    }
+    const m = new Map<string, Sample>();
+    console.log('\n  run                                   req/s   p50 ms   p99 ms   failed');
+    for (const t of targets) {
+      const s = samples.get(t.label)!;
+      const row = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((n, x) => n + x.failed, 0) };
+      m.set(t.label, row);
+      console.log(`  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.failed).padStart(6)}`);
+    }
+    const ratio = (x: string, y: string) => m.get(x)!.rps / m.get(y)!.rps;
+    const verdict = (r: number) => (r >= 0.9 ? 'within 10%' : 'MORE than 10%');
+    console.log('\nratios (throughput)');
+    console.log(`  a/d = ${ratio('a', 'd').toFixed(2)}   metrics now vs before issue 6 (${verdict(ratio('a', 'd'))})`);
+    console.log(`  b/a = ${ratio('b', 'a').toFixed(2)}   tracing every request vs tracing off (${verdict(ratio('b', 'a'))})`);
+    console.log(`  c/a = ${ratio('c', 'a').toFixed(2)}   tracing 10% vs tracing off (${verdict(ratio('c', 'a'))})`);
+    console.log(`  b/d = ${ratio('b', 'd').toFixed(2)}   everything on vs before issue 6 (${verdict(ratio('b', 'd'))})`);
+    console.log(`  OTLP bytes received by the sink: ${exportedBytes}`);
+  } finally {
+    await Promise.all(servers.map((s) => stopServer(s.child)));
+    await new Promise((resolve) => sink.close(resolve));
+    await db.close();
+    await pg?.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
