@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DefiLlamaSource, FallbackProjectSource } from '../../server/providers/defillama.ts';
 import { lazyProjectsData, SnapshotProjectSource } from '../../server/providers/projects/snapshot.ts';
 import { replayServer, type Replay } from '../helpers/replay-server.ts';
+import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
 // Fixtures written by hand in the documented shapes; the values are illustrative.
@@ -129,4 +130,15 @@ describe('project-intelligence with PROJECT_DATA=live', () => {
     expect(dev).toMatchObject({ level: 'green', data: { commits: { weeks_13: 26 }, contributors: { count: 2, top_share: 0.75 } } });
     expect(env.metadata.credits_used).toBe(10);
   });
+
+  it('a repository GitHub does not know is 404 naming it, and costs nothing; GitHub down leaves only that flag unanswered', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const res = await post(`${suite.svc.url}/mcp/project-intelligence`, toolCall('due_diligence_report', { project: 'Aave V3', github_repo: 'aave/no-such-repo' }), { 'x-api-key': suite.key });
+    expect(res.status).toBe(404);
+    expect((res.body as { error: { details: { github_repo: string } } }).error.details.github_repo).toBe('aave/no-such-repo');
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+    llama.routes.set('/repos/aave/down', () => ({ status: 503, body: {} }));
+    const env = await suite.call<{ flags: { topic: string; level: string; finding: string }[] }>('due_diligence_report', { project: 'Aave V3', github_repo: 'aave/down' });
+    expect(env.data.flags.find((f) => f.topic === 'developers')).toMatchObject({ level: 'neutral', finding: 'Not covered: GitHub did not answer (error).' });
+  }, 60_000);
 });

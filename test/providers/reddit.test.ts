@@ -7,6 +7,7 @@ import { SnapshotProvider, loadSnapshot } from '../../server/providers/market/sn
 import { RedditSource } from '../../server/providers/reddit.ts';
 import { mentionExtractor } from '../../server/providers/social/extractor.ts';
 import { replayServer, type Replay } from '../helpers/replay-server.ts';
+import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
 const NOW = Date.parse('2026-11-21T12:00:00Z');
@@ -104,4 +105,13 @@ describe('social-intelligence with SOCIAL_DATA=live', () => {
     expect(env.data.shares).toMatchObject({ bullish: 0.5, bearish: 0.5 });
     expect(env.metadata.source).toBe('live:reddit');
   });
+
+  it('Reddit failing is 502 UPSTREAM_ERROR naming live:reddit, and costs nothing', async () => {
+    reddit.routes.set('/search.json', () => ({ status: 500, body: {} }));
+    const before = await balanceOf(suite.db, suite.accountId);
+    const res = await post(`${suite.svc.url}/mcp/social-intelligence`, toolCall('get_social_sentiment', { asset: 'ETH' }), { 'x-api-key': suite.key });
+    expect(res.status).toBe(502);
+    expect((res.body as { error: { code: string; details: { provider: string } } }).error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'live:reddit' } });
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  }, 60_000);
 });

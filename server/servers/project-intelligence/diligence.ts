@@ -2,6 +2,9 @@
 // come from. Thresholds are rules of thumb stated in each flag, not predictions.
 import { concentration, growth, tvlDrawdown } from '../../analytics/tvl.ts';
 import { distanceFromAllTimeHigh } from '../../analytics/risk.ts';
+import { ApiError } from '../../errors.ts';
+import type { DeveloperActivity, GitHubClient } from '../../providers/github.ts';
+import { ProviderError } from '../../providers/market/types.ts';
 import type { Protocol, ProtocolList } from '../../providers/projects/types.ts';
 import type { ServerDeps } from '../deps.ts';
 import { baseName, projectToken } from './common.ts';
@@ -131,19 +134,23 @@ export async function dueDiligence(deps: ServerDeps, p: Protocol, list: Protocol
       data: { github_repo: githubRepo ?? null },
     });
   } else {
-    const a = await deps.github.activity(githubRepo, signal);
-    const c13 = a.commits?.weeks_13 ?? null;
-    const level: Level = a.archived ? 'red' : c13 === null ? 'neutral' : c13 === 0 ? 'red' : c13 >= 20 ? 'green' : 'amber';
-    flags.push({
-      level,
-      topic: 'developers',
-      finding: a.archived
-        ? `${a.repo} is archived.`
-        : c13 === null
-          ? `GitHub is still computing ${a.repo}'s commit statistics; last push ${a.last_push ?? 'unknown'}.`
-          : `${c13} commits to ${a.repo} in the last 13 weeks (red at none, green at 20 or more); ${a.contributors.count}${a.contributors.capped_at_100 ? '+' : ''} contributors.`,
-      data: { ...a, commits: a.commits && { weeks_4: a.commits.weeks_4, weeks_13: a.commits.weeks_13, weeks_52: a.commits.weeks_52 } },
-    });
+    const a = await githubActivity(deps.github, githubRepo, signal);
+    if ('unavailable' in a) {
+      flags.push({ level: 'neutral', topic: 'developers', finding: `Not covered: GitHub did not answer (${a.unavailable}).`, data: { github_repo: githubRepo, source: 'live:github' } });
+    } else {
+      const c13 = a.commits?.weeks_13 ?? null;
+      const level: Level = a.archived ? 'red' : c13 === null ? 'neutral' : c13 === 0 ? 'red' : c13 >= 20 ? 'green' : 'amber';
+      flags.push({
+        level,
+        topic: 'developers',
+        finding: a.archived
+          ? `${a.repo} is archived.`
+          : c13 === null
+            ? `GitHub is still computing ${a.repo}'s commit statistics; last push ${a.last_push ?? 'unknown'}.`
+            : `${c13} commits to ${a.repo} in the last 13 weeks (red at none, green at 20 or more); ${a.contributors.count}${a.contributors.capped_at_100 ? '+' : ''} contributors.`,
+        data: { ...a, commits: a.commits && { weeks_4: a.commits.weeks_4, weeks_13: a.commits.weeks_13, weeks_52: a.commits.weeks_52 } },
+      });
+    }
   }
 
   const count = (l: Level) => flags.filter((f) => f.level === l).length;
@@ -153,4 +160,18 @@ export async function dueDiligence(deps: ServerDeps, p: Protocol, list: Protocol
     flags,
     note: 'Flags are rules of thumb on the data shown with each; "not covered" means the data cannot answer, not that the project is fine.',
   };
+}
+
+/**
+ * A repository GitHub does not know is the caller's mistake (404, not charged); GitHub being down
+ * or slow leaves only the developer flag unanswered, not the whole report.
+ */
+async function githubActivity(github: GitHubClient, repo: string, signal: AbortSignal): Promise<DeveloperActivity | { unavailable: string }> {
+  try {
+    return await github.activity(repo, signal);
+  } catch (err) {
+    if (!(err instanceof ProviderError)) throw err;
+    if (err.kind === 'not_found') throw new ApiError('NOT_FOUND', `GitHub has no repository "${repo}".`, { github_repo: repo, provider: 'live:github' });
+    return { unavailable: err.kind };
+  }
 }
