@@ -39,6 +39,8 @@ export class LeaderElector {
   private lastRenew = 0;
   private observed: { record: string; at: number } | undefined;
   private stopped = false;
+  /** The campaign round under way, so stop() can let it finish before releasing. */
+  private inflight: Promise<void> = Promise.resolve();
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly now: () => number;
@@ -59,13 +61,13 @@ export class LeaderElector {
   }
 
   start(): void {
-    void this.tick();
+    this.inflight = this.tick();
   }
 
   private schedule(): void {
     if (this.stopped) return;
     // A little jitter keeps standbys from hitting the API server in lockstep.
-    this.timer = setTimeout(() => void this.tick(), Math.round(this.retryPeriodMs * (1 + 0.2 * Math.random())));
+    this.timer = setTimeout(() => (this.inflight = this.tick()), Math.round(this.retryPeriodMs * (1 + 0.2 * Math.random())));
     this.timer.unref();
   }
 
@@ -143,16 +145,22 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    // A renewal in flight would race the release (and win with a 409 for us): let it land.
+    await this.inflight;
     if (!this.leading) return;
     this.leading = false;
     this.opts.onStoppedLeading();
-    try {
-      const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
-      if (current?.spec?.holderIdentity === this.opts.identity) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
+        if (current?.spec?.holderIdentity !== this.opts.identity) return;
         await this.client.replace<Lease>({ ...current, spec: { ...current.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } });
+        return;
+      } catch (err) {
+        if (statusOf(err) === 409) continue;
+        this.opts.log?.(`lease release failed: ${(err as Error).message}`);
+        return;
       }
-    } catch (err) {
-      this.opts.log?.(`lease release failed: ${(err as Error).message}`);
     }
   }
 }

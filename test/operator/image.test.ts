@@ -97,7 +97,7 @@ describe('operator entry point as a process', () => {
         HOST: '127.0.0.1',
         POD_NAME: 'operator-0',
         POD_NAMESPACE: 'cryptomcp',
-        LEASE_DURATION_SECONDS: '5',
+        LEASE_DURATION_SECONDS: '15',
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
