@@ -125,8 +125,9 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           const p = findProject(list.protocols, args.project);
           history = await projects.protocolTvl(p, ctx.signal);
           if (!history) {
-            const withHistory = [...deps.projectsData().protocolTvl.keys()].sort();
-            throw new ApiError('NOT_FOUND', `The data has no TVL history for ${p.name} (only its current TVL).`, { project: p.name, projects_with_history: withHistory });
+            // Offline, only some protocols have a history: name them so the caller can pick one.
+            const withHistory = projects.name === 'snapshot' ? { projects_with_history: [...deps.projectsData().protocolTvl.keys()].sort() } : {};
+            throw new ApiError('NOT_FOUND', `The data has no TVL history for ${p.name} (only its current TVL).`, { project: p.name, ...withHistory });
           }
         } else if (args.chain !== undefined) {
           const { chains } = await projects.chains(ctx.signal);
