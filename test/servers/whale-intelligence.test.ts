@@ -233,6 +233,7 @@ describe('profile_wallet', () => {
     expect(env.data.flow_score_basis).toBe('mean_per_asset');
     expect(env.data.flow_score).toBeCloseTo(expectedScore(b.address), 5);
     expect(env.data.evidence[0]).toContain('flow score');
+    expect(env.data.evidence).toContain('labelled "Devnet wallet B" (wallet) by devnet manifest');
   });
 
   it('the deployer, which only sent out what it minted, is a distributor (mints are left out)', async () => {

@@ -128,6 +128,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
           cls = flowScore >= FLOW_SCORE_BAR ? 'accumulator' : flowScore <= -FLOW_SCORE_BAR ? 'distributor' : 'balanced';
           evidence.push(`flow score ${flowScore.toFixed(3)} (${scoreBasis === 'usd' ? 'in USD' : `mean over ${traded.length} asset(s)`})`);
         }
+        if (own && !(cls === 'exchange-like' && own.kind === 'exchange')) evidence.push(`labelled "${own.label}" (${own.kind}) by ${own.source}`);
         for (const a of assets) {
           if (a.transfers_in + a.transfers_out > 0) evidence.push(`${a.asset ?? a.token}: received ${a.received ?? '?'} in ${a.transfers_in} transfer(s), sent ${a.sent ?? '?'} in ${a.transfers_out}`);
           if (a.minted !== '0' && a.minted !== null) evidence.push(`${a.asset ?? a.token}: minted ${a.minted} to it (left out of the score)`);
