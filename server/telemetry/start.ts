@@ -1,10 +1,8 @@
 // OpenTelemetry tracing for the service process (DESIGN.md §8). Must run before the app's modules
-// are loaded, so the instrumentations see http, pg and Fastify (server/cli.ts imports
-// ./register.ts first). Configured only by the standard OTEL_* variables, which the SDK reads
+// are loaded, so the instrumentations see http and pg (server/cli.ts imports ./register.ts first). Configured only by the standard OTEL_* variables, which the SDK reads
 // itself (endpoint, headers, protocol, sampler, resource attributes, batch settings); tracing is
 // off unless an exporter is asked for, so a local `npm start` loads none of the SDK.
 import { createRequire } from 'node:module';
-import type * as FastifyOtel from '@fastify/otel';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as HttpInstrumentationModule from '@opentelemetry/instrumentation-http';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
@@ -50,7 +48,6 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof NodeSdk;
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof HttpInstrumentationModule;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
-  const { FastifyOtelInstrumentation } = require('@fastify/otel') as typeof FastifyOtel;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
@@ -72,7 +69,9 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
       }),
       // Query spans only (no pool-connect spans), never parameter values.
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),
-      new FastifyOtelInstrumentation({ registerOnInitialization: true, ignorePaths: (opts) => opts.url === '/healthz' || opts.url === '/readyz' }),
+      // Not @fastify/otel: its span per hook halved the gateway's throughput in bench:observability
+      // (alone, with nothing sampled). Fastify's part, the route, is named on the HTTP span by an
+      // onRequest hook in app.ts (nameHttpSpan), and our own spans cover the work inside.
     ],
   });
   sdk.start();

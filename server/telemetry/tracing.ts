@@ -44,6 +44,19 @@ export function traceExemplar(span: Span | undefined): Record<string, string> {
   return ctx.traceFlags & TraceFlags.SAMPLED ? { trace_id: ctx.traceId } : NO_EXEMPLAR;
 }
 
+/**
+ * Names the HTTP server span after the route Fastify matched (`POST /mcp/:server`) and sets
+ * http.route, as the HTTP semantic conventions ask; the HTTP instrumentation alone knows only the
+ * method. Called from an onRequest hook, where that span is the active one.
+ */
+export function nameHttpSpan(method: string, route: string | undefined): void {
+  if (!enabled || !route) return;
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
 /** pino mixin: every log line written inside a span carries its ids. */
 export function logTraceIds(): Record<string, string> {
   if (!enabled) return {};

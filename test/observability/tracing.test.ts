@@ -116,6 +116,9 @@ describe('tracing', () => {
     expect(roots).toHaveLength(1);
     expect(roots[0]!.kind).toBe(SpanKind.SERVER);
     expect(roots[0]!.attributes['http.request.method']).toBe('POST');
+    // Fastify's route on the HTTP span.
+    expect(roots[0]!.name).toBe('POST /mcp/:server');
+    expect(roots[0]!.attributes['http.route']).toBe('/mcp/:server');
 
     const mcp = spans.find((s) => s.name === 'tools/call bench_echo')!;
     expect(mcp, spans.map((s) => s.name).join(', ')).toBeDefined();
