@@ -39,6 +39,9 @@ export function createEvmClients(opts: EvmOptions): EvmClients {
         // from the node when asked. The chain object supplies formatters and the native currency.
         c = createPublicClient({
           chain: CHAINS[network],
+          // viem would otherwise reuse eth_blockNumber answers for 4 s (its polling interval):
+          // a tool asked for "up to the latest block" must see the block mined a second ago.
+          cacheTime: 0,
           // observedFetch: every JSON-RPC request is counted and traced under provider evm:<network>.
           transport: http(opts.rpcUrls[network], {
             batch: { wait: 0 },

@@ -1,17 +1,14 @@
 // get_token_transfers and get_transaction: ERC-20 activity decoded from logs and calldata.
-import { decodeEventLog, decodeFunctionData, erc20Abi, formatEther, getAddress, parseAbiItem, type Address, type Hash, type Hex, type Log } from 'viem';
+import { decodeEventLog, decodeFunctionData, erc20Abi, formatEther, getAddress, type Address, type Hash, type Hex, type Log } from 'viem';
 import { z } from 'zod';
-import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, gwei, requireFamily, rpc, txIdSchema } from '../common/evm.ts';
+import { MAX_BLOCK_RANGE, resolveBlockRange, transferLogs } from '../common/onchain.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { solanaTransaction } from './solana.ts';
 import { NATIVE } from '../common/native.ts';
 
-/** The widest block range one call scans: bounds the node's work and the answer's size. */
-export const MAX_BLOCK_RANGE = 10_000;
-const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 export function transferTools(deps: ServerDeps): ToolDefinition[] {
   const { evm, labels, market, chainCache } = deps;
@@ -36,47 +33,22 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_token_transfers');
         const client = evm.client(network);
-        const latest = Number(await rpc(network, () => client.getBlockNumber()));
-        const requestedTo = args.to_block ?? latest;
-        const from = args.from_block ?? Math.max(0, requestedTo - MAX_BLOCK_RANGE + 1);
-        if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
-        // The bound applies to the range asked for; blocks past the chain's head are then dropped.
-        const to = Math.min(requestedTo, latest);
-        if (requestedTo - from + 1 > MAX_BLOCK_RANGE) {
-          throw new ApiError('INVALID_PARAMS', `A block range covers at most ${MAX_BLOCK_RANGE} blocks.`, {
-            issues: [{ path: 'from_block', message: `at most ${MAX_BLOCK_RANGE} blocks from from_block to to_block` }],
-          });
-        }
+        const { from, to } = await rpc(network, () => resolveBlockRange(client, args));
         const token = args.token as Address | undefined;
         const who = args.address as Address | undefined;
-        const range = { fromBlock: BigInt(from), toBlock: BigInt(to) };
-        const logs = await rpc(network, async () => {
-          if (!who) return client.getLogs({ address: token, event: TRANSFER, ...range });
-          const [sent, received] = await Promise.all([
-            client.getLogs({ address: token, event: TRANSFER, args: { from: who }, ...range }),
-            client.getLogs({ address: token, event: TRANSFER, args: { to: who }, ...range }),
-          ]);
-          const seen = new Set<string>();
-          return [...sent, ...received].filter((l) => {
-            const id = `${l.transactionHash}:${l.logIndex}`;
-            if (seen.has(id)) return false;
-            seen.add(id);
-            return true;
-          });
-        });
-        const rows = logs
-          .sort((a, b) => Number((a.blockNumber ?? 0n) - (b.blockNumber ?? 0n)) || (a.logIndex ?? 0) - (b.logIndex ?? 0))
-          .map((l) => ({
-            block: Number(l.blockNumber),
-            tx_hash: l.transactionHash,
-            log_index: l.logIndex,
-            token: getAddress(l.address),
-            from: l.args.from ? getAddress(l.args.from) : null,
-            from_label: labelOf(l.args.from),
-            to: l.args.to ? getAddress(l.args.to) : null,
-            to_label: labelOf(l.args.to),
-            value: l.args.value?.toString() ?? null,
-          }));
+        const logs = await rpc(network, () => transferLogs(client, { token, address: who, from, to }));
+        // transferLogs answers oldest first without duplicates.
+        const rows = logs.map((l) => ({
+          block: l.block,
+          tx_hash: l.tx_hash,
+          log_index: l.log_index,
+          token: l.token,
+          from: l.from,
+          from_label: labelOf(l.from),
+          to: l.to,
+          to_label: labelOf(l.to),
+          value: l.value.toString(),
+        }));
         const { items, next_cursor } = page(rows, args.limit, args.cursor);
         return {
           data: { chain: network, from_block: from, to_block: to, total: rows.length, transfers: items, note: 'value is in the token\'s smallest unit' },
