@@ -237,6 +237,9 @@ describe('dashboard in Chromium', () => {
     await expect.poll(() => page.getByTestId('new-key').textContent()).not.toBe(oldKey);
     const newKey = (await page.getByTestId('new-key').textContent())!;
     expect(await mcpStatus(oldKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
+    const oldRow = page.locator('tbody tr', { hasText: 'Replaced by a rotation' });
+    expect(await oldRow.textContent()).toContain(oldKey.slice(0, 11));
+    expect(await oldRow.textContent()).toContain('revoked');
     expect((await mcpStatus(newKey)).status).toBe(200);
     await shot('6-keys-rotated');
   });

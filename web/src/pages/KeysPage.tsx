@@ -176,6 +176,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
                     <td>
                       {k.name}
                       {k.description && <div className="muted small">{k.description}</div>}
+                      {keys.some((other) => other.rotated_from === k.id) && <div className="muted small">Replaced by a rotation</div>}
                     </td>
                     <td><code>{k.prefix}…</code></td>
                     <td>{k.servers ? k.servers.join(', ') : 'all'}</td>
