@@ -4,6 +4,7 @@
 // own code, so a key made here works on /mcp at once.
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
+import rateLimit from '@fastify/rate-limit';
 import { parseSignInMessageText } from '@solana/wallet-standard-util';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseSiweMessage } from 'viem/siwe';
@@ -62,6 +63,30 @@ const SignInBody = z.object({
   signature: z.string().min(1).max(20_000),
 });
 
+/**
+ * Nonces are issued before anyone has proved anything, so their issuance is limited per client
+ * address too: per minute, twice the sign-in budget (at least 30). In memory, per pod: it only
+ * guards the table against floods; the sign-in budget that matters is the PostgreSQL-wide one.
+ */
+function nonceRateLimit(signInLimit: number) {
+  const max = Math.max(30, signInLimit * 2);
+  return {
+    rateLimit: {
+      max,
+      timeWindow: 60_000,
+      errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) => {
+        const retry = Math.max(1, Math.ceil(context.ttl / 1000));
+        return new ApiError(
+          'RATE_LIMITED',
+          'Too many sign-in nonces requested from this address; retry later.',
+          { limit: max, window_seconds: 60, retry_after_seconds: retry },
+          { 'retry-after': String(retry) },
+        );
+      },
+    },
+  };
+}
+
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -78,6 +103,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   const { db, settings } = deps;
   const evmClient = signInClients(deps.evm.rpcUrls, deps.evm.timeoutMs);
   await app.register(cookie);
+  await app.register(rateLimit, { global: false });
+  const nonceLimit = nonceRateLimit(settings.signInLimit);
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
@@ -113,7 +140,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
   }));
 
-  app.get('/auth/nonce', async (request, reply) => {
+  app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
     const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
     // The nonce is also bound to this browser: the sign-in must come with this cookie.
     reply.setCookie(NONCE_COOKIE, nonce, cookieOptions(request, '/api/auth', settings.nonceTtlSeconds));
@@ -122,7 +149,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   });
 
   /** Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod). */
-  async function rateLimit(request: FastifyRequest): Promise<void> {
+  async function signInBudget(request: FastifyRequest): Promise<void> {
     const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
     if (recent.count < settings.signInLimit) return;
     await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
@@ -183,7 +210,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   }
 
   app.post('/auth/sign-in', async (request, reply) => {
-    await rateLimit(request);
+    await signInBudget(request);
     const body = parseBody(SignInBody, request.body);
     const wallet = await verifySignedMessage(request, body, { purpose: 'sign_in', cookieNonce: request.cookies[NONCE_COOKIE] });
     const { account, created } = await accountForWallet(db, wallet.chain, wallet.address);
@@ -229,14 +256,14 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return { signed_out: true };
     });
 
-    authed.get('/wallets/nonce', async (request, reply) => {
+    authed.get('/wallets/nonce', { config: nonceLimit }, async (request, reply) => {
       const { nonce, expires_at } = await nonceCreate(db, { purpose: 'link', sessionId: sessionOf(request).id, ttlSeconds: settings.nonceTtlSeconds });
       reply.header('cache-control', 'no-store');
       return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
     });
 
     authed.post('/wallets', async (request, reply) => {
-      await rateLimit(request);
+      await signInBudget(request);
       const body = parseBody(SignInBody, request.body);
       const session = sessionOf(request);
       const wallet = await verifySignedMessage(request, body, { purpose: 'link', sessionId: session.id });

@@ -354,3 +354,27 @@ describe('behind a proxy with a configured public origin', () => {
   });
 });
 
+describe('nonce issuance', () => {
+  it('is limited per client address (a flood of nonce requests gets 429 RATE_LIMITED, nothing more is stored)', async () => {
+    // A sign-in budget of 10 allows max(30, 2 × 10) = 30 nonces a minute.
+    const flood = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '10' });
+    try {
+      const client = new CookieClient(flood.url);
+      const ip = { 'x-forwarded-for': '192.0.2.44' };
+      const before = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM dashboard_nonces')).rows[0]!.n;
+      const statuses: number[] = [];
+      for (let i = 0; i < 31; i++) statuses.push((await client.get('/api/auth/nonce', ip)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(30);
+      const refused = await client.get('/api/auth/nonce', ip);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      const after = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM dashboard_nonces')).rows[0]!.n;
+      expect(after - before).toBe(30);
+      // Another client is not affected.
+      expect((await client.get('/api/auth/nonce', { 'x-forwarded-for': '192.0.2.45' })).status).toBe(200);
+    } finally {
+      await flood.close();
+    }
+  });
+});
