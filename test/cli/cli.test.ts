@@ -46,7 +46,8 @@ function cli(args: string[], databaseUrl = db.url): Promise<CliResult> {
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    // Generous: on a loaded 2-core machine a cold Node start with the whole import graph can take seconds.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
