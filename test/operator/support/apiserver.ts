@@ -20,7 +20,8 @@
 //   status           /status subresource for the kinds that have one; the main endpoint ignores
 //                    status changes, the subresource ignores everything else
 //   delete           finalizers: deletionTimestamp set, object kept until the last finalizer goes;
-//                    then ownerReference garbage collection (background, by uid, recursively)
+//                    then ownerReference garbage collection (background, by uid, recursively);
+//                    an object created with owner references to no existing object is collected
 //   CRDs             MCPServer and PlanPolicy from crds/: scope, short names, printer columns
 //                    (Table responses for kubectl get), schema validation with defaults and CEL
 //                    (422 Invalid), as test/operator/support/crd-schema.ts models it
@@ -448,6 +449,7 @@ export class StandInApiServer {
     this.writes.push(what);
     this.emit(r, { rv: this.rv, type, object: structuredClone(obj) });
     if (r.kind === 'Deployment') this.simulateRollout(r, obj);
+    if (type === 'ADDED' && obj.metadata.ownerReferences?.length) this.collectIfOrphaned(r, obj);
     if (r.kind === 'HorizontalPodAutoscaler' || r.kind === 'Deployment') this.simulateAutoscaler(obj.metadata.namespace, r.kind === 'Deployment' ? obj.metadata.name : ((obj.spec as { scaleTargetRef?: { name?: string } }).scaleTargetRef?.name ?? ''));
     return structuredClone(obj);
   }
@@ -595,6 +597,20 @@ export class StandInApiServer {
         if (o.metadata.ownerReferences?.some((ref) => ref.uid === uid)) this.deleteObject(r, o.metadata.namespace, o.metadata.name);
       }
     }
+  }
+
+  /**
+   * The garbage collector's other half: an object created with owner references none of which
+   * names an existing object (a controller acting on a stale cache) is deleted in the background.
+   */
+  private collectIfOrphaned(r: Resource, obj: Obj): void {
+    setTimeout(() => {
+      const cur = this.store.get(this.key(r, obj.metadata.namespace, obj.metadata.name));
+      if (!cur || cur.metadata.uid !== obj.metadata.uid) return;
+      const uids = new Set([...this.store.values()].map((o) => o.metadata.uid));
+      if ((cur.metadata.ownerReferences ?? []).some((ref) => uids.has(ref.uid))) return;
+      this.deleteObject(r, cur.metadata.namespace, cur.metadata.name);
+    }, this.opts.rolloutDelayMs ?? 20).unref();
   }
 
   private simulateRollout(r: Resource, obj: Obj): void {
