@@ -141,6 +141,16 @@ describe('cryptomcp chart', () => {
     );
   });
 
+  it("the web pods get the dashboard's public origin (from the ingress, or set) and trust one proxy hop", async () => {
+    const webEnv = async (...args: string[]) =>
+      ((await render(PLATFORM, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
+    const viaIngress = await webEnv('--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com', '--set', 'web.ingress.tlsSecretName=tls');
+    expect(viaIngress).toEqual(expect.arrayContaining([{ name: 'DASHBOARD_ORIGIN', value: 'https://mcp.example.com' }, { name: 'TRUST_PROXY_HOPS', value: '1' }]));
+    const set = await webEnv('--set', 'web.dashboardOrigin=https://app.example.com', '--set', 'web.trustProxyHops=2');
+    expect(set).toEqual(expect.arrayContaining([{ name: 'DASHBOARD_ORIGIN', value: 'https://app.example.com' }, { name: 'TRUST_PROXY_HOPS', value: '2' }]));
+    expect(await webEnv()).not.toContainEqual(expect.objectContaining({ name: 'DASHBOARD_ORIGIN' }));
+  });
+
   it('commonLabels and commonAnnotations reach every rendered object, and the MCPServers pass them to their children', async () => {
     const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
     for (const o of objects) {
