@@ -7,7 +7,7 @@ import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
 import type { Registry } from './mcp/registry.ts';
-import { logTraceIds, nameHttpSpan, requestIdForNewRequest } from './telemetry/tracing.ts';
+import { enterHttpSpan, logTraceIds, requestIdForNewRequest } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
   /** Plans for the public catalog (cached by the caller; PlanPolicy resources can change them). */
@@ -40,9 +40,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: deps.trustProxyHops ? (_address: string, hop: number) => hop < deps.trustProxyHops! : false,
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    nameHttpSpan(request.method, request.routeOptions.url);
+    enterHttpSpan(request.raw, reply.raw, request.routeOptions.url, done);
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {

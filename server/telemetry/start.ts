@@ -4,7 +4,6 @@
 // off unless an exporter is asked for, so a local `npm start` loads none of the SDK.
 import { createRequire } from 'node:module';
 import type * as OtelCore from '@opentelemetry/core';
-import type * as HttpInstrumentationModule from '@opentelemetry/instrumentation-http';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
 import type * as NodeSdk from '@opentelemetry/sdk-node';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace';
@@ -46,7 +45,6 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   // app's ESM copy of @opentelemetry/api sees the provider this CommonJS copy registers.
   const require = createRequire(import.meta.url);
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof NodeSdk;
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof HttpInstrumentationModule;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
   const sdk = new NodeSDK({
@@ -60,25 +58,18 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
     // id). Outgoing calls still carry our context.
     textMapPropagator: new InjectOnlyPropagator(new W3CTraceContextPropagator()),
     instrumentations: [
-      new HttpInstrumentation({
-        // Health probes would be most of the spans and tell nothing.
-        ignoreIncomingRequestHook: (req) => {
-          const path = req.url?.split('?')[0] ?? '';
-          return path === '/healthz' || path === '/readyz' || path === '/metrics';
-        },
-      }),
       // Query spans only (no pool-connect spans), never parameter values.
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),
-      // Not @fastify/otel: its span per hook halved the gateway's throughput in bench:observability
-      // (alone, with nothing sampled). Fastify's part, the route, is named on the HTTP span by an
-      // onRequest hook in app.ts (nameHttpSpan), and our own spans cover the work inside.
+      // Neither @fastify/otel (a span per hook halved the gateway's throughput in
+      // bench:observability with nothing sampled) nor @opentelemetry/instrumentation-http (a third
+      // of it, even at 10% sampling): the HTTP server span is our own (tracing.ts,
+      // requestIdForNewRequest and enterHttpSpan), and our spans cover the work inside.
     ],
   });
   sdk.start();
-  // pg and http are CommonJS reached from ES modules, which the require hook does not see:
-  // requiring them here, after start(), lets the instrumentations patch the one shared copy
-  // (they patch prototypes, which the later ESM imports share).
-  require('node:http');
+  // pg is CommonJS reached from ES modules, which the require hook does not see:
+  // requiring it here, after start(), lets the instrumentation patch the one shared copy
+  // (it patches prototypes, which the later ESM imports share).
   require('pg');
   markTracingEnabled();
   started = { shutdown: () => sdk.shutdown() };
