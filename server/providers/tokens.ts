@@ -71,7 +71,7 @@ function readCsv(file: string): Record<string, string>[] {
 const keyOf = (network: string, address: string) => `${network}:${network === 'solana' ? address : address.toLowerCase()}`;
 
 export function createTokenRegistry(opts: TokenRegistryOptions = {}): TokenRegistry {
-  let built: { byKey: Map<string, TokenEntry>; all: TokenEntry[] } | undefined;
+  let built: { byKey: Map<string, TokenEntry>; all: TokenEntry[]; listed: Map<string, TokenEntry[]> } | undefined;
   const build = () => {
     if (built) return built;
     const byKey = new Map<string, TokenEntry>();
@@ -137,12 +137,20 @@ export function createTokenRegistry(opts: TokenRegistryOptions = {}): TokenRegis
       const ids = pricedBySymbol.get(e.symbol.toLowerCase());
       if (ids?.length === 1) e.asset_id = ids[0]!;
     }
-    built = { byKey, all: [...byKey.values()] };
+    // Listed tokens per network, kept: get_portfolio asks for them on every call.
+    const listed = new Map<string, TokenEntry[]>();
+    for (const e of byKey.values()) {
+      if (!e.listed) continue;
+      const list = listed.get(e.network);
+      if (list) list.push(e);
+      else listed.set(e.network, [e]);
+    }
+    built = { byKey, all: [...byKey.values()], listed };
     return built;
   };
   return {
     get: (network, address) => build().byKey.get(keyOf(network, address)),
-    listed: (network) => build().all.filter((t) => t.network === network && t.listed),
+    listed: (network) => build().listed.get(network) ?? [],
     search(query, network) {
       const q = query.trim().toLowerCase().replace(/^\$/, '');
       if (!q) return [];

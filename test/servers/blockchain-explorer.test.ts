@@ -1,10 +1,8 @@
 // blockchain-explorer against a real seeded devnet (anvil), checked with independent JSON-RPC reads.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { freePort } from '../../server/db/embedded.ts';
+import { rawRpc as rawRpcTo, writeManifest } from '../helpers/chain.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
@@ -13,19 +11,11 @@ let suite: ToolSuite;
 let manifestFile: string;
 
 /** A JSON-RPC call straight to the node, independent of the code under test. */
-async function rawRpc<T>(method: string, params: unknown[]): Promise<T> {
-  const res = await fetch(devnet.manifest.rpc_url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  return ((await res.json()) as { result: T }).result;
-}
+const rawRpc = <T>(method: string, params: unknown[]) => rawRpcTo<T>(devnet.manifest.rpc_url, method, params);
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-devnet-')), 'manifest.json');
-  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  manifestFile = writeManifest(devnet.manifest);
   // Polygon points at a closed port: the "RPC down" case.
   suite = await toolSuite('blockchain-explorer', 1000, {
     MCP_SERVERS: 'blockchain-explorer',

@@ -23,17 +23,22 @@ export interface BlockRange {
 }
 
 /**
- * from_block/to_block as asked, defaulted to the last MAX_BLOCK_RANGE blocks, checked against the
- * bound (which applies to the range asked for; blocks past the head are then dropped).
+ * from_block/to_block as asked, defaulted to the last `defaultBlocks` blocks, checked against the
+ * bound `max` (which applies to the range asked for; blocks past the head are then dropped).
+ * The head is read fresh (the clients do not cache eth_blockNumber).
  */
-export async function resolveBlockRange(client: PublicClient, args: { from_block?: number; to_block?: number }): Promise<BlockRange> {
+export async function resolveBlockRange(
+  client: PublicClient,
+  args: { from_block?: number; to_block?: number },
+  { max = MAX_BLOCK_RANGE, defaultBlocks = max }: { max?: number; defaultBlocks?: number } = {},
+): Promise<BlockRange> {
   const latest = Number(await client.getBlockNumber());
   const requestedTo = args.to_block ?? latest;
-  const from = args.from_block ?? Math.max(0, requestedTo - MAX_BLOCK_RANGE + 1);
+  const from = args.from_block ?? Math.max(0, requestedTo - defaultBlocks + 1);
   if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
-  if (requestedTo - from + 1 > MAX_BLOCK_RANGE) {
-    throw new ApiError('INVALID_PARAMS', `A block range covers at most ${MAX_BLOCK_RANGE} blocks.`, {
-      issues: [{ path: 'from_block', message: `at most ${MAX_BLOCK_RANGE} blocks from from_block to to_block` }],
+  if (requestedTo - from + 1 > max) {
+    throw new ApiError('INVALID_PARAMS', `A block range covers at most ${max} blocks.`, {
+      issues: [{ path: 'from_block', message: `at most ${max} blocks from from_block to to_block` }],
     });
   }
   return { from, to: Math.min(requestedTo, latest), latest };

@@ -23,7 +23,7 @@ const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, tic
 const horizonSchema = z.union([z.literal(1), z.literal(7), z.literal(30)]).default(7).describe('Days after the call (1, 7 or 30).');
 const rangeFields = { from: isoDay.optional(), to: isoDay.optional() };
 
-/** Reddit's placeholders for removed accounts and its bot: not voices. */
+/** Reddit's stand-in names for removed accounts, and its moderation bot: not voices. */
 const NOT_AUTHORS = new Set(['[deleted]', 'automoderator', '']);
 
 interface Kol {

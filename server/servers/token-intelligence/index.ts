@@ -69,10 +69,10 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
 
   const ownerView = (owner: Address | null) =>
     owner === null
-      ? { address: null, status: 'none', note: 'owner() is not implemented' }
+      ? { address: null, status: 'none' as const, note: 'the contract has no owner() function' }
       : BigInt(owner) === 0n
-        ? { address: owner, status: 'renounced', note: 'owner() is the zero address' }
-        : { address: owner, status: 'active', label: labels.get(owner) ?? null };
+        ? { address: owner, status: 'renounced' as const, note: 'owner() is the zero address' }
+        : { address: owner, status: 'active' as const, label: labels.get(owner) ?? null };
 
   return {
     name: 'token-intelligence',
@@ -239,7 +239,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
           const result = riskScore({
             findings: s.findings,
             proxy: s.proxy !== null,
-            owner: s.owner === null ? 'none' : BigInt(s.owner) === 0n ? 'renounced' : 'active',
+            owner: ownerView(s.owner).status,
             listed: entry?.listed ?? false,
             concentration: h.list.length > 0 ? { top10_share: stats.top10_share, from_block: h.range.from, to_block: h.range.to } : null,
           });

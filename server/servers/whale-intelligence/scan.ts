@@ -7,7 +7,7 @@ import type { AddressLabel, LabelBook } from '../../providers/labels.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import { rpc } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
-import { erc20Metadata, TRANSFER_EVENT } from '../common/onchain.ts';
+import { erc20Metadata, resolveBlockRange, TRANSFER_EVENT, type BlockRange } from '../common/onchain.ts';
 import { decodeCursor, encodeCursor } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -22,32 +22,19 @@ export const WHALE_DEFAULT_BLOCKS = 100;
 /** Blocks fetched at once: viem batches them into one HTTP request. */
 const BLOCK_CHUNK = 25;
 
-export interface Window {
-  from: number;
-  to: number;
-  latest: number;
-}
+export type Window = BlockRange;
 
 /**
- * The chain's current block. viem caches eth_blockNumber for its polling interval (4 s); a stale
- * head would make a watch miss the blocks mined since, so every call asks the node.
+ * The chain's current block, asked of the node on every call (the EVM clients never cache
+ * eth_blockNumber): a stale head would make a watch miss the blocks mined since.
  */
 export function headBlock(client: PublicClient, network: EvmNetwork): Promise<number> {
-  return rpc(network, () => client.getBlockNumber({ cacheTime: 0 })).then(Number);
+  return rpc(network, () => client.getBlockNumber()).then(Number);
 }
 
 /** from_block..to_block as asked (default: the last WHALE_DEFAULT_BLOCKS blocks), checked against the bound. */
-export async function resolveWindow(client: PublicClient, network: EvmNetwork, args: { from_block?: number; to_block?: number }, bound: number): Promise<Window> {
-  const latest = await headBlock(client, network);
-  const requestedTo = args.to_block ?? latest;
-  const from = args.from_block ?? Math.max(0, requestedTo - WHALE_DEFAULT_BLOCKS + 1);
-  if (from > requestedTo) throw new ApiError('INVALID_PARAMS', 'from_block is after to_block.', { issues: [{ path: 'from_block', message: 'must not be after to_block' }] });
-  if (requestedTo - from + 1 > bound) {
-    throw new ApiError('INVALID_PARAMS', `A block window covers at most ${bound} blocks.`, {
-      issues: [{ path: 'from_block', message: `at most ${bound} blocks from from_block to to_block` }],
-    });
-  }
-  return { from, to: Math.min(requestedTo, latest), latest };
+export function resolveWindow(client: PublicClient, network: EvmNetwork, args: { from_block?: number; to_block?: number }, bound: number): Promise<Window> {
+  return rpc(network, () => resolveBlockRange(client, args, { max: bound, defaultBlocks: WHALE_DEFAULT_BLOCKS }));
 }
 
 /** A movement of value: a successful transaction's native value, or an ERC-20 Transfer log. */
