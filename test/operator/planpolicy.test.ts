@@ -85,8 +85,9 @@ describe('PlanPolicy → plans table → gateway', () => {
 
     // Tighten the rate limit with kubectl: the very next requests see it.
     await k('apply', '-f', planFile('tiny', { plan: 'tiny', credits: 2, renewal: 'OneTime', rateLimit: { requestsPerMinute: 1, burst: 1 }, servers: ['market-intelligence'], maxKeys: 1 }));
+    // The operator writes the row first and the status after it: wait for both.
     await eventually(async () => (await planGet(db, 'tiny'))?.requests_per_minute === 1, 20_000, 'row updated');
-    expect(policy('tiny')!.status!.observedGeneration).toBe(2);
+    await eventually(() => policy('tiny')?.status?.observedGeneration === 2, 20_000, 'status observedGeneration 2');
     const list = (id: number) => post(`${gateway.url}/mcp/market-intelligence`, { jsonrpc: '2.0', id, method: 'tools/list' }, { 'x-api-key': key });
     const a = await list(10);
     expect(a.headers.get('ratelimit-policy')).toBe('"tiny";q=1;w=60');
