@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSetStatus } from '../../server/accounts/accounts.ts';
 import { planUpsert } from '../../server/accounts/plans.ts';
 import type { RunningService } from '../../server/runtime.ts';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { SERVER_NAMES } from '../../server/servers/names.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import {
@@ -328,5 +329,43 @@ describe('success', () => {
     const res = await fetch(`http://127.0.0.1:${svc.metricsPort}/metrics`);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('cryptomcp_mcp_requests_total');
+  });
+});
+
+describe('the SDK protocol layer behind the gateway (a fresh Server and transport per request)', () => {
+  it('initialize negotiates a supported older version, falls back to the latest for an unknown one, and names the server', async () => {
+    const { key } = await createAccountWithKey(db);
+    const h = { 'x-api-key': key };
+    const init = (id: number, protocolVersion: string) =>
+      post(url('whale-intelligence'), { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } } }, h);
+    const older = SUPPORTED_PROTOCOL_VERSIONS.at(-1)!;
+    expect(older).not.toBe(LATEST_PROTOCOL_VERSION);
+    const a = await init(7, older);
+    expect(a.status).toBe(200);
+    expect(a.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(a.body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { protocolVersion: older, serverInfo: { name: 'cryptomcp-whale-intelligence' }, capabilities: { tools: {} } } });
+    const b = await init(8, '1999-01-01');
+    expect((b.body as { result: { protocolVersion: string } }).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+  });
+
+  it('a notification gets 202 with no body; an unknown method gets the JSON-RPC -32601 error with its id; neither is charged', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const h = { 'x-api-key': key };
+    const note = await post(url('market-intelligence'), { jsonrpc: '2.0', method: 'notifications/initialized' }, h);
+    expect(note.status).toBe(202);
+    expect(note.body).toBeUndefined();
+    const unknown = await post(url('market-intelligence'), { jsonrpc: '2.0', id: 'abc', method: 'resources/list' }, h);
+    expect(unknown.status).toBe(200);
+    expect(unknown.body).toMatchObject({ jsonrpc: '2.0', id: 'abc', error: { code: -32601 } });
+    expect(unknown.headers.get('x-credits-used')).toBe('0');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+
+  it('a message the SDK schema refuses (a member JSON-RPC does not define) gets 400 with JSON-RPC -32700 and is not charged', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const res = await post(url('market-intelligence'), { ...toolCall('bench_echo', { message: 'x' }), extra: true }, { 'x-api-key': key });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    expect(await balanceOf(db, account.id)).toBe(150);
   });
 });
