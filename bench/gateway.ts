@@ -3,12 +3,18 @@
 //   (b) the same service with metering bypassed (CRYPTOMCP_BENCH_UNMETERED=1)
 //   (c) the naive SDK pattern: a new McpServer with its own validator per request
 //   (d) a bare Fastify JSON POST route
+//   (e) the service with metering on and observability off (METRICS_ENABLED=false, no tracing)
+//   (f) the service with metering on, metrics on and tracing on: 10% of traces sampled
+//       (parentbased_traceidratio) and exported over OTLP/HTTP to a sink on loopback
 // Each server runs in its own process; autocannon drives it over loopback from this process.
 // Rounds are interleaved (a b c d a b c d ...) and the median round is reported, because the
 // machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured maximum to
-// see what metering adds to p99 latency. Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms.
+// see what metering adds to p99 latency. Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms;
+// (issue 6): f/e >= 0.9, what metrics and tracing together cost.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -144,6 +150,13 @@ async function main() {
   const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
   const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
   const db = createDatabase({ url: databaseUrl, max: 4 });
+  // The OTLP sink for (f): takes every export as a collector would, and counts the bytes.
+  let exportedBytes = 0;
+  const sink = http.createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (exportedBytes += chunk.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   try {
     await migrate(db.pool);
     await planUpsert(db, {
@@ -177,6 +190,14 @@ async function main() {
     await addService('b', 'service, metering bypassed', { CRYPTOMCP_BENCH_UNMETERED: '1' });
     await addReference('c', 'naive SDK per request', 'bench/servers/naive-sdk.ts');
     await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
+    await addService('e', 'metrics and tracing off', { METRICS_ENABLED: 'false' });
+    await addService('f', 'metrics on, tracing 10%', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+    });
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
     console.log(PIN ? `pinned: servers on core ${SERVER_CORE}; PostgreSQL and the load generator on core ${OTHER_CORE}` : 'unpinned: servers, PostgreSQL and the load generator share every core (BENCH_PIN=1 separates them)');
@@ -206,6 +227,8 @@ async function main() {
     const b = summary.get('b')!;
     const c = summary.get('c')!;
     const d = summary.get('d')!;
+    const e = summary.get('e')!;
+    const f = summary.get('f')!;
 
     const half = Math.max(1, Math.floor(a.rps / 2));
     const halfA: Sample[] = [];
@@ -242,9 +265,12 @@ async function main() {
     console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
     console.log(`  metering p99 cost at half load, end to end (a - b) = ${(p99a - p99b).toFixed(1)} ms   (target <= 2 ms: ${verdict(p99a - p99b <= 2)}; noisy)`);
     console.log(`  metering p99 cost at half load, in the server     <= ${serverP99} ms   (target <= 2 ms: ${verdict(serverP99 <= 2)})`);
-    if (a.non2xx + a.errors + b.non2xx + b.errors > 0) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');
+    console.log(`  a/e = ${(a.rps / e.rps).toFixed(2)}   (metrics on vs off, tracing off)`);
+    console.log(`  f/e = ${(f.rps / e.rps).toFixed(2)}   (metrics and tracing on vs off; target >= 0.9: ${verdict(f.rps / e.rps >= 0.9)}); OTLP bytes exported: ${exportedBytes}`);
+    if ([...summary.values()].some((x) => x.non2xx + x.errors > 0)) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');
   } finally {
     cleanup();
+    await new Promise((resolve) => sink.close(resolve));
     await db.close();
     await pg?.stop();
     fs.rmSync(root, { recursive: true, force: true });

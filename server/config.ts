@@ -44,15 +44,19 @@ const costOverrides = z
     return result.data;
   });
 
-const bool = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
-  .default('')
-  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+/** A yes/no switch; unset (or empty) means `fallback`. */
+const switchOf = (fallback: boolean) =>
+  z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+    .default('')
+    .transform((v) => (v === '' ? fallback : v === '1' || v === 'true' || v === 'yes'));
+const bool = switchOf(false);
 
 const EnvSchema = z.object({
   PORT: intFrom(8080),
   HOST: z.string().default('0.0.0.0'),
   METRICS_PORT: intFrom(9464),
+  METRICS_ENABLED: switchOf(true),
   PUBLIC_BASE_URL: z.string().url().optional(),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: intFrom(20, 1),
@@ -112,6 +116,8 @@ export interface Config {
   port: number;
   host: string;
   metricsPort: number;
+  /** false: no metrics are recorded and METRICS_PORT is not opened. */
+  metricsEnabled: boolean;
   publicBaseUrl: string | undefined;
   databaseUrl: string | undefined;
   databasePoolMax: number;
@@ -194,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     metricsPort: e.METRICS_PORT,
+    metricsEnabled: e.METRICS_ENABLED,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,

@@ -38,7 +38,7 @@ export function clientConfigs(baseUrl: string, key: string, servers: readonly Se
 
 export function banner(opts: {
   baseUrl: string;
-  metricsPort: number;
+  metricsPort: number | null;
   database: string;
   servers: readonly ServerName[];
   demo?: { account: Account; key: string };
@@ -46,7 +46,7 @@ export function banner(opts: {
   const lines = [
     `cryptomcp is serving ${opts.servers.length} MCP server${opts.servers.length === 1 ? '' : 's'} on ${opts.baseUrl}`,
     `  database: ${opts.database}`,
-    `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: http://localhost:${opts.metricsPort}/metrics`,
+    `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: ${opts.metricsPort === null ? 'off (METRICS_ENABLED=false)' : `http://localhost:${opts.metricsPort}/metrics`}`,
     '',
     ...opts.servers.map((s) => `  ${s.padEnd(22)} ${opts.baseUrl}/mcp/${s}`),
   ];

@@ -53,24 +53,28 @@ const MCP_SEMCONV_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 6
 /** Upstream APIs answer in ~50 ms to a few seconds; attempts time out at 8-10 s by default. */
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** What the code records into: the prom-client methods it calls, so that recording can be switched off. */
+type CounterOf<L extends string = string> = Pick<Counter<L>, 'inc'>;
+type HistogramOf<L extends string = string> = Pick<Histogram<L>, 'observe'>;
+
 export interface Metrics {
   /** OpenMetrics exposition, the format that carries exemplars (Prometheus scrapes it as well). */
   registry: Registry<OpenMetricsContentType>;
-  mcpRequests: Counter<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
-  mcpRequestDuration: Histogram<'server' | 'method' | 'tool' | 'outcome'>;
+  mcpRequests: CounterOf<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
+  mcpRequestDuration: HistogramOf<'server' | 'method' | 'tool' | 'outcome'>;
   /** `mcp.server.operation.duration` of the OpenTelemetry MCP semantic conventions. */
-  mcpOperationDuration: Histogram<'mcp_method_name' | 'gen_ai_tool_name' | 'error_type'>;
-  rejections: Counter<'server' | 'code' | 'plan'>;
-  creditsConsumed: Counter<'server' | 'tool' | 'plan'>;
-  creditsRefunded: Counter<'server' | 'tool' | 'plan'>;
-  meterReserveDuration: Histogram;
-  meterBatchCalls: Histogram;
-  meterBatchDuration: Histogram;
-  meterErrors: Counter<'operation'>;
-  renewals: Counter;
+  mcpOperationDuration: HistogramOf<'mcp_method_name' | 'gen_ai_tool_name' | 'error_type'>;
+  rejections: CounterOf<'server' | 'code' | 'plan'>;
+  creditsConsumed: CounterOf<'server' | 'tool' | 'plan'>;
+  creditsRefunded: CounterOf<'server' | 'tool' | 'plan'>;
+  meterReserveDuration: HistogramOf;
+  meterBatchCalls: HistogramOf;
+  meterBatchDuration: HistogramOf;
+  meterErrors: CounterOf<'operation'>;
+  renewals: CounterOf;
   keyCacheHit: { inc(): void };
   keyCacheMiss: { inc(): void };
-  upstreamDuration: Histogram<'provider' | 'outcome'>;
+  upstreamDuration: HistogramOf<'provider' | 'outcome'>;
   /** Reports the pool's connections at every scrape (no cost on the hot path). */
   watchPool(pool: pg.Pool, max: number): void;
   /** Stops listening to process-wide channels (upstream calls). */
@@ -216,6 +220,34 @@ export function createMetrics(): Metrics {
     close() {
       diagnostics.unsubscribe(UPSTREAM_CHANNEL, onUpstream);
     },
+  };
+}
+
+/**
+ * METRICS_ENABLED=false: nothing is recorded and no port is opened (for a deployment without
+ * Prometheus, and for bench:gateway's observability-off run).
+ */
+export function disabledMetrics(): Metrics {
+  const counter = { inc() {} };
+  const histogram = { observe() {} };
+  return {
+    registry: new Registry<OpenMetricsContentType>(),
+    mcpRequests: counter,
+    mcpRequestDuration: histogram,
+    mcpOperationDuration: histogram,
+    rejections: counter,
+    creditsConsumed: counter,
+    creditsRefunded: counter,
+    meterReserveDuration: histogram,
+    meterBatchCalls: histogram,
+    meterBatchDuration: histogram,
+    meterErrors: counter,
+    renewals: counter,
+    keyCacheHit: counter,
+    keyCacheMiss: counter,
+    upstreamDuration: histogram,
+    watchPool() {},
+    close() {},
   };
 }
 

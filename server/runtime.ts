@@ -12,7 +12,7 @@ import { KeyResolver } from './keys/resolver.ts';
 import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
-import { createMetrics, serveMetrics } from './metrics.ts';
+import { createMetrics, disabledMetrics, serveMetrics } from './metrics.ts';
 import { createEvmClients, EVM_NETWORKS } from './providers/evm/chains.ts';
 import { ChainCache } from './providers/evm/cache.ts';
 import { ExplorerApi } from './providers/evm/explorer.ts';
@@ -46,7 +46,8 @@ export interface RunningService {
   /** Base URL the gateway listens on (http://host:port). */
   url: string;
   port: number;
-  metricsPort: number;
+  /** null with METRICS_ENABLED=false. */
+  metricsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -138,7 +139,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
-  const metrics = createMetrics();
+  const metrics = config.metricsEnabled ? createMetrics() : disabledMetrics();
   metrics.watchPool(db.pool, config.databasePoolMax);
   const keys = new KeyResolver(db, {
     ttlMs: config.keyCacheTtlMs,
@@ -202,7 +203,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const metricsServer = await serveMetrics(metrics, config.metricsPort, config.host);
+  const metricsServer = config.metricsEnabled ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   meter.start();
   const touchTimer = setInterval(() => {
     keys.flushLastUsed().catch((err: unknown) => log(`last_used_at deferred: ${(err as Error).message}`));
@@ -219,7 +220,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     keys,
     url: `http://${displayHost}:${port}`,
     port,
-    metricsPort: metricsServer.port,
+    metricsPort: metricsServer?.port ?? null,
     close() {
       closing ??= (async () => {
         clearInterval(migrateTimer);
@@ -231,7 +232,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         const drained = await withTimeout(app.close(), config.shutdownTimeoutMs);
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
-        await metricsServer.close();
+        await metricsServer?.close();
         metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
         await keys.flushLastUsed().catch(() => {});

@@ -38,21 +38,31 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   if (enabled) {
     const path = req.url?.split('?')[0] ?? '';
     if (!UNTRACED_PATHS.has(path)) {
-      const span = tracer.startSpan(
-        req.method ?? 'HTTP',
-        {
-          kind: SpanKind.SERVER,
-          root: true,
-          attributes: { 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion },
-        },
-        ROOT_CONTEXT,
-      );
-      (req as TracedRequest)[HTTP_SPAN] = span;
+      // ROOT_CONTEXT as the parent: always a new trace (the options' root: true would copy it).
+      const span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER }, ROOT_CONTEXT);
+      // A span the sampler dropped is not kept: the request runs outside any span, and none of
+      // the helpers below starts a child for it (see recordingParent).
+      if (span.isRecording()) {
+        span.setAttributes({ 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion });
+        (req as TracedRequest)[HTTP_SPAN] = span;
+      }
       const ctx = span.spanContext();
       if (isSpanContextValid(ctx)) return ctx.traceId;
     }
   }
   return newTraceId();
+}
+
+/**
+ * The span our spans are children of: `parent`, else the active one, when it is recording. An
+ * unsampled request has no active span, so it pays for no child spans, no context switches and no
+ * bound emitters: with a parent-based sampler (the SDK's default, and what
+ * OTEL_TRACES_SAMPLER=parentbased_traceidratio configures) its children would have been dropped
+ * anyway. With a sampler that is not parent-based they would have become orphan fragments.
+ */
+function recordingParent(parent?: Span): Span | undefined {
+  const span = parent ?? trace.getActiveSpan();
+  return span?.isRecording() ? span : undefined;
 }
 
 /**
@@ -107,9 +117,12 @@ export interface McpOperation {
   plan: string;
 }
 
-/** The MCP server span of one JSON-RPC request (`{mcp.method.name} {gen_ai.tool.name}`); undefined when tracing is off. */
+/**
+ * The MCP server span of one JSON-RPC request (`{mcp.method.name} {gen_ai.tool.name}`), a child
+ * of the active HTTP span; undefined when tracing is off or the request is not sampled.
+ */
 export function startMcpSpan(op: McpOperation): Span | undefined {
-  if (!enabled) return undefined;
+  if (!enabled || !recordingParent()) return undefined;
   const attributes: Attributes = {
     'mcp.method.name': op.method,
     'jsonrpc.protocol.version': '2.0',
@@ -142,11 +155,13 @@ export function endMcpSpan(span: Span | undefined, outcome: { code: string | und
 
 /**
  * Runs fn in a child span of `parent` (or of the active span), ending it with fn's outcome.
- * Without tracing it only calls fn.
+ * Without tracing, or outside a sampled request, it only calls fn.
  */
 export function inSpan<T>(name: string, attributes: Attributes, parent: Span | undefined, fn: () => Promise<T>): Promise<T> {
   if (!enabled) return fn();
-  const parentContext = parent ? trace.setSpan(context.active(), parent) : context.active();
+  const recording = recordingParent(parent);
+  if (!recording) return fn();
+  const parentContext = trace.setSpan(context.active(), recording);
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parentContext);
   return context.with(trace.setSpan(parentContext, span), fn).then(
     (value) => {
@@ -182,7 +197,7 @@ export interface UpstreamSpan {
  * addresses and query strings keys, and neither belongs in a trace backend.
  */
 export function upstreamSpan(provider: string, method: string, url: string, attempt: number): UpstreamSpan | undefined {
-  if (!enabled) return undefined;
+  if (!enabled || !recordingParent()) return undefined;
   let host = '';
   try {
     host = new URL(url).hostname;

@@ -166,3 +166,17 @@ describe('metering failures', () => {
     await unreachable.close();
   });
 });
+
+describe('METRICS_ENABLED=false', () => {
+  it('opens no metrics port, and the gateway still answers and meters', async () => {
+    const quiet = await startTestService(db.url, { METRICS_ENABLED: 'false' });
+    try {
+      expect(quiet.metricsPort).toBeNull();
+      const res = await post(`${quiet.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'quiet' }), { 'x-api-key': key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-credits-used')).toBe('1');
+    } finally {
+      await quiet.close();
+    }
+  });
+});

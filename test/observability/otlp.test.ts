@@ -105,6 +105,38 @@ describe('OTLP export from the serve process', () => {
     expect(received.length).toBe(before);
   });
 
+  it('with a ratio sampler, a sampled request exports its whole trace and an unsampled one exports nothing (no orphan spans)', async () => {
+    const server = await spawnServer(db.url, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.5',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      OTEL_METRICS_EXPORTER: 'none',
+      OTEL_LOGS_EXPORTER: 'none',
+    });
+    children.push(server.child);
+    const ids: string[] = [];
+    // 24 calls at one half: all or none sampled has odds of 2^-23.
+    for (let i = 0; i < 24; i++) {
+      const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'ratio' }, i), { 'x-api-key': key });
+      expect(res.status).toBe(200);
+      ids.push(res.headers.get('x-request-id')!);
+    }
+    await stopServer(server.child); // flushes the batch processor
+    const spans = allSpans().filter((s) => ids.includes(s.traceId));
+    const traced = new Set(spans.map((s) => s.traceId));
+    expect(traced.size).toBeGreaterThan(0);
+    expect(traced.size).toBeLessThan(ids.length);
+    for (const traceId of traced) {
+      const trace = spans.filter((s) => s.traceId === traceId);
+      expect(trace.map((s) => s.name)).toEqual(expect.arrayContaining(['POST /mcp/:server', 'tools/call bench_echo', 'cryptomcp.metering.reserve', 'execute_tool bench_echo']));
+      // One root, and every other span's parent is in the same exported trace.
+      expect(trace.filter((s) => !s.parentSpanId)).toHaveLength(1);
+      for (const s of trace) if (s.parentSpanId) expect(trace.some((p) => p.spanId === s.parentSpanId)).toBe(true);
+    }
+  });
+
   it('tracing is on only when OTEL_* asks for an exporter (off by default)', () => {
     expect(tracingRequested({})).toBe(false);
     expect(tracingRequested({ OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBe(false);
