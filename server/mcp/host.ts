@@ -11,7 +11,7 @@ import type { KeyResolver } from '../keys/resolver.ts';
 import type { Meter, MeterDecision } from '../metering/meter.ts';
 import type { ServerName } from '../servers/names.ts';
 import { methodLabel, type Metrics } from '../metrics.ts';
-import { endMcpSpan, inSpan, startMcpSpan, traceExemplar } from '../telemetry/tracing.ts';
+import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
 import { capResult, RESULT_CHAR_LIMIT } from './envelope.ts';
 import { answerWithSdk } from './protocol.ts';
 import type { RegisteredServer, RegisteredTool, Registry } from './registry.ts';
@@ -128,119 +128,21 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     const call = classify(body, server);
     g.method = call.kind === 'tools/call' ? 'tools/call' : call.method;
     if (call.kind === 'tools/call') g.tool = call.tool.name;
-    g.span = startMcpSpan({
-      method: methodLabel(g.method),
-      tool: g.tool,
-      protocolVersion,
-      jsonrpcId: (body as { id?: string | number }).id,
-      server: server.name,
-      plan: grant.plan,
-    });
-
-    // Rows 6-7: one round trip for rate limit, renewal and the reservation.
-    const requestId = request.id;
-    const cost = call.kind === 'tools/call' ? call.tool.credits : 0;
-    const meterStarted = performance.now();
-    const meter = deps.meter;
-    const decision = meter
-      ? await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': cost }, g.span, () =>
-          meter.reserve({
-            accountId: grant.account_id,
-            requestId,
-            cost,
-            record: call.kind === 'tools/call',
-            server: server.name,
-            tool: call.kind === 'tools/call' ? call.tool.name : null,
-            keyId: grant.key_id,
-          }),
-        )
-      : unmeteredDecision(grant, cost);
-    if (deps.meter) deps.metrics.meterReserveDuration.observe((performance.now() - meterStarted) / 1000);
-    g.decision = decision;
-    g.remaining = decision.balance;
-    grant.balance = decision.balance;
-    switch (decision.outcome) {
-      case 'rate_limited': {
-        const retryAfter = Math.max(1, Math.ceil(decision.retryAfterSeconds));
-        throw new ApiError(
-          'RATE_LIMITED',
-          undefined,
-          { limit_per_minute: decision.requestsPerMinute, retry_after_seconds: retryAfter },
-          { 'retry-after': String(retryAfter) },
-        );
-      }
-      case 'insufficient_credits':
-        throw new ApiError('INSUFFICIENT_CREDITS', undefined, { required: cost, available: decision.balance });
-      case 'suspended':
-        throw new ApiError('ACCOUNT_SUSPENDED');
-      case 'account_not_found':
-        throw new ApiError('INVALID_API_KEY');
-      case 'ok':
-      case 'replayed':
-        break;
-    }
-
-    let callResult: CallToolResult | undefined;
-    if (call.kind === 'tools/call') {
-      g.creditsUsed = cost;
-      const toolAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.tool.name, 'cryptomcp.server': server.name };
-      const output = await inSpan(`execute_tool ${call.tool.name}`, toolAttributes, g.span, () => runTool(call, request, requestId, deps)).catch(async (err: unknown) => {
-        const apiError = toApiError(err);
-        if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err, tool: call.tool.name }, 'tool failed');
-        await refund(deps, g, requestId, `tool failed: ${apiError.code}`, request);
-        throw apiError;
-      });
-      const envelopeOf = (data: unknown, truncated: boolean) => ({
-        success: true as const,
-        data,
-        metadata: {
-          timestamp: new Date().toISOString(),
-          credits_used: cost,
-          remaining_credits: decision.balance,
-          request_id: requestId,
-          source: output.source,
-          data_as_of: output.data_as_of ?? null,
-          truncated,
-          ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
-        },
-      });
-      let envelope = envelopeOf(output.data, output.truncated ?? false);
-      let text = JSON.stringify(envelope);
-      if (text.length > RESULT_CHAR_LIMIT) {
-        // Rare: the text is built anyway, so only oversized results pay for capping.
-        const capped = capResult(output.data, RESULT_CHAR_LIMIT - (text.length - JSON.stringify(output.data).length));
-        envelope = envelopeOf(capped.data, true);
-        text = JSON.stringify(envelope);
-      }
-      callResult = { content: [{ type: 'text', text }], structuredContent: envelope };
-    }
-
-    const answer = await answerWithSdk({ server, body, protocolVersion, callResult, version: deps.version }).catch(
-      async (err: unknown) => {
-        if (callResult) await refund(deps, g, requestId, 'protocol layer failed', request);
-        throw err;
+    g.span = startMcpSpan(
+      {
+        method: methodLabel(g.method),
+        tool: g.tool,
+        protocolVersion,
+        jsonrpcId: (body as { id?: string | number }).id,
+        server: server.name,
+        plan: grant.plan,
       },
+      httpSpanOf(request.raw),
     );
-    if (callResult) {
-      if (answer.status >= 400) {
-        await refund(deps, g, requestId, `protocol answered ${answer.status}`, request);
-      } else if (deps.meter) {
-        // Charged only if the answer reached the client; a dropped connection is refunded.
-        const meter = deps.meter;
-        const res = reply.raw;
-        res.once('close', () => {
-          if (res.writableFinished) {
-            meter.settle(requestId);
-            deps.metrics.creditsConsumed.inc({ server: server.name, tool: call.kind === 'tools/call' ? call.tool.name : '', plan: grant.plan }, cost);
-          } else void refund(deps, g, requestId, 'client disconnected before the answer', request);
-        });
-      }
-    }
-    setGatewayHeaders(reply, g);
-    reply.code(answer.status);
-    if (answer.contentType) reply.header('content-type', answer.contentType);
-    return reply.send(answer.body === '' ? undefined : answer.body);
+    // The rest runs in the MCP span (a sampled request): its log lines and child spans belong to it.
+    return withSpan(g.span, () => meterCallAndAnswer(request, reply, call, protocolVersion, deps));
   });
+
 
   app.addHook('onResponse', async (request, reply) => {
     const g = request.gateway;
@@ -261,6 +163,123 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: g?.grant?.plan ?? '' });
     endMcpSpan(g?.span, { code: g?.outcome, status, creditsUsed: g?.creditsUsed ?? 0, remaining: g?.remaining });
   });
+}
+
+/** Rows 6-8 and the answer: metering, the tool, the SDK's framing, the headers. */
+async function meterCallAndAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: Call,
+  protocolVersion: string | undefined,
+  deps: GatewayDeps,
+): Promise<FastifyReply> {
+  const g = request.gateway!;
+  const server = g.server!;
+  const grant = g.grant!;
+  const body = request.body;
+  // Rows 6-7: one round trip for rate limit, renewal and the reservation.
+  const requestId = request.id;
+  const cost = call.kind === 'tools/call' ? call.tool.credits : 0;
+  const meterStarted = performance.now();
+  const meter = deps.meter;
+  const decision = meter
+    ? await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': cost }, g.span, () =>
+        meter.reserve({
+          accountId: grant.account_id,
+          requestId,
+          cost,
+          record: call.kind === 'tools/call',
+          server: server.name,
+          tool: call.kind === 'tools/call' ? call.tool.name : null,
+          keyId: grant.key_id,
+        }),
+      )
+    : unmeteredDecision(grant, cost);
+  if (deps.meter) deps.metrics.meterReserveDuration.observe((performance.now() - meterStarted) / 1000);
+  g.decision = decision;
+  g.remaining = decision.balance;
+  grant.balance = decision.balance;
+  switch (decision.outcome) {
+    case 'rate_limited': {
+      const retryAfter = Math.max(1, Math.ceil(decision.retryAfterSeconds));
+      throw new ApiError(
+        'RATE_LIMITED',
+        undefined,
+        { limit_per_minute: decision.requestsPerMinute, retry_after_seconds: retryAfter },
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    case 'insufficient_credits':
+      throw new ApiError('INSUFFICIENT_CREDITS', undefined, { required: cost, available: decision.balance });
+    case 'suspended':
+      throw new ApiError('ACCOUNT_SUSPENDED');
+    case 'account_not_found':
+      throw new ApiError('INVALID_API_KEY');
+    case 'ok':
+    case 'replayed':
+      break;
+  }
+
+  let callResult: CallToolResult | undefined;
+  if (call.kind === 'tools/call') {
+    g.creditsUsed = cost;
+    const toolAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.tool.name, 'cryptomcp.server': server.name };
+    const output = await inSpan(`execute_tool ${call.tool.name}`, toolAttributes, g.span, () => runTool(call, request, requestId, deps)).catch(async (err: unknown) => {
+      const apiError = toApiError(err);
+      if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err, tool: call.tool.name }, 'tool failed');
+      await refund(deps, g, requestId, `tool failed: ${apiError.code}`, request);
+      throw apiError;
+    });
+    const envelopeOf = (data: unknown, truncated: boolean) => ({
+      success: true as const,
+      data,
+      metadata: {
+        timestamp: new Date().toISOString(),
+        credits_used: cost,
+        remaining_credits: decision.balance,
+        request_id: requestId,
+        source: output.source,
+        data_as_of: output.data_as_of ?? null,
+        truncated,
+        ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
+      },
+    });
+    let envelope = envelopeOf(output.data, output.truncated ?? false);
+    let text = JSON.stringify(envelope);
+    if (text.length > RESULT_CHAR_LIMIT) {
+      // Rare: the text is built anyway, so only oversized results pay for capping.
+      const capped = capResult(output.data, RESULT_CHAR_LIMIT - (text.length - JSON.stringify(output.data).length));
+      envelope = envelopeOf(capped.data, true);
+      text = JSON.stringify(envelope);
+    }
+    callResult = { content: [{ type: 'text', text }], structuredContent: envelope };
+  }
+
+  const answer = await answerWithSdk({ server, body, protocolVersion, callResult, version: deps.version }).catch(
+    async (err: unknown) => {
+      if (callResult) await refund(deps, g, requestId, 'protocol layer failed', request);
+      throw err;
+    },
+  );
+  if (callResult) {
+    if (answer.status >= 400) {
+      await refund(deps, g, requestId, `protocol answered ${answer.status}`, request);
+    } else if (deps.meter) {
+      // Charged only if the answer reached the client; a dropped connection is refunded.
+      const meter = deps.meter;
+      const res = reply.raw;
+      res.once('close', () => {
+        if (res.writableFinished) {
+          meter.settle(requestId);
+          deps.metrics.creditsConsumed.inc({ server: server.name, tool: call.kind === 'tools/call' ? call.tool.name : '', plan: grant.plan }, cost);
+        } else void refund(deps, g, requestId, 'client disconnected before the answer', request);
+      });
+    }
+  }
+  setGatewayHeaders(reply, g);
+  reply.code(answer.status);
+  if (answer.contentType) reply.header('content-type', answer.contentType);
+  return reply.send(answer.body === '' ? undefined : answer.body);
 }
 
 async function refund(deps: GatewayDeps, g: GatewayState, requestId: string, note: string, request: FastifyRequest): Promise<void> {

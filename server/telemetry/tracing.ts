@@ -68,9 +68,11 @@ function recordingParent(parent?: Span): Span | undefined {
 /**
  * From an onRequest hook: names the HTTP span after the route Fastify matched (`POST
  * /mcp/:server`, with http.route, as the HTTP semantic conventions ask), runs the rest of the
- * request inside it (the request and response emitters are bound too, so body parsing and
- * 'close' listeners stay in it), and ends it when the response is closed — also for hijacked
- * replies, which never reach onResponse.
+ * onRequest hooks inside it, and ends it when the response is closed — also for hijacked replies,
+ * which never reach onResponse. The request and response emitters are not bound to it (binding
+ * wraps every listener Fastify adds, a measurable cost per traced request), so the context does
+ * not survive body parsing: the route handler takes the span from httpSpanOf and enters its own
+ * (withSpan).
  */
 export function enterHttpSpan(req: IncomingMessage, res: ServerResponse, route: string | undefined, done: () => void): void {
   const span = (req as TracedRequest)[HTTP_SPAN];
@@ -84,10 +86,17 @@ export function enterHttpSpan(req: IncomingMessage, res: ServerResponse, route: 
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  const ctx = trace.setSpan(ROOT_CONTEXT, span);
-  context.bind(ctx, req);
-  context.bind(ctx, res);
-  context.with(ctx, done);
+  context.with(trace.setSpan(ROOT_CONTEXT, span), done);
+}
+
+/** The HTTP server span of a request that is being traced (sampled). */
+export function httpSpanOf(req: IncomingMessage): Span | undefined {
+  return (req as TracedRequest)[HTTP_SPAN];
+}
+
+/** Runs fn with `span` as the active span (log lines, child spans); without a span, just runs it. */
+export function withSpan<T>(span: Span | undefined, fn: () => T): T {
+  return span ? context.with(trace.setSpan(ROOT_CONTEXT, span), fn) : fn();
 }
 
 const NO_EXEMPLAR: Record<string, string> = {};
@@ -119,10 +128,12 @@ export interface McpOperation {
 
 /**
  * The MCP server span of one JSON-RPC request (`{mcp.method.name} {gen_ai.tool.name}`), a child
- * of the active HTTP span; undefined when tracing is off or the request is not sampled.
+ * of the request's HTTP span; undefined when tracing is off or the request is not sampled.
  */
-export function startMcpSpan(op: McpOperation): Span | undefined {
-  if (!enabled || !recordingParent()) return undefined;
+export function startMcpSpan(op: McpOperation, httpSpan: Span | undefined): Span | undefined {
+  if (!enabled) return undefined;
+  const parent = recordingParent(httpSpan);
+  if (!parent) return undefined;
   const attributes: Attributes = {
     'mcp.method.name': op.method,
     'jsonrpc.protocol.version': '2.0',
@@ -137,7 +148,7 @@ export function startMcpSpan(op: McpOperation): Span | undefined {
     attributes['gen_ai.tool.name'] = op.tool;
     attributes['gen_ai.operation.name'] = 'execute_tool';
   }
-  return tracer.startSpan(op.tool ? `${op.method} ${op.tool}` : op.method, { kind: SpanKind.SERVER, attributes });
+  return tracer.startSpan(op.tool ? `${op.method} ${op.tool}` : op.method, { kind: SpanKind.SERVER, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
 }
 
 /** Ends the MCP span with the request's outcome (error.type is the public error code). */
