@@ -261,9 +261,12 @@ async function meterCallAndAnswer(
       throw err;
     },
   );
+  // A JSON-RPC error answered with HTTP 200 (an unknown method, invalid params, a result the SDK
+  // refused) is still a failed request: counted as such, and never charged.
+  if (answer.jsonrpcError) g.outcome = 'PROTOCOL_ERROR';
   if (callResult) {
-    if (answer.status >= 400) {
-      await refund(deps, g, requestId, `protocol answered ${answer.status}`, request);
+    if (answer.status >= 400 || answer.jsonrpcError) {
+      await refund(deps, g, requestId, answer.jsonrpcError ? 'protocol answered a JSON-RPC error' : `protocol answered ${answer.status}`, request);
     } else if (deps.meter) {
       // Charged only if the answer reached the client; a dropped connection is refunded.
       const meter = deps.meter;

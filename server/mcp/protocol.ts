@@ -31,6 +31,8 @@ export interface ProtocolAnswer {
   status: number;
   contentType: string | null;
   body: string;
+  /** The answer is a JSON-RPC error (HTTP status 200 or not). */
+  jsonrpcError: boolean;
 }
 
 export interface ProtocolRequest {
@@ -47,6 +49,7 @@ const INVALID_MESSAGE: ProtocolAnswer = {
   status: 400,
   contentType: 'application/json',
   body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message' }, id: null }),
+  jsonrpcError: true,
 };
 
 export async function answerWithSdk({ server, body, callResult, version }: ProtocolRequest): Promise<ProtocolAnswer> {
@@ -68,8 +71,8 @@ export async function answerWithSdk({ server, body, callResult, version }: Proto
   // finished handler's controller, which measured ~8% of CPU under load.
   const answer = await transport.exchange(parsed.data);
   // As the Streamable HTTP transport does: 202 with no body for notifications and responses.
-  if (answer === undefined) return { status: 202, contentType: null, body: '' };
-  return { status: 200, contentType: 'application/json', body: JSON.stringify(answer) };
+  if (answer === undefined) return { status: 202, contentType: null, body: '', jsonrpcError: false };
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(answer), jsonrpcError: 'error' in answer };
 }
 
 /**

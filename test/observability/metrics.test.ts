@@ -72,13 +72,14 @@ afterAll(async () => {
 });
 
 describe('service metrics', () => {
-  it('counts JSON-RPC methods by name, and any method outside MCP as "other" (client input never becomes a label)', async () => {
+  it('counts JSON-RPC methods by name, any method outside MCP as "other" (client input never becomes a label), and a JSON-RPC error as PROTOCOL_ERROR', async () => {
     const url = `${svc.url}/mcp/market-intelligence`;
     await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'x-api-key': key });
     await post(url, { jsonrpc: '2.0', id: 2, method: 'x-attacker-chosen/0xdeadbeef' }, { 'x-api-key': key });
     const text = await scrape();
     expect(sample(text, 'cryptomcp_mcp_requests_total', { server: 'market-intelligence', method: 'tools/list', outcome: 'ok', status: '200' })).toBe(1);
-    expect(sample(text, 'cryptomcp_mcp_requests_total', { server: 'market-intelligence', method: 'other' })).toBe(1);
+    // Answered by the SDK with a JSON-RPC -32601 error under HTTP 200: a failure all the same.
+    expect(sample(text, 'cryptomcp_mcp_requests_total', { server: 'market-intelligence', method: 'other', outcome: 'PROTOCOL_ERROR', status: '200' })).toBe(1);
     expect(text).not.toContain('x-attacker-chosen');
     expect(sample(text, 'mcp_server_operation_duration_seconds_count', { mcp_method_name: 'tools/list', gen_ai_tool_name: '', error_type: '' })).toBe(1);
   });
