@@ -208,7 +208,7 @@ export function createMetrics(): Metrics {
     }),
     renewals: new Counter({
       name: 'cryptomcp_metering_renewals_total',
-      help: 'Monthly renewals applied by this pod\'s periodic sweep (lazy renewals inside the metering statement are not counted).',
+      help: 'Monthly renewals applied by this pod: lazily by the metering statement, or by the periodic sweep.',
       registers,
     }),
     keyCacheHit: keyCacheLookups.labels('hit'),

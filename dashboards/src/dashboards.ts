@@ -90,7 +90,7 @@ const meteringRows: RowSpec[] = [
       { title: 'Metering round trip', description: 'Percentiles of one metering statement round trip to PostgreSQL.', unit: 's', queries: quantiles('cryptomcp_metering_batch_duration_seconds', '') },
       { title: 'Calls per round trip (p50)', description: 'How many calls share one metering statement (group commit).', unit: 'short', queries: [{ expr: `histogram_quantile(0.5, sum by (le) (rate(cryptomcp_metering_batch_calls_bucket[${R}])))`, legend: 'p50' }] },
       { title: 'Metering errors', description: 'Failed metering statements per second, by operation.', unit: 'ops', queries: [{ expr: `sum by (operation) (rate(cryptomcp_metering_errors_total[${R}]))`, legend: '{{operation}}' }] },
-      { title: 'Renewals applied', description: 'Monthly renewals applied by the periodic sweep in each interval.', unit: 'short', queries: [{ expr: `sum(increase(cryptomcp_metering_renewals_total[${R}]))`, legend: 'renewals' }] },
+      { title: 'Renewals applied', description: 'Monthly renewals applied in each interval, lazily by the metering statement or by the periodic sweep.', unit: 'short', queries: [{ expr: `sum(increase(cryptomcp_metering_renewals_total[${R}]))`, legend: 'renewals' }] },
       { title: 'Key cache hit ratio', description: 'Share of API key lookups answered from the in-process cache.', unit: 'percentunit', queries: [{ expr: `sum(rate(cryptomcp_key_cache_lookups_total{result="hit"}[${R}])) / sum(rate(cryptomcp_key_cache_lookups_total[${R}]))`, legend: 'hit ratio' }] },
     ],
   },

@@ -1,7 +1,7 @@
 // Credits and rate limits, enforced in PostgreSQL (DESIGN.md §5). `reserve` is the one database
 // round trip on the hot path (meter_reserve: GCRA, lazy renewal, reservation and ledger row under
 // one row lock). Calls that arrive while `maxInflight` round trips are already under way wait for
-// the next one and share it (meter_reserve_many), the way group commit shares a WAL flush: at low
+// the next one and share it (meter_reserve_batch), the way group commit shares a WAL flush: at low
 // load every call goes alone and at once; under load PostgreSQL runs one statement and one commit
 // for many calls. Answered reservations are marked charged in batches; failed ones are refunded
 // at once; ones nobody resolved (the pod died) are refunded by a sweep.
@@ -51,7 +51,7 @@ export interface MeterOptions {
   onBatch?: (calls: number, seconds: number) => void;
   /** Told of every failed metering statement (for the error counter; onError has the details). */
   onFailure?: (operation: 'reserve' | 'settle' | 'refund' | 'sweep') => void;
-  /** Told how many accounts the periodic sweep renewed. */
+  /** Told how many accounts were renewed: by the periodic sweep, or lazily by a reservation. */
   onRenewals?: (count: number) => void;
 }
 
@@ -71,6 +71,8 @@ interface ReserveRow {
   rl_remaining: number | null;
   rl_reset_seconds: number | null;
   retry_after_seconds: number | null;
+  /** This statement renewed the account (set on one row per renewed account). */
+  renewed: boolean;
 }
 
 export class Meter {
@@ -120,12 +122,12 @@ export class Meter {
   }
 
   async #reserveBatch(unsorted: Waiting[]): Promise<void> {
-    // Sorted by account id: meter_reserve_many locks rows in this order, so batches on other
+    // Sorted by account id: meter_reserve_batch locks rows in this order, so batches on other
     // connections and pods can never deadlock.
     const batch = [...unsorted].sort((x, y) => (x.input.accountId < y.input.accountId ? -1 : x.input.accountId > y.input.accountId ? 1 : 0));
     const started = performance.now();
     const column = <T>(pick: (i: ReserveInput) => T) => batch.map((w) => pick(w.input));
-    const res = await this.#db.prepared<ReserveRow>('meter_reserve_many', 'SELECT * FROM meter_reserve_many($1, $2, $3, $4, $5, $6, $7, $8)', [
+    const res = await this.#db.prepared<ReserveRow>('meter_reserve_batch', 'SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
       column((i) => i.accountId),
       column((i) => i.requestId),
       column((i) => i.cost),
@@ -136,7 +138,9 @@ export class Meter {
       this.#opts.now?.() ?? null,
     ]);
     this.#opts.onBatch?.(batch.length, (performance.now() - started) / 1000);
+    let renewed = 0;
     for (const row of res.rows) {
+      if (row.renewed) renewed++;
       batch[row.idx - 1]!.resolve({
         outcome: row.outcome,
         balance: row.balance,
@@ -148,6 +152,7 @@ export class Meter {
         retryAfterSeconds: row.retry_after_seconds ?? 0,
       });
     }
+    if (renewed > 0) this.#opts.onRenewals?.(renewed);
   }
 
   /** Gives the reservation back (idempotent). Returns the new balance, or null if nothing was due. */

@@ -116,6 +116,47 @@ describe('monthly renewal (DESIGN §5)', () => {
     await expectLedgerBalanced(account.id);
   });
 
+  it('lazy renewals are reported to the pod that applied them, once per account even when one batch carries several of its calls', async () => {
+    const counted: number[] = [];
+    const counting = new Meter(db, { now: () => now, settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 60_000, onRenewals: (n) => counted.push(n) });
+    const a = await create('basic', '2025-05-01T00:00:00.000Z');
+    const b = await create('basic', '2025-05-01T00:00:00.000Z');
+    now = at('2025-06-01T00:00:00.000Z');
+    const call = (accountId: string, i: number) =>
+      counting.reserve({ accountId, requestId: `batch:${accountId}:${i}`, cost: 1, record: true, server: 'market-intelligence', tool: 'bench_echo', keyId: KEY_ID });
+    // Issued in one event-loop turn: they share one metering statement.
+    const decisions = await Promise.all([call(a.id, 1), call(a.id, 2), call(b.id, 3)]);
+    expect(decisions.map((d) => d.outcome)).toEqual(['ok', 'ok', 'ok']);
+    expect(counted).toEqual([2]);
+    expect(await renewals(a.id)).toHaveLength(1);
+    expect(await renewals(b.id)).toHaveLength(1);
+    // Nothing left for the sweep to renew on these two, and calls after the renewal report none.
+    await sweep('2025-06-01T00:00:01.000Z');
+    expect(await renewals(a.id)).toHaveLength(1);
+    expect(await renewals(b.id)).toHaveLength(1);
+    now = at('2025-06-01T00:00:02.000Z');
+    await call(a.id, 4);
+    expect(counted).toEqual([2]);
+  });
+
+  it('meter_reserve_many, which pods of the previous version call during a rolling upgrade, still answers with its old columns and renews', async () => {
+    const account = await create('basic', '2025-08-01T00:00:00.000Z');
+    const res = await db.query<Record<string, unknown>>('SELECT * FROM meter_reserve_many($1, $2, $3, $4, $5, $6, $7, $8)', [
+      [account.id],
+      [`old-pod:${account.id}`],
+      [7],
+      [true],
+      ['market-intelligence'],
+      ['bench_echo'],
+      [KEY_ID],
+      at('2025-09-01T00:00:00.000Z'),
+    ]);
+    expect(Object.keys(res.rows[0]!).sort()).toEqual(['balance', 'burst', 'idx', 'outcome', 'plan', 'requests_per_minute', 'retry_after_seconds', 'rl_remaining', 'rl_reset_seconds']);
+    expect(res.rows[0]).toMatchObject({ idx: 1, outcome: 'ok', balance: 4993 });
+    expect(await renewals(account.id)).toHaveLength(1);
+    await expectLedgerBalanced(account.id);
+  });
+
   it('after idle months, renewal happens once, into the period that contains now (anniversaries stay on the anchor day)', async () => {
     const account = await create('basic', '2025-01-31T10:00:00.000Z');
     expect(await request(account.id, '2025-01-31T11:00:00.000Z', 4000)).toMatchObject({ balance: 1000 });
