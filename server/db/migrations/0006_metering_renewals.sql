@@ -4,6 +4,10 @@
 -- first row of each account the statement renewed. meter_reserve_many stays, with the same
 -- result as before, as a wrapper over it: pods of the previous version keep working during a
 -- rolling upgrade (a changed result type would break their prepared statements).
+--
+-- Its statements run on generic plans: with array parameters the planner kept choosing a fresh
+-- custom plan for every call, and planning was about a quarter of the statement's time
+-- (bench:metering, one call: 1.12 -> 0.80 ms at p50). The generic plans are index scans too.
 
 CREATE FUNCTION meter_reserve_batch(
   p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],
@@ -11,7 +15,9 @@ CREATE FUNCTION meter_reserve_batch(
 RETURNS TABLE (idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer,
                rl_remaining integer, rl_reset_seconds double precision,
                retry_after_seconds double precision, renewed boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   n integer := coalesce(array_length(p_accounts, 1), 0);
