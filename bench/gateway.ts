@@ -18,8 +18,6 @@
 // server idled ~20% of the time) rather than reaching its maximum.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -184,14 +182,9 @@ async function main() {
     execFileSync('renice', ['-n', '-10', '-p', postmaster], { stdio: 'ignore' });
   }
   const db = createDatabase({ url: databaseUrl, max: 4 });
-  // The OTLP sink for (f): takes every export as a collector would, and counts the bytes.
-  let exportedBytes = 0;
-  const sink = http.createServer((req, res) => {
-    req.on('data', (chunk: Buffer) => (exportedBytes += chunk.length));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   try {
+    // The OTLP endpoint for (f), in its own process (on the servers' core when pinned).
+    const sink = await startChild(['bench/servers/otlp-sink.ts']);
     await migrate(db.pool);
     await planUpsert(db, {
       name: 'bench',
@@ -227,7 +220,7 @@ async function main() {
     await addService('e', 'as (b), observability off', { CRYPTOMCP_BENCH_UNMETERED: '1', METRICS_ENABLED: 'false' });
     await addService('f', 'as (b), tracing 10% too', {
       CRYPTOMCP_BENCH_UNMETERED: '1',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.1',
       OTEL_METRICS_EXPORTER: 'none',
@@ -308,11 +301,11 @@ async function main() {
     console.log(
       `  f/e = ${(f.rps / e.rps).toFixed(2)}   (metrics and tracing on vs off; target >= 0.9: ${verdict(f.rps / e.rps >= 0.9)}); by CPU per request ${(e.cpuUs / f.cpuUs).toFixed(2)} (${verdict(e.cpuUs / f.cpuUs >= 0.9)})`,
     );
+    const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sink.port}/bytes`)).json()) as { bytes: number }).bytes;
     console.log(`  a/b by CPU per request ${(b.cpuUs / a.cpuUs).toFixed(2)}; b/c by CPU per request ${(c.cpuUs / b.cpuUs).toFixed(2)}; OTLP bytes exported by (f): ${exportedBytes}`);
     if ([...summary.values()].some((x) => x.non2xx + x.errors > 0)) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');
   } finally {
     cleanup();
-    await new Promise((resolve) => sink.close(resolve));
     await db.close();
     await pg?.stop();
     fs.rmSync(root, { recursive: true, force: true });
