@@ -7,12 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { accountCreate } from '../server/accounts/accounts.ts';
-import { planUpsert } from '../server/accounts/plans.ts';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
-import { SERVER_NAMES } from '../server/servers/names.ts';
+import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 
 const ACCOUNTS = 100;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 1000);
@@ -39,21 +37,8 @@ async function main() {
   const db = createDatabase({ url: process.env.DATABASE_URL ?? pg!.url, max: 1 });
   try {
     await migrate(db.pool);
-    await planUpsert(db, {
-      name: 'bench-metering',
-      display_name: 'Bench',
-      credits: 1_000_000_000,
-      renewal: 'one-time',
-      requests_per_minute: 100_000_000,
-      burst: 10_000_000,
-      servers: [...SERVER_NAMES],
-      max_keys: 5,
-    });
-    const ids: string[] = [];
-    for (let i = 0; i < ACCOUNTS; i++) {
-      const wallet = `0x${'a'.repeat(8)}${Date.now().toString(16).padStart(16, '0')}${i.toString(16).padStart(16, '0')}`;
-      ids.push((await accountCreate(db, { wallet, chain: 'ethereum', plan: 'bench-metering' })).id);
-    }
+    await createBenchPlan(db, 'bench-metering');
+    const { accountIds: ids } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench-metering', walletTag: 'a', keys: false });
     let requests = 0;
     const reserve = (size: number) => {
       // Sorted, as the gateway's meter sends them (the statement locks accounts in id order).

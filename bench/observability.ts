@@ -15,13 +15,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { accountCreate } from '../server/accounts/accounts.ts';
-import { planUpsert } from '../server/accounts/plans.ts';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
-import { keyCreate } from '../server/keys/store.ts';
-import { SERVER_NAMES } from '../server/servers/names.ts';
+import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -74,22 +71,8 @@ async function main() {
   const db = createDatabase({ url: databaseUrl, max: 4 });
   try {
     await migrate(db.pool);
-    await planUpsert(db, {
-      name: 'bench',
-      display_name: 'Bench',
-      credits: 1_000_000_000,
-      renewal: 'one-time',
-      requests_per_minute: 100_000_000,
-      burst: 10_000_000,
-      servers: [...SERVER_NAMES],
-      max_keys: 5,
-    });
-    const keys: string[] = [];
-    for (let i = 0; i < ACCOUNTS; i++) {
-      const wallet = `0x${'c'.repeat(8)}${Date.now().toString(16).padStart(16, '0')}${i.toString(16).padStart(16, '0')}`;
-      const account = await accountCreate(db, { wallet, chain: 'ethereum', plan: 'bench' });
-      keys.push((await keyCreate(db, account.id, { name: 'bench' })).plaintext);
-    }
+    await createBenchPlan(db, 'bench');
+    const { keys } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench', walletTag: 'c', keys: true });
 
     const targets: { label: string; name: string; server: ServerProcess }[] = [];
     const add = async (label: string, name: string, env: Record<string, string>) => {
