@@ -140,7 +140,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
       httpSpanOf(request.raw),
     );
     // The rest runs in the MCP span (a sampled request): its log lines and child spans belong to it.
-    return withSpan(g.span, () => meterCallAndAnswer(request, reply, call, protocolVersion, deps));
+    return withSpan(g.span, () => meterCallAndAnswer(request, reply, call, deps));
   });
 
 
@@ -170,7 +170,6 @@ async function meterCallAndAnswer(
   request: FastifyRequest,
   reply: FastifyReply,
   call: Call,
-  protocolVersion: string | undefined,
   deps: GatewayDeps,
 ): Promise<FastifyReply> {
   const g = request.gateway!;
@@ -255,7 +254,7 @@ async function meterCallAndAnswer(
     callResult = { content: [{ type: 'text', text }], structuredContent: envelope };
   }
 
-  const answer = await answerWithSdk({ server, body, protocolVersion, callResult, version: deps.version }).catch(
+  const answer = await answerWithSdk({ server, body, callResult, version: deps.version }).catch(
     async (err: unknown) => {
       if (callResult) await refund(deps, g, requestId, 'protocol layer failed', request);
       throw err;
@@ -263,21 +262,19 @@ async function meterCallAndAnswer(
   );
   // A JSON-RPC error answered with HTTP 200 (an unknown method, invalid params, a result the SDK
   // refused) is still a failed request: counted as such, and never charged.
-  if (answer.jsonrpcError) g.outcome = 'PROTOCOL_ERROR';
-  if (callResult) {
-    if (answer.status >= 400 || answer.jsonrpcError) {
-      await refund(deps, g, requestId, answer.jsonrpcError ? 'protocol answered a JSON-RPC error' : `protocol answered ${answer.status}`, request);
-    } else if (deps.meter) {
-      // Charged only if the answer reached the client; a dropped connection is refunded.
-      const meter = deps.meter;
-      const res = reply.raw;
-      res.once('close', () => {
-        if (res.writableFinished) {
-          meter.settle(requestId);
-          deps.metrics.creditsConsumed.inc({ server: server.name, tool: call.kind === 'tools/call' ? call.tool.name : '', plan: grant.plan }, cost);
-        } else void refund(deps, g, requestId, 'client disconnected before the answer', request);
-      });
-    }
+  if (answer.jsonrpcError) {
+    g.outcome = 'PROTOCOL_ERROR';
+    if (callResult) await refund(deps, g, requestId, `protocol answered a JSON-RPC error (HTTP ${answer.status})`, request);
+  } else if (callResult && deps.meter) {
+    // Charged only if the answer reached the client; a dropped connection is refunded.
+    const meter = deps.meter;
+    const res = reply.raw;
+    res.once('close', () => {
+      if (res.writableFinished) {
+        meter.settle(requestId);
+        deps.metrics.creditsConsumed.inc({ server: server.name, tool: g.tool ?? '', plan: grant.plan }, cost);
+      } else void refund(deps, g, requestId, 'client disconnected before the answer', request);
+    });
   }
   setGatewayHeaders(reply, g);
   reply.code(answer.status);

@@ -38,7 +38,6 @@ export interface ProtocolAnswer {
 export interface ProtocolRequest {
   server: RegisteredServer;
   body: unknown;
-  protocolVersion: string | undefined;
   /** The tools/call result, computed (and charged) by the gateway before the SDK frames it. */
   callResult: CallToolResult | undefined;
   version: string;

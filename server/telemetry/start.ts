@@ -1,7 +1,8 @@
 // OpenTelemetry tracing for the service process (DESIGN.md §8). Must run before the app's modules
-// are loaded, so the instrumentations see http and pg (server/cli.ts imports ./register.ts first). Configured only by the standard OTEL_* variables, which the SDK reads
-// itself (endpoint, headers, protocol, sampler, resource attributes, batch settings); tracing is
-// off unless an exporter is asked for, so a local `npm start` loads none of the SDK.
+// are loaded, so the pg instrumentation sees pg (server/cli.ts imports ./register.ts first).
+// Configured only by the standard OTEL_* variables, which the SDK reads itself (endpoint, headers,
+// protocol, sampler, resource attributes, batch settings); tracing is off unless an exporter is
+// asked for, so a local `npm start` loads none of the SDK.
 import { createRequire } from 'node:module';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';

@@ -86,7 +86,7 @@ export function enterHttpSpan(req: IncomingMessage, res: ServerResponse, route: 
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  context.with(trace.setSpan(ROOT_CONTEXT, span), done);
+  withSpan(span, done);
 }
 
 /** The HTTP server span of a request that is being traced (sampled). */

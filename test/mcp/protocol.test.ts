@@ -8,7 +8,7 @@ import type { RegisteredServer } from '../../server/mcp/registry.ts';
 
 const server = { name: 'market-intelligence', title: 'Market intelligence', description: 'test', toolList: [] } as unknown as RegisteredServer;
 const call = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'bench_echo', arguments: {} } };
-const ask = (body: unknown, callResult?: CallToolResult) => answerWithSdk({ server, body, protocolVersion: undefined, callResult, version: '0.0.0' });
+const ask = (body: unknown, callResult?: CallToolResult) => answerWithSdk({ server, body, callResult, version: '0.0.0' });
 
 describe('answerWithSdk', () => {
   it('frames the gateway result of a tools/call as the JSON-RPC response to its id', async () => {

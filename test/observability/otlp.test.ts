@@ -60,17 +60,23 @@ afterAll(async () => {
 
 const allSpans = () => received.flatMap((r) => r.spans);
 
+/** A `serve` process exporting to the receiver over OTLP/HTTP JSON every 100 ms, plus `env`. */
+async function startExporting(env: Record<string, string> = {}) {
+  const server = await spawnServer(db.url, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    OTEL_METRICS_EXPORTER: 'none',
+    OTEL_LOGS_EXPORTER: 'none',
+    ...env,
+  });
+  children.push(server.child);
+  return server;
+}
+
 describe('OTLP export from the serve process', () => {
   it('exports the spans of a tools/call to the endpoint OTEL_EXPORTER_OTLP_ENDPOINT names', async () => {
-    const server = await spawnServer(db.url, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'cryptomcp-otlp-test',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
-    });
-    children.push(server.child);
+    const server = await startExporting({ OTEL_SERVICE_NAME: 'cryptomcp-otlp-test' });
     const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'otlp' }), { 'x-api-key': key });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
@@ -91,13 +97,7 @@ describe('OTLP export from the serve process', () => {
 
   it('sends nothing when OTEL_SDK_DISABLED says so, even with an endpoint set; request ids keep the trace-id form', async () => {
     const before = received.length;
-    const server = await spawnServer(db.url, {
-      OTEL_SDK_DISABLED: 'true',
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    });
-    children.push(server.child);
+    const server = await startExporting({ OTEL_SDK_DISABLED: 'true' });
     const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo'), { 'x-api-key': key });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
@@ -106,16 +106,7 @@ describe('OTLP export from the serve process', () => {
   });
 
   it('with a ratio sampler, a sampled request exports its whole trace and an unsampled one exports nothing (no orphan spans)', async () => {
-    const server = await spawnServer(db.url, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0.5',
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
-    });
-    children.push(server.child);
+    const server = await startExporting({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
     const ids: string[] = [];
     // 24 calls at one half: all or none sampled has odds of 2^-23.
     for (let i = 0; i < 24; i++) {

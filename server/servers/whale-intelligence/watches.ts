@@ -263,12 +263,18 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         // The answer must fit the gateway's result cap whole: a cut answer would lose rows the
         // marks already passed. Whole blocks (slots) are left for the next call until it fits; a
         // Solana transaction can yield several rows (SOL and each token), so the limit alone is not enough.
-        const size = (list: Item[]) => list.reduce((n, e) => n + rowsOf(e).reduce((m, r) => m + JSON.stringify(r).length + 1, 0), 0);
-        while (size(reported) > ACTIVITY_CHARS) {
+        // Each item's rows and their size are built once; dropping a block subtracts its size.
+        const built = new Map(reported.map((e) => {
+          const rows = rowsOf(e);
+          return [e, { rows, chars: rows.reduce((m, r) => m + JSON.stringify(r).length + 1, 0) }] as const;
+        }));
+        let chars = reported.reduce((n, e) => n + built.get(e)!.chars, 0);
+        while (chars > ACTIVITY_CHARS) {
           const last = reported[reported.length - 1]!;
           const start = reported.find((e) => e.chain === last.chain && e.block === last.block)!;
           if (start === reported[0]) break; // one block: it comes whole
           cut = start;
+          for (const e of reported) if (!before(e, start)) chars -= built.get(e)!.chars;
           reported = reported.filter((e) => before(e, start));
         }
 
@@ -292,7 +298,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });
         await watches.advance(ctx.account.id, marks);
 
-        const activity = reported.flatMap(rowsOf);
+        const activity = reported.flatMap((e) => built.get(e)!.rows);
         const evmAsOf = pricesAsOf(allFacts.map((x) => x.f));
         const solAsOf = solPrices.quotes.map((q) => q.as_of).sort().at(-1) ?? null;
         return {
