@@ -16,16 +16,16 @@
 // (issue 6): f/e >= 0.9, what metrics and tracing together cost.
 // 32 connections by default: with 16, (a) was bound by the PostgreSQL round trip's latency (the
 // server idled ~20% of the time) rather than reaching its maximum.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { cpuSeconds, startChild } from './support/processes.ts';
 import { spawnServer } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -72,20 +72,6 @@ interface Sample {
   cpuUs: number;
 }
 
-/**
- * User + system CPU seconds of a process so far, from /proc/<pid>/stat. On a shared machine
- * throughput swings with whatever else runs, while a server's own CPU time per request does not
- * count the time it spent waiting for a core: the steadier measure of what a feature costs.
- */
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces, so split after its closing paren).
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
 const children: ChildProcess[] = [];
 function cleanup() {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -93,28 +79,11 @@ function cleanup() {
 process.on('exit', cleanup);
 process.on('SIGINT', () => process.exit(130));
 
-/** Starts a reference server script; it prints {"port": n} when listening. */
-async function startChild(args: string[]): Promise<{ port: number; child: ChildProcess }> {
-  const [command, ...rest] = [...(PIN ? ['taskset', '-c', SERVER_CORE] : []), process.execPath, ...args];
-  const child = spawn(command!, rest, { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  const lines = readline.createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 30_000);
-    lines.on('line', (line) => {
-      try {
-        const msg = JSON.parse(line) as { port?: number };
-        if (msg.port) {
-          clearTimeout(timer);
-          resolve(msg.port);
-        }
-      } catch {
-        // not the ready line
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-  return { port, child };
+/** Starts a reference server script (on the servers' core when pinned); stopped on exit. */
+async function startReference(args: string[]): Promise<{ port: number; child: ChildProcess }> {
+  const started = await startChild(args, PIN ? ['taskset', '-c', SERVER_CORE] : []);
+  children.push(started.child);
+  return started;
 }
 
 /** Cumulative bucket counts of a Prometheus histogram, by upper bound (seconds). */
@@ -181,7 +150,7 @@ async function main() {
   const db = createDatabase({ url: databaseUrl, max: 4 });
   try {
     // The OTLP endpoint for (f), in its own process (on the servers' core when pinned).
-    const sink = await startChild(['bench/servers/otlp-sink.ts']);
+    const sink = await startReference(['bench/servers/otlp-sink.ts']);
     await migrate(db.pool);
     await createBenchPlan(db, 'bench');
     const { keys } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench', walletTag: 'b', keys: true });
@@ -193,7 +162,7 @@ async function main() {
       targets.push({ label, name, port, metricsPort, child });
     };
     const addReference = async (label: string, name: string, script: string) => {
-      const { port, child } = await startChild([script]);
+      const { port, child } = await startReference([script]);
       targets.push({ label, name, port, child });
     };
     await addService('a', 'service, metering on');
@@ -240,8 +209,6 @@ async function main() {
     const b = summary.get('b')!;
     const c = summary.get('c')!;
     const d = summary.get('d')!;
-    const e = summary.get('e')!;
-    const f = summary.get('f')!;
 
     const half = Math.max(1, Math.floor(a.rps / 2));
     const halfA: Sample[] = [];
@@ -278,12 +245,24 @@ async function main() {
     console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
     console.log(`  metering p99 cost at half load, end to end (a - b) = ${(p99a - p99b).toFixed(1)} ms   (target <= 2 ms: ${verdict(p99a - p99b <= 2)}; noisy)`);
     console.log(`  metering p99 cost at half load, in the server     <= ${serverP99} ms   (target <= 2 ms: ${verdict(serverP99 <= 2)})`);
-    // Throughput ratios, and the same comparison as CPU per request (e's over the other's: what
-    // the throughput ratio would be if the server had its core to itself).
-    console.log(`  b/e = ${(b.rps / e.rps).toFixed(2)}   (metrics on vs off, tracing off); by CPU per request ${(e.cpuUs / b.cpuUs).toFixed(2)}`);
-    console.log(
-      `  f/e = ${(f.rps / e.rps).toFixed(2)}   (metrics and tracing on vs off; target >= 0.9: ${verdict(f.rps / e.rps >= 0.9)}); by CPU per request ${(e.cpuUs / f.cpuUs).toFixed(2)} (${verdict(e.cpuUs / f.cpuUs >= 0.9)})`,
-    );
+    // Observability's cost, paired by round: (e), (b) and (f) ran back to back in each round, so a
+    // round's ratio compares them under the same machine conditions; the median of those ratios
+    // drifts less than a ratio of medians when the shared machine speeds up or slows down between
+    // rounds. The range shows how far single rounds scatter. By throughput, and as CPU per request
+    // ((e)'s over the other's: what the throughput ratio would be with a core to itself).
+    const paired = (x: string, byCpu: boolean) => {
+      const ratios = samples.get(x)!.map((sx, i) => {
+        const se = samples.get('e')![i]!;
+        return byCpu ? se.cpuUs / sx.cpuUs : sx.rps / se.rps;
+      });
+      const sorted = [...ratios].sort((p, q) => p - q);
+      return { median: median(ratios), text: `${median(ratios).toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)})` };
+    };
+    console.log(`  b/e = ${paired('b', false).text}   (metrics on vs off, tracing off); by CPU per request ${paired('b', true).text}`);
+    const fe = paired('f', false);
+    const feCpu = paired('f', true);
+    console.log(`  f/e = ${fe.text}   (metrics and tracing on vs off; target >= 0.9: ${verdict(fe.median >= 0.9)})`);
+    console.log(`        by CPU per request ${feCpu.text} (${verdict(feCpu.median >= 0.9)})`);
     const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sink.port}/bytes`)).json()) as { bytes: number }).bytes;
     console.log(`  a/b by CPU per request ${(b.cpuUs / a.cpuUs).toFixed(2)}; b/c by CPU per request ${(c.cpuUs / b.cpuUs).toFixed(2)}; OTLP bytes exported by (f): ${exportedBytes}`);
     if ([...summary.values()].some((x) => x.non2xx + x.errors > 0)) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');

@@ -1,17 +1,21 @@
-// npm run bench:observability — what metrics and tracing cost the gateway, side by side in one run.
-//   (a) the service as it is: metrics on, tracing off (the default)
-//   (b) tracing on, every request sampled, spans exported over OTLP/HTTP to a loopback sink
-//   (c) tracing on, 10% of traces sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio)
-//   (d) the service with observability off: METRICS_ENABLED=false and no tracing
+// npm run bench:observability — what metrics and tracing cost the gateway, layer by layer, side by
+// side in one run. Each run adds one layer to the one before it:
+//   (d) observability off: METRICS_ENABLED=false and no tracing
+//   (a) metrics on, tracing off (the default)
+//   (e) as (a), with tracing on but nothing sampled (parentbased_traceidratio 0): the path 90% of
+//       requests take at 10% sampling (a root span the sampler drops, a trace id from it)
+//   (c) as (a), with 10% of traces sampled and exported over OTLP/HTTP to a sink process
+//   (b) as (a), with every trace sampled and exported
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
-// loopback), rounds interleaved (a b c d a b c d ...), median round reported. Target (issue 6):
-// metrics and tracing together within 10% of off (c/d >= 0.9); bench:gateway prints the same
-// comparison as f/e beside its other runs. Metering is bypassed in all four by default
-// (BENCH_METERED=1 keeps it): on a shared machine the PostgreSQL round trip's noise would hide
-// the CPU that observability costs, which is what this measures.
+// loopback); rounds interleaved in that order (d a e c b d a e c b ...). Each round's ratio against
+// (d) compares runs made back to back, and the median of those ratios is reported with their
+// range, by throughput and by the server's CPU time per request. The CPU differences give each
+// layer's cost in microseconds per request, and (b) - (e) the cost of one sampled request.
+// Target (issue 6): metrics and tracing together within 10% of off (c/d >= 0.9); bench:gateway
+// prints the same comparison as f/e beside its other runs. Metering is bypassed in all five by
+// default (BENCH_METERED=1 keeps it): on a shared machine the PostgreSQL round trip's noise would
+// hide the CPU that observability costs, which is what this measures.
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -19,12 +23,13 @@ import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { cpuSeconds, startChild } from './support/processes.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const METERING: Record<string, string> = process.env.BENCH_METERED === '1' ? {} : { CRYPTOMCP_BENCH_UNMETERED: '1' };
 
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bench_echo', arguments: { message: 'ping' } } });
@@ -34,11 +39,14 @@ interface Sample {
   p50: number;
   p99: number;
   failed: number;
+  /** The server's CPU time (user + system, all threads) per answered request, in microseconds. */
+  cpuUs: number;
 }
 
-async function load(port: number, keys: string[], seconds: number): Promise<Sample> {
+async function load(server: ServerProcess, keys: string[], seconds: number): Promise<Sample> {
+  const cpuBefore = cpuSeconds(server.child.pid);
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.port}`,
     connections: CONNECTIONS,
     duration: seconds,
     requests: keys.map((key) => ({
@@ -48,7 +56,13 @@ async function load(port: number, keys: string[], seconds: number): Promise<Samp
       body: BODY,
     })),
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.errors + result.timeouts + result.non2xx };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failed: result.errors + result.timeouts + result.non2xx,
+    cpuUs: ((cpuSeconds(server.child.pid) - cpuBefore) / Math.max(1, result.requests.total)) * 1e6,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -57,14 +71,9 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-obs-'));
   fs.chmodSync(root, 0o755);
   const servers: ServerProcess[] = [];
-  // The OTLP sink: accepts every export and counts the bytes, as a collector would take them.
-  let exportedBytes = 0;
-  const sink = http.createServer((req, res) => {
-    req.on('data', (chunk: Buffer) => (exportedBytes += chunk.length));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-  const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none' };
+  // The OTLP endpoint, in its own process as a collector would be (it counts the bytes it takes).
+  const sink = await startChild(['bench/servers/otlp-sink.ts']);
+  const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' };
 
   const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
   const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
@@ -80,36 +89,60 @@ async function main() {
       servers.push(server);
       targets.push({ label, name, server });
     };
-    await add('a', 'metrics on, tracing off', {});
-    await add('b', 'tracing on, all sampled', otlp);
-    await add('c', 'tracing on, 10% sampled', { ...otlp, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' });
     await add('d', 'metrics and tracing off', { METRICS_ENABLED: 'false' });
+    await add('a', 'metrics on, tracing off', {});
+    await add('e', 'tracing on, nothing sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '0' });
+    await add('c', 'tracing on, 10% sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '0.1' });
+    await add('b', 'tracing on, all sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '1' });
 
     console.log(`bench:observability — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores, metering ${METERING.CRYPTOMCP_BENCH_UNMETERED ? 'bypassed' : 'on'}`);
-    for (const t of targets) await load(t.server.port, keys, 3); // warm-up: JIT, key cache, pool
+    for (const t of targets) await load(t.server, keys, 3); // warm-up: JIT, key cache, pool
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const t of targets) samples.get(t.label)!.push(await load(t.server.port, keys, SECONDS));
+      for (const t of targets) samples.get(t.label)!.push(await load(t.server, keys, SECONDS));
     }
-    const m = new Map<string, Sample>();
-    console.log('\n  run                                   req/s   p50 ms   p99 ms   failed');
+    const cpu = new Map<string, number>();
+    console.log('\n  run                                   req/s   p50 ms   p99 ms   failed   server CPU us/req (median)');
     for (const t of targets) {
       const s = samples.get(t.label)!;
+      cpu.set(t.label, median(s.map((x) => x.cpuUs)));
       const row = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((n, x) => n + x.failed, 0) };
-      m.set(t.label, row);
-      console.log(`  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.failed).padStart(6)}`);
+      console.log(
+        `  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.failed).padStart(6)}   ${cpu.get(t.label)!.toFixed(0).padStart(6)}`,
+      );
     }
-    const ratio = (x: string, y: string) => m.get(x)!.rps / m.get(y)!.rps;
+    /** x against (d), paired by round; by throughput, or by CPU per request ((d)'s over x's). */
+    const paired = (x: string, byCpu: boolean) => {
+      const ratios = samples.get(x)!.map((sx, i) => {
+        const sd = samples.get('d')![i]!;
+        return byCpu ? sd.cpuUs / sx.cpuUs : sx.rps / sd.rps;
+      });
+      const sorted = [...ratios].sort((p, q) => p - q);
+      return { median: median(ratios), text: `${median(ratios).toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)})` };
+    };
     const verdict = (r: number) => (r >= 0.9 ? 'within 10%' : 'MORE than 10%');
-    console.log('\nratios (throughput)');
-    console.log(`  a/d = ${ratio('a', 'd').toFixed(2)}   metrics on vs off (${verdict(ratio('a', 'd'))})`);
-    console.log(`  c/d = ${ratio('c', 'd').toFixed(2)}   metrics and tracing 10% vs both off (${verdict(ratio('c', 'd'))}; the target)`);
-    console.log(`  b/d = ${ratio('b', 'd').toFixed(2)}   metrics and tracing every request vs both off (${verdict(ratio('b', 'd'))})`);
-    console.log(`  c/a = ${ratio('c', 'a').toFixed(2)}   tracing 10% vs tracing off (${verdict(ratio('c', 'a'))})`);
+    console.log('\nagainst (d), paired by round: median (range)        by throughput                by CPU per request');
+    for (const [x, what] of [
+      ['a', 'metrics'],
+      ['e', 'metrics, tracing unsampled'],
+      ['c', 'metrics, tracing 10% (the target)'],
+      ['b', 'metrics, tracing 100%'],
+    ] as const) {
+      const t = paired(x, false);
+      const c = paired(x, true);
+      console.log(`  ${x}/d ${what.padEnd(36)} ${t.text.padEnd(24)} ${c.text}   ${verdict(t.median)}`);
+    }
+    const us = (x: string, y: string) => (cpu.get(x)! - cpu.get(y)!).toFixed(1);
+    console.log('\neach layer by CPU per request (differences of medians, microseconds)');
+    console.log(`  metrics                       a - d = ${us('a', 'd')}`);
+    console.log(`  tracing, unsampled path       e - a = ${us('e', 'a')}`);
+    console.log(`  10% of traces sampled         c - e = ${us('c', 'e')}`);
+    console.log(`  one sampled request           b - e = ${us('b', 'e')}`);
+    const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sink.port}/bytes`)).json()) as { bytes: number }).bytes;
     console.log(`  OTLP bytes received by the sink: ${exportedBytes}`);
   } finally {
     await Promise.all(servers.map((s) => stopServer(s.child)));
-    await new Promise((resolve) => sink.close(resolve));
+    sink.child.kill('SIGTERM');
     await db.close();
     await pg?.stop();
     fs.rmSync(root, { recursive: true, force: true });
