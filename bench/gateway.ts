@@ -44,6 +44,13 @@ const PIN = process.env.BENCH_PIN === '1' && os.cpus().length >= 2;
  * PostgreSQL has its own hardware, than sharing two cores evenly. Not with DATABASE_URL.
  */
 const PG_PRIORITY = process.env.BENCH_PG_PRIORITY === '1';
+/**
+ * BENCH_PG_SYNC_COMMIT=off: the database commits without waiting for its WAL flush
+ * (synchronous_commit = off, set for the bench's database only). A diagnosis, never a production
+ * setting (a crash could lose the last charges): it shows how much of metering's latency at half
+ * load is this machine's disk flush rather than the statement or CPU. Embedded PostgreSQL only.
+ */
+const SYNC_COMMIT_OFF = process.env.BENCH_PG_SYNC_COMMIT === 'off';
 const SERVER_CORE = '0';
 const OTHER_CORE = String(os.cpus().length - 1);
 
@@ -152,6 +159,13 @@ async function main() {
     // The OTLP endpoint for (f), in its own process (on the servers' core when pinned).
     const sink = await startReference(['bench/servers/otlp-sink.ts']);
     await migrate(db.pool);
+    if (SYNC_COMMIT_OFF) {
+      // Never on a server given by DATABASE_URL: the setting would outlive the bench there.
+      if (!pg) throw new Error('BENCH_PG_SYNC_COMMIT=off works only with the embedded PostgreSQL (no DATABASE_URL)');
+      // Per database, so sessions opened after this (the servers' pools) take it.
+      const { rows } = await db.pool.query<{ db: string }>('SELECT current_database() AS db');
+      await db.pool.query(`ALTER DATABASE "${rows[0]!.db}" SET synchronous_commit = off`);
+    }
     await createBenchPlan(db, 'bench');
     const { keys } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench', walletTag: 'b', keys: true });
 
@@ -181,6 +195,7 @@ async function main() {
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
     if (PG_PRIORITY) console.log('PostgreSQL at nice -10 (BENCH_PG_PRIORITY=1): it does not wait for a core');
+    if (SYNC_COMMIT_OFF) console.log('synchronous_commit = off (BENCH_PG_SYNC_COMMIT=off): commits do not wait for the WAL flush; a diagnosis only');
     console.log(PIN ? `pinned: servers on core ${SERVER_CORE}; PostgreSQL and the load generator on core ${OTHER_CORE}` : 'unpinned: servers, PostgreSQL and the load generator share every core (BENCH_PIN=1 separates them)');
     for (const t of targets) await load(t, keys, { seconds: 3 }); // warm-up: JIT, key cache, pool
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
