@@ -7,7 +7,7 @@ import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
 import type { Registry } from './mcp/registry.ts';
-import { enterHttpSpan, logTraceIds, requestIdForNewRequest } from './telemetry/tracing.ts';
+import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
   /** Plans for the public catalog (cached by the caller; PlanPolicy resources can change them). */
@@ -42,13 +42,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    enterHttpSpan(request.raw, reply.raw, request.routeOptions.url, done);
+    enterHttpSpan(request.raw, request.routeOptions.url);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    endHttpSpan(request.raw, reply.statusCode);
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    endHttpSpan(request.raw, undefined);
+    done();
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     const apiError = fromFrameworkError(err);
     if (request.gateway) request.gateway.outcome = apiError.code;
-    if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error');
+    // Logged in the request's span (the MCP one, else the HTTP one), so the line carries its ids.
+    if (apiError.code === 'INTERNAL_ERROR') withSpan(request.gateway?.span ?? httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     setGatewayHeaders(reply, request.gateway ?? null);
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));

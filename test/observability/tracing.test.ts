@@ -119,6 +119,8 @@ describe('tracing', () => {
     // Fastify's route on the HTTP span.
     expect(roots[0]!.name).toBe('POST /mcp/:server');
     expect(roots[0]!.attributes['http.route']).toBe('/mcp/:server');
+    // Ended from the onResponse hook, with the status the client got.
+    expect(roots[0]!.attributes['http.response.status_code']).toBe(200);
 
     const mcp = spans.find((s) => s.name === 'tools/call bench_echo')!;
     expect(mcp, spans.map((s) => s.name).join(', ')).toBeDefined();
@@ -159,6 +161,16 @@ describe('tracing', () => {
     const exemplars = [...text.matchAll(/^cryptomcp_mcp_request_duration_seconds_bucket\{[^}]*tool="bench_echo"[^}]*\} \d+ # \{trace_id="([0-9a-f]{32})"\}/gm)].map((m) => m[1]);
     expect(exemplars.length).toBeGreaterThan(0);
     expect(exemplars.some((id) => ids.has(id!))).toBe(true);
+  });
+
+  it('a request refused before the MCP layer (401, unknown key) is still one whole trace, its HTTP span ended with the status', async () => {
+    const res = await post(url(), toolCall('bench_echo'), { 'x-api-key': 'cmcp_live_not_a_key' });
+    expect(res.status).toBe(401);
+    const requestId = res.headers.get('x-request-id')!;
+    const spans = await traceOf(requestId, 'POST /mcp/:server');
+    const root = spans.find((s) => !s.parentSpanContext)!;
+    expect(root.attributes['http.response.status_code']).toBe(401);
+    expect(spans.filter((s) => s.kind === SpanKind.SERVER && !s.parentSpanContext)).toHaveLength(1);
   });
 
   it('each request has its own trace', async () => {
