@@ -20,12 +20,12 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
-import { cpuSeconds, startChild } from './support/processes.ts';
+import { loadGateway, median, pairedRatio, type Sample } from './support/load.ts';
+import { startChild } from './support/processes.ts';
 import { spawnServer } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -54,29 +54,12 @@ const SYNC_COMMIT_OFF = process.env.BENCH_PG_SYNC_COMMIT === 'off';
 const SERVER_CORE = '0';
 const OTHER_CORE = String(os.cpus().length - 1);
 
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'bench_echo', arguments: { message: 'ping' } },
-});
-
 interface Target {
   label: string;
   name: string;
   port: number;
   metricsPort?: number;
   child: ChildProcess;
-}
-
-interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** CPU time the server process spent per answered request (user + system), in microseconds. */
-  cpuUs: number;
 }
 
 const children: ChildProcess[] = [];
@@ -114,34 +97,8 @@ function quantile(before: Map<number, number>, after: Map<number, number>, q: nu
   return Infinity;
 }
 
-async function load(target: Pick<Target, 'port' | 'child'>, keys: string[], opts: { seconds: number; rate?: number }): Promise<Sample> {
-  const cpuBefore = cpuSeconds(target.child.pid);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${target.port}`,
-    connections: CONNECTIONS,
-    duration: opts.seconds,
-    ...(opts.rate ? { overallRate: opts.rate } : {}),
-    requests: keys.map((key) => ({
-      method: 'POST' as const,
-      path: '/mcp/market-intelligence',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
-      body: BODY,
-    })),
-  });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    cpuUs: ((cpuSeconds(target.child.pid) - cpuBefore) / Math.max(1, result.requests.total)) * 1e6,
-  };
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
+const load = (target: Pick<Target, 'port' | 'child'>, keys: string[], opts: { seconds: number; rate?: number }) =>
+  loadGateway(target, keys, { connections: CONNECTIONS, ...opts });
 
 async function main() {
   if (PIN) execFileSync('taskset', ['-p', '-c', OTHER_CORE, String(process.pid)], { stdio: 'ignore' });
@@ -260,22 +217,12 @@ async function main() {
     console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
     console.log(`  metering p99 cost at half load, end to end (a - b) = ${(p99a - p99b).toFixed(1)} ms   (target <= 2 ms: ${verdict(p99a - p99b <= 2)}; noisy)`);
     console.log(`  metering p99 cost at half load, in the server     <= ${serverP99} ms   (target <= 2 ms: ${verdict(serverP99 <= 2)})`);
-    // Observability's cost, paired by round: (e), (b) and (f) ran back to back in each round, so a
-    // round's ratio compares them under the same machine conditions; the median of those ratios
-    // drifts less than a ratio of medians when the shared machine speeds up or slows down between
-    // rounds. The range shows how far single rounds scatter. By throughput, and as CPU per request
-    // ((e)'s over the other's: what the throughput ratio would be with a core to itself).
-    const paired = (x: string, byCpu: boolean) => {
-      const ratios = samples.get(x)!.map((sx, i) => {
-        const se = samples.get('e')![i]!;
-        return byCpu ? se.cpuUs / sx.cpuUs : sx.rps / se.rps;
-      });
-      const sorted = [...ratios].sort((p, q) => p - q);
-      return { median: median(ratios), text: `${median(ratios).toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)})` };
-    };
-    console.log(`  b/e = ${paired('b', false).text}   (metrics on vs off, tracing off); by CPU per request ${paired('b', true).text}`);
-    const fe = paired('f', false);
-    const feCpu = paired('f', true);
+    // Observability's cost, paired by round ((e), (b) and (f) run in every round), by throughput
+    // and by CPU per request.
+    const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('e')!, by);
+    console.log(`  b/e = ${paired('b', 'throughput').text}   (metrics on vs off, tracing off); by CPU per request ${paired('b', 'cpu').text}`);
+    const fe = paired('f', 'throughput');
+    const feCpu = paired('f', 'cpu');
     console.log(`  f/e = ${fe.text}   (metrics and tracing on vs off; target >= 0.9: ${verdict(fe.median >= 0.9)})`);
     console.log(`        by CPU per request ${feCpu.text} (${verdict(feCpu.median >= 0.9)})`);
     const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sink.port}/bytes`)).json()) as { bytes: number }).bytes;

@@ -18,12 +18,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
-import { cpuSeconds, startChild } from './support/processes.ts';
+import { loadGateway, median, pairedRatio, type Sample } from './support/load.ts';
+import { startChild } from './support/processes.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -32,40 +32,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const METERING: Record<string, string> = process.env.BENCH_METERED === '1' ? {} : { CRYPTOMCP_BENCH_UNMETERED: '1' };
 
-const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bench_echo', arguments: { message: 'ping' } } });
-
-interface Sample {
-  rps: number;
-  p50: number;
-  p99: number;
-  failed: number;
-  /** The server's CPU time (user + system, all threads) per answered request, in microseconds. */
-  cpuUs: number;
-}
-
-async function load(server: ServerProcess, keys: string[], seconds: number): Promise<Sample> {
-  const cpuBefore = cpuSeconds(server.child.pid);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${server.port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: keys.map((key) => ({
-      method: 'POST' as const,
-      path: '/mcp/market-intelligence',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
-      body: BODY,
-    })),
-  });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    failed: result.errors + result.timeouts + result.non2xx,
-    cpuUs: ((cpuSeconds(server.child.pid) - cpuBefore) / Math.max(1, result.requests.total)) * 1e6,
-  };
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const load = (server: ServerProcess, keys: string[], seconds: number) => loadGateway(server, keys, { connections: CONNECTIONS, seconds });
 
 async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-obs-'));
@@ -106,20 +73,12 @@ async function main() {
     for (const t of targets) {
       const s = samples.get(t.label)!;
       cpu.set(t.label, median(s.map((x) => x.cpuUs)));
-      const row = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((n, x) => n + x.failed, 0) };
+      const row = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((n, x) => n + x.errors + x.non2xx, 0) };
       console.log(
         `  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.failed).padStart(6)}   ${cpu.get(t.label)!.toFixed(0).padStart(6)}`,
       );
     }
-    /** x against (d), paired by round; by throughput, or by CPU per request ((d)'s over x's). */
-    const paired = (x: string, byCpu: boolean) => {
-      const ratios = samples.get(x)!.map((sx, i) => {
-        const sd = samples.get('d')![i]!;
-        return byCpu ? sd.cpuUs / sx.cpuUs : sx.rps / sd.rps;
-      });
-      const sorted = [...ratios].sort((p, q) => p - q);
-      return { median: median(ratios), text: `${median(ratios).toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)})` };
-    };
+    const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('d')!, by);
     const verdict = (r: number) => (r >= 0.9 ? 'within 10%' : 'MORE than 10%');
     console.log('\nagainst (d), paired by round: median (range)        by throughput                by CPU per request');
     for (const [x, what] of [
@@ -128,8 +87,8 @@ async function main() {
       ['c', 'metrics, tracing 10% (the target)'],
       ['b', 'metrics, tracing 100%'],
     ] as const) {
-      const t = paired(x, false);
-      const c = paired(x, true);
+      const t = paired(x, 'throughput');
+      const c = paired(x, 'cpu');
       console.log(`  ${x}/d ${what.padEnd(36)} ${t.text.padEnd(24)} ${c.text}   ${verdict(t.median)}`);
     }
     const us = (x: string, y: string) => (cpu.get(x)! - cpu.get(y)!).toFixed(1);

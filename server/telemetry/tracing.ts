@@ -68,10 +68,10 @@ function recordingParent(parent?: Span): Span | undefined {
 /**
  * From an onRequest hook: names the HTTP span after the route Fastify matched (`POST
  * /mcp/:server`, with http.route, as the HTTP semantic conventions ask). The span is not made the
- * active one for the rest of the request, and no listener is added to the response: measured in
- * bench:observability's harness with every request sampled, running the remaining hooks inside
- * context.with cost ~10% of throughput and a response 'close' listener ~8%, against ~0 for
- * creating and exporting the span. The work that needs the span as its parent gets it
+ * active one for the rest of the request, and no listener is added to the response: in a
+ * throwaway A/B at maximum load with every request sampled (note on issue 6), running the
+ * remaining hooks inside context.with cost ~10% of throughput and a response 'close' listener
+ * ~8%, against ~0 for creating and exporting the span. The work that needs the span as its parent gets it
  * explicitly (httpSpanOf, withSpan), and endHttpSpan ends it from the onResponse hook.
  */
 export function enterHttpSpan(req: IncomingMessage, route: string | undefined): void {

@@ -1,0 +1,68 @@
+// The gateway benchmarks' workload and statistics: tools/call of bench_echo (1 credit) from many
+// accounts, driven by autocannon over loopback, with the server's own CPU time per request; the
+// median of rounds; and the ratio of two runs paired by round.
+import type { ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+import { cpuSeconds } from './processes.ts';
+
+const BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'bench_echo', arguments: { message: 'ping' } },
+});
+
+export interface Sample {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** CPU time the server process spent per answered request (user + system), in microseconds. */
+  cpuUs: number;
+}
+
+/** One round against a server: at its maximum, or at `rate` requests per second in all. */
+export async function loadGateway(
+  target: { port: number; child: ChildProcess },
+  keys: string[],
+  opts: { connections: number; seconds: number; rate?: number },
+): Promise<Sample> {
+  const cpuBefore = cpuSeconds(target.child.pid);
+  const result = await autocannon({
+    url: `http://127.0.0.1:${target.port}`,
+    connections: opts.connections,
+    duration: opts.seconds,
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
+    requests: keys.map((key) => ({
+      method: 'POST' as const,
+      path: '/mcp/market-intelligence',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+      body: BODY,
+    })),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    cpuUs: ((cpuSeconds(target.child.pid) - cpuBefore) / Math.max(1, result.requests.total)) * 1e6,
+  };
+}
+
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Run x against run base, paired by round: each round's ratio compares two runs made back to
+ * back under the same machine conditions, so the median of those ratios drifts less than a ratio
+ * of medians when the shared machine speeds up or slows down between rounds; the range shows how
+ * far single rounds scatter. By throughput (x/base), or by CPU per request (base's over x's: what
+ * the throughput ratio would be with a core to itself).
+ */
+export function pairedRatio(x: Sample[], base: Sample[], by: 'throughput' | 'cpu'): { median: number; text: string } {
+  const ratios = x.map((sx, i) => (by === 'cpu' ? base[i]!.cpuUs / sx.cpuUs : sx.rps / base[i]!.rps));
+  const sorted = [...ratios].sort((p, q) => p - q);
+  const m = median(ratios);
+  return { median: m, text: `${m.toFixed(2)} (rounds ${sorted[0]!.toFixed(2)}-${sorted[sorted.length - 1]!.toFixed(2)})` };
+}
