@@ -12,6 +12,14 @@ const BODY = JSON.stringify({
   params: { name: 'bench_echo', arguments: { message: 'ping' } },
 });
 
+/** The same workload as requests for another load generator (bench/support/paced.ts), one per key. */
+export function gatewayRequests(keys: string[]): { path: string; headers: Record<string, string>; body: string }[] {
+  return keys.map((key) => ({ path: PATH, headers: headersFor(key), body: BODY }));
+}
+
+const PATH = '/mcp/market-intelligence';
+const headersFor = (key: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key });
+
 export interface Sample {
   rps: number;
   p50: number;
@@ -34,12 +42,7 @@ export async function loadGateway(
     connections: opts.connections,
     duration: opts.seconds,
     ...(opts.rate ? { overallRate: opts.rate } : {}),
-    requests: keys.map((key) => ({
-      method: 'POST' as const,
-      path: '/mcp/market-intelligence',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
-      body: BODY,
-    })),
+    requests: gatewayRequests(keys).map((r) => ({ method: 'POST' as const, ...r })),
   });
   return {
     rps: result.requests.average,
