@@ -24,9 +24,26 @@ export function newTraceId(): string {
   return id === '00000000000000000000000000000000' ? newTraceId() : id;
 }
 
+let chosenTraceId: string | undefined;
+
+/**
+ * Runs fn (which starts one root span, synchronously) so that its span takes `traceId` instead
+ * of a fresh one: the trace id the sampler was already asked about (see requestIdForNewRequest).
+ */
+export function withChosenTraceId<T>(traceId: string, fn: () => T): T {
+  chosenTraceId = traceId;
+  try {
+    return fn();
+  } finally {
+    chosenTraceId = undefined;
+  }
+}
+
 export class CryptoIdGenerator implements IdGenerator {
   generateTraceId(): string {
-    return newTraceId();
+    const chosen = chosenTraceId;
+    chosenTraceId = undefined;
+    return chosen ?? newTraceId();
   }
   generateSpanId(): string {
     const id = randomHex(8);

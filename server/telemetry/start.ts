@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
 import type * as NodeSdk from '@opentelemetry/sdk-node';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace';
+import type * as SdkTrace from '@opentelemetry/sdk-trace';
+import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
 import { markTracingEnabled } from './tracing.ts';
 
@@ -21,6 +22,35 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   const exporters = env.OTEL_TRACES_EXPORTER?.split(',').map((s) => s.trim()).filter(Boolean);
   if (exporters && exporters.length > 0) return exporters.some((e) => e !== 'none');
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, built as the SDK would build
+ * it (the values the JavaScript SDK supports; its default, parentbased_always_on, when unset or
+ * unknown; a ratio outside [0, 1] or unparseable falls back to 1). Built here rather than by the
+ * SDK so that tracing.ts can ask the same instance about a request before any span exists.
+ */
+export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof SdkTrace): Sampler {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
+  const ratio = () => {
+    const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+    const value = arg ? Number(arg) : NaN;
+    return Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1;
+  };
+  switch (env.OTEL_TRACES_SAMPLER?.trim()) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio());
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
+    default:
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+  }
 }
 
 export interface Telemetry {
@@ -48,12 +78,14 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof NodeSdk;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
+  const sampler = samplerFromEnv(process.env, require('@opentelemetry/sdk-trace') as typeof SdkTrace);
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
     ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
     // Trace ids double as the request ids clients see and the ledger's idempotency keys, so they
     // come from the CSPRNG (the SDK's default generator uses Math.random).
     idGenerator: new CryptoIdGenerator(),
+    sampler,
     // The gateway is the edge of the trust boundary: a client's traceparent is not continued,
     // since its trace id would become the request id (DESIGN.md: never trust a client's request
     // id). Outgoing calls still carry our context.
@@ -72,7 +104,7 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   // requiring it here, after start(), lets the instrumentation patch the one shared copy
   // (it patches prototypes, which the later ESM imports share).
   require('pg');
-  markTracingEnabled();
+  markTracingEnabled(sampler);
   started = { shutdown: () => sdk.shutdown() };
   return started;
 }

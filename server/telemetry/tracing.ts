@@ -3,15 +3,21 @@
 // semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
 // arguments: attributes are exported to a third-party backend.
 import type { IncomingMessage } from 'node:http';
-import { context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
-import { newTraceId } from './ids.ts';
+import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import type { Sampler } from '@opentelemetry/sdk-trace';
+import { newTraceId, withChosenTraceId } from './ids.ts';
 
 let enabled = false;
 let tracer: Tracer = trace.getTracer('cryptomcp');
+let rootSampler: Sampler | undefined;
 
-/** Called by startTelemetry once the SDK is registered; before it every helper here costs next to nothing. */
-export function markTracingEnabled(): void {
+/**
+ * Called by startTelemetry once the SDK is registered, with the sampler it gave the SDK; before
+ * it every helper here costs next to nothing.
+ */
+export function markTracingEnabled(sampler: Sampler): void {
   enabled = true;
+  rootSampler = sampler;
   // Taken now, from the registered provider: a tracer taken earlier is a proxy of this module's
   // copy of the API, which the SDK (loaded through require, so the CommonJS copy) never sets.
   tracer = trace.getTracer('cryptomcp');
@@ -27,31 +33,38 @@ type TracedRequest = IncomingMessage & { [HTTP_SPAN]?: Span };
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * The id of a new request (Fastify's genReqId): with tracing on, it starts the request's HTTP
- * server span and returns its trace id, so a request_id from a user's error report finds its
- * trace; without tracing, a fresh id of the same form (32 hex). The span is always a root: a
- * client's traceparent is never continued (its trace id would become the ledger's idempotency
- * key). Our own span, not @opentelemetry/instrumentation-http: that instrumentation cost a third
- * of the gateway's throughput in bench:observability even with 10% of traces sampled.
+ * The id of a new request (Fastify's genReqId): a fresh trace id from the CSPRNG (32 hex), so a
+ * request_id from a user's error report finds its trace. With tracing on, the sampler the SDK
+ * uses is asked about that trace id first; a request it drops gets no span at all and runs
+ * outside any span, so none of the helpers below starts a child for it (see recordingParent).
+ * A request it keeps gets the HTTP server span, started with that same trace id. Asking first
+ * skips the SDK's startSpan for the requests it would not record: in a CPU profile of
+ * bench:gateway's (f) at a fixed rate, that call was the largest single cost of tracing at 10%
+ * sampling (note on issue 6). The span is always a root: a client's traceparent is never
+ * continued (its trace id would become the ledger's idempotency key). Our own span, not
+ * @opentelemetry/instrumentation-http: that instrumentation cost a third of the gateway's
+ * throughput in bench:observability even with 10% of traces sampled.
  */
 export function requestIdForNewRequest(req: IncomingMessage): string {
-  if (enabled) {
-    const path = req.url?.split('?')[0] ?? '';
-    if (!UNTRACED_PATHS.has(path)) {
-      // ROOT_CONTEXT as the parent: always a new trace (the options' root: true would copy it).
-      const span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER }, ROOT_CONTEXT);
-      // A span the sampler dropped is not kept: the request runs outside any span, and none of
-      // the helpers below starts a child for it (see recordingParent).
-      if (span.isRecording()) {
-        span.setAttributes({ 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion });
-        (req as TracedRequest)[HTTP_SPAN] = span;
-      }
-      const ctx = span.spanContext();
-      if (isSpanContextValid(ctx)) return ctx.traceId;
-    }
+  const traceId = newTraceId();
+  if (!enabled) return traceId;
+  const path = req.url?.split('?')[0] ?? '';
+  if (UNTRACED_PATHS.has(path)) return traceId;
+  const name = req.method ?? 'HTTP';
+  if (rootSampler!.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision === SamplingDecision.NOT_RECORD) {
+    return traceId;
   }
-  return newTraceId();
+  // ROOT_CONTEXT as the parent: always a new trace (the options' root: true would copy it). The
+  // SDK asks the same sampler again, with the same trace id.
+  const span = withChosenTraceId(traceId, () => tracer.startSpan(name, { kind: SpanKind.SERVER }, ROOT_CONTEXT));
+  if (span.isRecording()) {
+    span.setAttributes({ 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion });
+    (req as TracedRequest)[HTTP_SPAN] = span;
+  }
+  return traceId;
 }
+
+const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
 
 /**
  * The span our spans are children of: `parent`, else the active one, when it is recording. An

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { spawnServer, stopServer } from '../helpers/process.ts';
 import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
-import { tracingRequested } from '../../server/telemetry/start.ts';
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import * as SdkTrace from '@opentelemetry/sdk-trace';
+import { samplerFromEnv, tracingRequested } from '../../server/telemetry/start.ts';
 
 interface OtlpSpan {
   traceId: string;
@@ -137,5 +139,31 @@ describe('OTLP export from the serve process', () => {
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
     expect(tracingRequested({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
+  });
+
+  it('the sampler asked before a request has a span is the one OTEL_TRACES_SAMPLER names, with the SDK defaults', () => {
+    // Trace ids whose ratio decision is known: the ratio sampler keeps an id when the XOR of its
+    // four 32-bit words falls under ratio * 2^32; these two sit at the bottom and the top.
+    const low = '0000000000000000000000000000000f';
+    const high = '000000000000000000000000ffffffff';
+    const decide = (env: NodeJS.ProcessEnv, traceId: string, parent = ROOT_CONTEXT) =>
+      samplerFromEnv(env, SdkTrace).shouldSample(parent, traceId, 'POST', SpanKind.SERVER, {}, []).decision;
+    const sampledParent = trace.setSpanContext(ROOT_CONTEXT, { traceId: high, spanId: '00000000000000ff', traceFlags: TraceFlags.SAMPLED });
+    // Unset or unknown: the SDK's default, parentbased_always_on.
+    expect(decide({}, high)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide({ OTEL_TRACES_SAMPLER: 'jaeger_remote' }, high)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide({ OTEL_TRACES_SAMPLER: 'always_off' }, low)).toBe(SamplingDecision.NOT_RECORD);
+    expect(decide({ OTEL_TRACES_SAMPLER: 'always_on' }, high)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, low)).toBe(SamplingDecision.NOT_RECORD);
+    expect(decide({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' }, low, sampledParent)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    for (const name of ['traceidratio', 'parentbased_traceidratio']) {
+      expect(decide({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: '0.1' }, low)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+      expect(decide({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: '0.1' }, high)).toBe(SamplingDecision.NOT_RECORD);
+      expect(decide({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: '0' }, low)).toBe(SamplingDecision.NOT_RECORD);
+      // Blank, unparseable or out of range: the SDK's default ratio, 1.
+      for (const arg of [undefined, 'abc', '1.5', '-0.1']) {
+        expect(decide({ OTEL_TRACES_SAMPLER: name, ...(arg === undefined ? {} : { OTEL_TRACES_SAMPLER_ARG: arg }) }, high)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+      }
+    }
   });
 });
