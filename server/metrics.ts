@@ -8,6 +8,7 @@ import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type OpenMetricsContentType } from 'prom-client';
 import type pg from 'pg';
 import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
+import { TalliedCounter, TalliedHistogram } from './telemetry/tallies.ts';
 
 /**
  * The JSON-RPC methods an MCP client may send (spec 2025-06-18). The method is client input, so
@@ -65,14 +66,18 @@ const EVENT_LOOP_RESOLUTION_MS = 20;
 /** What the code records into: the prom-client methods it calls, so that recording can be switched off. */
 type CounterOf<L extends string = string> = Pick<Counter<L>, 'inc'>;
 type HistogramOf<L extends string = string> = Pick<Histogram<L>, 'observe'>;
+type TallyOf<L extends string> = Pick<TalliedCounter<L>, 'add'>;
+type RecordOf<L extends string> = Pick<TalliedHistogram<L>, 'record'>;
 
 export interface Metrics {
   /** OpenMetrics exposition, the format that carries exemplars (Prometheus scrapes it as well). */
   registry: Registry<OpenMetricsContentType>;
-  mcpRequests: CounterOf<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
-  mcpRequestDuration: HistogramOf<'server' | 'method' | 'tool' | 'outcome'>;
+  // Updated on every MCP request: tallied (./telemetry/tallies.ts) rather than prom-client's
+  // inc()/observe(), which cost several microseconds each per request.
+  mcpRequests: TallyOf<'server' | 'method' | 'tool' | 'outcome' | 'status'>;
+  mcpRequestDuration: RecordOf<'server' | 'method' | 'tool' | 'outcome'>;
   /** `mcp.server.operation.duration` of the OpenTelemetry MCP semantic conventions. */
-  mcpOperationDuration: HistogramOf<'mcp_method_name' | 'gen_ai_tool_name' | 'error_type'>;
+  mcpOperationDuration: RecordOf<'mcp_method_name' | 'gen_ai_tool_name' | 'error_type'>;
   rejections: CounterOf<'server' | 'code' | 'plan'>;
   creditsConsumed: CounterOf<'server' | 'tool' | 'plan'>;
   creditsRefunded: CounterOf<'server' | 'tool' | 'plan'>;
@@ -96,7 +101,7 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_', eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
   const registers = [registry];
 
-  const keyCacheLookups = new Counter({
+  const keyCacheLookups = new TalliedCounter({
     name: 'cryptomcp_key_cache_lookups_total',
     help: 'API key lookups by the gateway, answered from the in-process cache (hit) or the database (miss).',
     labelNames: ['result'],
@@ -148,15 +153,18 @@ export function createMetrics(): Metrics {
     },
   });
 
+  const HIT = { result: 'hit' } as const;
+  const MISS = { result: 'miss' } as const;
+
   return {
     registry,
-    mcpRequests: new Counter({
+    mcpRequests: new TalliedCounter({
       name: 'cryptomcp_mcp_requests_total',
       help: 'MCP HTTP requests answered, by server, JSON-RPC method, tool, outcome (ok or the error code) and HTTP status.',
       labelNames: ['server', 'method', 'tool', 'outcome', 'status'],
       registers,
     }),
-    mcpRequestDuration: new Histogram({
+    mcpRequestDuration: new TalliedHistogram({
       name: 'cryptomcp_mcp_request_duration_seconds',
       help: 'Time from receiving an MCP request to the end of its answer, by server, method, tool and outcome.',
       labelNames: ['server', 'method', 'tool', 'outcome'],
@@ -166,7 +174,7 @@ export function createMetrics(): Metrics {
       enableExemplars: true,
       registers,
     }),
-    mcpOperationDuration: new Histogram({
+    mcpOperationDuration: new TalliedHistogram({
       name: 'mcp_server_operation_duration_seconds',
       help: 'OpenTelemetry MCP semantic conventions: mcp.server.operation.duration, by mcp.method.name, gen_ai.tool.name and error.type.',
       labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'error_type'],
@@ -220,8 +228,8 @@ export function createMetrics(): Metrics {
       help: 'Monthly renewals applied by this pod: lazily by the metering statement, or by the periodic sweep.',
       registers,
     }),
-    keyCacheHit: keyCacheLookups.labels('hit'),
-    keyCacheMiss: keyCacheLookups.labels('miss'),
+    keyCacheHit: { inc: () => keyCacheLookups.add(HIT) },
+    keyCacheMiss: { inc: () => keyCacheLookups.add(MISS) },
     upstreamDuration,
     watchPool(pool, max) {
       pools.push({ pool, max });
@@ -239,11 +247,13 @@ export function createMetrics(): Metrics {
 export function disabledMetrics(): Metrics {
   const counter = { inc() {} };
   const histogram = { observe() {} };
+  const tally = { add() {} };
+  const record = { record() {} };
   return {
     registry: new Registry<OpenMetricsContentType>(),
-    mcpRequests: counter,
-    mcpRequestDuration: histogram,
-    mcpOperationDuration: histogram,
+    mcpRequests: tally,
+    mcpRequestDuration: record,
+    mcpOperationDuration: record,
     rejections: counter,
     creditsConsumed: counter,
     creditsRefunded: counter,

@@ -157,12 +157,12 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
     const method = methodLabel(g?.method);
     const tool = g?.tool ?? '';
     const m = deps.metrics;
-    m.mcpRequests.inc({ server, method, tool, outcome, status: String(status) });
+    m.mcpRequests.add({ server, method, tool, outcome, status: String(status) });
     const seconds = reply.elapsedTime / 1000;
-    m.mcpRequestDuration.observe({ labels: { server, method, tool, outcome }, value: seconds, exemplarLabels: traceExemplar(g?.span) });
+    m.mcpRequestDuration.record({ server, method, tool, outcome }, seconds, traceExemplar(g?.span));
     // Only requests that reached the MCP layer (a method is known) are MCP operations.
     if (g?.method !== undefined) {
-      m.mcpOperationDuration.observe({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);
+      m.mcpOperationDuration.record({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);
     }
     if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: g?.grant?.plan ?? '' });
     endMcpSpan(g?.span, { code: g?.outcome, status, creditsUsed: g?.creditsUsed ?? 0, remaining: g?.remaining });
