@@ -26,9 +26,9 @@ import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
-import { gatewayRequests, loadGateway, median, pairedRatio, type Sample } from './support/load.ts';
+import { gatewayRequests, loadGateway, median, pairedRatio, summarize, type Sample } from './support/load.ts';
 import { pacedLoad, type PacedSample } from './support/paced.ts';
-import { startChild } from './support/processes.ts';
+import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -58,6 +58,8 @@ const PG_PRIORITY = process.env.BENCH_PG_PRIORITY === '1';
 const SYNC_COMMIT_OFF = process.env.BENCH_PG_SYNC_COMMIT === 'off';
 const SERVER_CORE = '0';
 const OTHER_CORE = String(os.cpus().length - 1);
+/** What every server under test runs in: taskset to the servers' core when pinned. */
+const SERVER_WRAPPER = PIN ? ['taskset', '-c', SERVER_CORE] : [];
 
 interface Target {
   label: string;
@@ -76,10 +78,26 @@ process.on('SIGINT', () => process.exit(130));
 
 /** Starts a reference server script (on the servers' core when pinned); stopped on exit. */
 async function startReference(args: string[]): Promise<{ port: number; child: ChildProcess }> {
-  const started = await startChild(args, PIN ? ['taskset', '-c', SERVER_CORE] : []);
+  const started = await startChild(args, SERVER_WRAPPER);
   children.push(started.child);
   return started;
 }
+
+/** Starts `cryptomcp serve` with `env` (on the servers' core when pinned); stopped on exit. */
+async function startService(databaseUrl: string, env: Record<string, string>): Promise<Omit<Target, 'label' | 'name'>> {
+  const { port, metricsPort, child } = await spawnServer(databaseUrl, env, SERVER_WRAPPER);
+  children.push(child);
+  return { port, metricsPort, child };
+}
+
+/** One line of a results table: the median round of a run. */
+function printRow(label: string, name: string, m: Sample): void {
+  console.log(
+    `  (${label})${label.length === 1 ? ' ' : ''}${name.padEnd(28)} ${m.rps.toFixed(0).padStart(7)}  ${m.p50.toFixed(1).padStart(7)}  ${m.p99.toFixed(1).padStart(7)}  ${String(m.non2xx).padStart(7)}  ${String(m.errors).padStart(6)}   ${m.cpuUs.toFixed(0).padStart(6)}`,
+  );
+}
+
+const verdict = (ok: boolean) => (ok ? 'meets target' : 'MISSES target');
 
 /** Cumulative bucket counts of a Prometheus histogram, by upper bound (seconds). */
 async function histogram(metricsPort: number, name: string): Promise<Map<number, number>> {
@@ -112,29 +130,14 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
     { label: 'e', name: 'as (b), observability off', env: { ...UNMETERED, METRICS_ENABLED: 'false' } },
     { label: 'e2', name: 'as (e): an A/A control', env: { ...UNMETERED, METRICS_ENABLED: 'false' } },
     { label: 'b', name: 'as (b): metrics on', env: UNMETERED },
-    {
-      label: 'f',
-      name: 'as (b), tracing 10% too',
-      env: {
-        ...UNMETERED,
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.1',
-        OTEL_METRICS_EXPORTER: 'none',
-        OTEL_LOGS_EXPORTER: 'none',
-      },
-    },
+    { label: 'f', name: 'as (b), tracing 10% too', env: { ...UNMETERED, ...otlpTracing(sinkPort, 0.1) } },
   ];
   const samples = new Map<string, Sample[]>(configs.map((c) => [c.label, []]));
   console.log(`\nobservability: ${OBS_ROUNDS} rounds, each of fresh processes (e, e2, b, f), warmed up 3 s, driven ${SECONDS} s each in a rotated order`);
   for (let round = 0; round < OBS_ROUNDS; round++) {
     const started: (Pick<Target, 'port' | 'child'> & { label: string })[] = [];
     try {
-      for (const c of configs) {
-        const { port, child } = await spawnServer(databaseUrl, c.env, PIN ? ['taskset', '-c', SERVER_CORE] : []);
-        children.push(child);
-        started.push({ label: c.label, port, child });
-      }
+      for (const c of configs) started.push({ label: c.label, ...(await startService(databaseUrl, c.env)) });
       for (const t of started) await load(t, keys, { seconds: 3 });
       const order = started.map((_, i) => started[(i + round) % started.length]!);
       for (const t of order) samples.get(t.label)!.push(await load(t, keys, { seconds: SECONDS }));
@@ -143,13 +146,7 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
     }
   }
   console.log('  run                              req/s     p50 ms   p99 ms   non-2xx  errors   server CPU us/req   (median of rounds)');
-  for (const c of configs) {
-    const s = samples.get(c.label)!;
-    console.log(
-      `  (${c.label})${c.label.length === 1 ? ' ' : ''}${c.name.padEnd(28)} ${median(s.map((x) => x.rps)).toFixed(0).padStart(7)}  ${median(s.map((x) => x.p50)).toFixed(1).padStart(7)}  ${median(s.map((x) => x.p99)).toFixed(1).padStart(7)}  ${String(s.reduce((n, x) => n + x.non2xx, 0)).padStart(7)}  ${String(s.reduce((n, x) => n + x.errors, 0)).padStart(6)}   ${median(s.map((x) => x.cpuUs)).toFixed(0).padStart(6)}`,
-    );
-  }
-  const verdict = (ok: boolean) => (ok ? 'meets target' : 'MISSES target');
+  for (const c of configs) printRow(c.label, c.name, summarize(samples.get(c.label)!));
   const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('e')!, by);
   console.log(`  e2/e = ${paired('e2', 'throughput').text}; by CPU per request ${paired('e2', 'cpu').text}   (A/A control: the same configuration twice)`);
   console.log(`  b/e = ${paired('b', 'throughput').text}; by CPU per request ${paired('b', 'cpu').text}   (metrics on vs off, tracing off)`);
@@ -157,8 +154,7 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
   const feCpu = paired('f', 'cpu');
   console.log(`  f/e = ${fe.text}   (metrics and tracing on vs off; target >= 0.9: ${verdict(fe.median >= 0.9)})`);
   console.log(`        by CPU per request ${feCpu.text} (${verdict(feCpu.median >= 0.9)})`);
-  const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sinkPort}/bytes`)).json()) as { bytes: number }).bytes;
-  console.log(`  OTLP bytes exported by the (f) processes: ${exportedBytes}`);
+  console.log(`  OTLP bytes exported by the (f) processes: ${await sinkBytes(sinkPort)}`);
 }
 
 async function main() {
@@ -189,16 +185,14 @@ async function main() {
 
     const targets: Target[] = [];
     const addService = async (label: string, name: string, env: Record<string, string> = {}) => {
-      const { port, metricsPort, child } = await spawnServer(databaseUrl, env, PIN ? ['taskset', '-c', SERVER_CORE] : []);
-      children.push(child);
-      targets.push({ label, name, port, metricsPort, child });
+      targets.push({ label, name, ...(await startService(databaseUrl, env)) });
     };
     const addReference = async (label: string, name: string, script: string) => {
       const { port, child } = await startReference([script]);
       targets.push({ label, name, port, child });
     };
     await addService('a', 'service, metering on');
-    await addService('b', 'service, metering bypassed', { CRYPTOMCP_BENCH_UNMETERED: '1' });
+    await addService('b', 'service, metering bypassed', UNMETERED);
     await addReference('c', 'naive SDK per request', 'bench/servers/naive-sdk.ts');
     await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
 
@@ -215,19 +209,9 @@ async function main() {
     console.log('\nmaximum load (median of rounds)');
     console.log('  run                              req/s     p50 ms   p99 ms   non-2xx  errors   server CPU us/req');
     for (const t of targets) {
-      const s = samples.get(t.label)!;
-      const m: Sample = {
-        rps: median(s.map((x) => x.rps)),
-        p50: median(s.map((x) => x.p50)),
-        p99: median(s.map((x) => x.p99)),
-        errors: s.reduce((n, x) => n + x.errors, 0),
-        non2xx: s.reduce((n, x) => n + x.non2xx, 0),
-        cpuUs: median(s.map((x) => x.cpuUs)),
-      };
+      const m = summarize(samples.get(t.label)!);
       summary.set(t.label, m);
-      console.log(
-        `  (${t.label}) ${t.name.padEnd(28)} ${m.rps.toFixed(0).padStart(7)}  ${m.p50.toFixed(1).padStart(7)}  ${m.p99.toFixed(1).padStart(7)}  ${String(m.non2xx).padStart(7)}  ${String(m.errors).padStart(6)}   ${m.cpuUs.toFixed(0).padStart(6)}`,
-      );
+      printRow(t.label, t.name, m);
     }
     const a = summary.get('a')!;
     const b = summary.get('b')!;
@@ -271,7 +255,6 @@ async function main() {
       `    of which the PostgreSQL round trip (${BATCH}): p50 <= ${quantile(batchBefore, batchAfter, 0.5) * 1000} ms, p99 <= ${quantile(batchBefore, batchAfter, 0.99) * 1000} ms; calls per round trip p50 <= ${quantile(callsBefore, callsAfter, 0.5)}`,
     );
 
-    const verdict = (ok: boolean) => (ok ? 'meets target' : 'MISSES target');
     console.log('\nratios');
     console.log(`  a/b = ${(a.rps / b.rps).toFixed(2)}   (target >= 0.8: ${verdict(a.rps / b.rps >= 0.8)})`);
     console.log(`  b/c = ${(b.rps / c.rps).toFixed(2)}   (target >= 2: ${verdict(b.rps / c.rps >= 2)})`);

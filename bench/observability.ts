@@ -3,7 +3,7 @@
 //   (d) observability off: METRICS_ENABLED=false and no tracing
 //   (a) metrics on, tracing off (the default)
 //   (e) as (a), with tracing on but nothing sampled (parentbased_traceidratio 0): the path 90% of
-//       requests take at 10% sampling (a root span the sampler drops, a trace id from it)
+//       requests take at 10% sampling (the sampler asked about a fresh trace id, no span made)
 //   (c) as (a), with 10% of traces sampled and exported over OTLP/HTTP to a sink process
 //   (b) as (a), with every trace sampled and exported
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
@@ -22,8 +22,8 @@ import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
-import { loadGateway, median, pairedRatio, type Sample } from './support/load.ts';
-import { startChild } from './support/processes.ts';
+import { loadGateway, pairedRatio, summarize, type Sample } from './support/load.ts';
+import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 100);
@@ -40,7 +40,6 @@ async function main() {
   const servers: ServerProcess[] = [];
   // The OTLP endpoint, in its own process as a collector would be (it counts the bytes it takes).
   const sink = await startChild(['bench/servers/otlp-sink.ts']);
-  const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sink.port}`, OTEL_METRICS_EXPORTER: 'none', OTEL_LOGS_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio' };
 
   const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
   const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
@@ -58,9 +57,9 @@ async function main() {
     };
     await add('d', 'metrics and tracing off', { METRICS_ENABLED: 'false' });
     await add('a', 'metrics on, tracing off', {});
-    await add('e', 'tracing on, nothing sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '0' });
-    await add('c', 'tracing on, 10% sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '0.1' });
-    await add('b', 'tracing on, all sampled', { ...otlp, OTEL_TRACES_SAMPLER_ARG: '1' });
+    await add('e', 'tracing on, nothing sampled', otlpTracing(sink.port, 0));
+    await add('c', 'tracing on, 10% sampled', otlpTracing(sink.port, 0.1));
+    await add('b', 'tracing on, all sampled', otlpTracing(sink.port, 1));
 
     console.log(`bench:observability — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores, metering ${METERING.CRYPTOMCP_BENCH_UNMETERED ? 'bypassed' : 'on'}`);
     for (const t of targets) await load(t.server, keys, 3); // warm-up: JIT, key cache, pool
@@ -71,11 +70,10 @@ async function main() {
     const cpu = new Map<string, number>();
     console.log('\n  run                                   req/s   p50 ms   p99 ms   failed   server CPU us/req (median)');
     for (const t of targets) {
-      const s = samples.get(t.label)!;
-      cpu.set(t.label, median(s.map((x) => x.cpuUs)));
-      const row = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), failed: s.reduce((n, x) => n + x.errors + x.non2xx, 0) };
+      const row = summarize(samples.get(t.label)!);
+      cpu.set(t.label, row.cpuUs);
       console.log(
-        `  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.failed).padStart(6)}   ${cpu.get(t.label)!.toFixed(0).padStart(6)}`,
+        `  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.errors + row.non2xx).padStart(6)}   ${row.cpuUs.toFixed(0).padStart(6)}`,
       );
     }
     const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('d')!, by);
@@ -97,8 +95,7 @@ async function main() {
     console.log(`  tracing, unsampled path       e - a = ${us('e', 'a')}`);
     console.log(`  10% of traces sampled         c - e = ${us('c', 'e')}`);
     console.log(`  one sampled request           b - e = ${us('b', 'e')}`);
-    const exportedBytes = ((await (await fetch(`http://127.0.0.1:${sink.port}/bytes`)).json()) as { bytes: number }).bytes;
-    console.log(`  OTLP bytes received by the sink: ${exportedBytes}`);
+    console.log(`  OTLP bytes received by the sink: ${await sinkBytes(sink.port)}`);
   } finally {
     await Promise.all(servers.map((s) => stopServer(s.child)));
     sink.child.kill('SIGTERM');

@@ -3,6 +3,7 @@
 // median of rounds; and the ratio of two runs paired by round.
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import type { PacedRequest } from './paced.ts';
 import { cpuSeconds } from './processes.ts';
 
 const BODY = JSON.stringify({
@@ -13,7 +14,7 @@ const BODY = JSON.stringify({
 });
 
 /** The same workload as requests for another load generator (bench/support/paced.ts), one per key. */
-export function gatewayRequests(keys: string[]): { path: string; headers: Record<string, string>; body: string }[] {
+export function gatewayRequests(keys: string[]): PacedRequest[] {
   return keys.map((key) => ({ path: PATH, headers: headersFor(key), body: BODY }));
 }
 
@@ -55,6 +56,18 @@ export async function loadGateway(
 }
 
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** The rounds of one run as one: the median of each figure, failures summed. */
+export function summarize(rounds: Sample[]): Sample {
+  return {
+    rps: median(rounds.map((x) => x.rps)),
+    p50: median(rounds.map((x) => x.p50)),
+    p99: median(rounds.map((x) => x.p99)),
+    errors: rounds.reduce((n, x) => n + x.errors, 0),
+    non2xx: rounds.reduce((n, x) => n + x.non2xx, 0),
+    cpuUs: median(rounds.map((x) => x.cpuUs)),
+  };
+}
 
 /**
  * Run x against run base, paired by round: each round's ratio compares two runs made back to

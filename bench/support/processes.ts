@@ -50,3 +50,23 @@ export async function startChild(args: string[], wrapper: string[] = []): Promis
     throw err;
   }
 }
+
+/**
+ * The environment that turns tracing on in a server: `ratio` of the traces sampled
+ * (parentbased_traceidratio) and exported over OTLP/HTTP to the sink (bench/servers/otlp-sink.ts)
+ * on `sinkPort`; no OTLP metrics or logs.
+ */
+export function otlpTracing(sinkPort: number, ratio: number): Record<string, string> {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${sinkPort}`,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: String(ratio),
+    OTEL_METRICS_EXPORTER: 'none',
+    OTEL_LOGS_EXPORTER: 'none',
+  };
+}
+
+/** The bytes of OTLP the sink on `sinkPort` has received so far. */
+export async function sinkBytes(sinkPort: number): Promise<number> {
+  return ((await (await fetch(`http://127.0.0.1:${sinkPort}/bytes`)).json()) as { bytes: number }).bytes;
+}

@@ -13,6 +13,8 @@ class LabelSets<L extends string, C> {
   readonly #names: readonly L[];
   readonly #create: (labels: Labels<L>) => C;
   #root = new Map<string, unknown>();
+  /** Every cell made since the last clear(), in the order they were made. */
+  cells: C[] = [];
 
   constructor(names: readonly L[], create: (labels: Labels<L>) => C) {
     this.#names = names;
@@ -37,12 +39,14 @@ class LabelSets<L extends string, C> {
       // A copy: the caller's object may be reused or changed after this call.
       cell = this.#create({ ...labels });
       level.set(value, cell);
+      this.cells.push(cell);
     }
     return cell;
   }
 
   clear(): void {
     this.#root = new Map();
+    this.cells = [];
   }
 }
 
@@ -51,7 +55,6 @@ class LabelSets<L extends string, C> {
  * registry is read (its collect hook): one inc() per label set per scrape instead of per request.
  */
 export class TalliedCounter<L extends string> extends Counter<L> {
-  readonly #pending: { labels: Labels<L>; value: number }[] = [];
   readonly #sets: LabelSets<L, { labels: Labels<L>; value: number }>;
 
   constructor(config: Omit<CounterConfiguration<L>, 'collect'> & { labelNames: readonly L[] }) {
@@ -61,11 +64,7 @@ export class TalliedCounter<L extends string> extends Counter<L> {
         (this as TalliedCounter<L>).fold();
       },
     });
-    this.#sets = new LabelSets(config.labelNames, (labels) => {
-      const cell = { labels, value: 0 };
-      this.#pending.push(cell);
-      return cell;
-    });
+    this.#sets = new LabelSets(config.labelNames, (labels) => ({ labels, value: 0 }));
   }
 
   /** Counts `value` (default 1) for this label set. */
@@ -75,7 +74,7 @@ export class TalliedCounter<L extends string> extends Counter<L> {
 
   /** Moves the tallies into the counter (the registry's read does this first). */
   fold(): void {
-    for (const cell of this.#pending) {
+    for (const cell of this.#sets.cells) {
       if (cell.value !== 0) {
         this.inc(cell.labels, cell.value);
         cell.value = 0;
@@ -86,7 +85,7 @@ export class TalliedCounter<L extends string> extends Counter<L> {
   override reset(): void {
     super.reset();
     // prom-client's constructor calls reset() before this class's fields exist.
-    if (#pending in this) for (const cell of this.#pending) cell.value = 0;
+    if (#sets in this) for (const cell of this.#sets.cells) cell.value = 0;
   }
 }
 
@@ -116,7 +115,7 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
   readonly #bounds: number[];
   readonly #keys: string[];
   readonly #exemplars: boolean;
-  #sets: LabelSets<L, HistogramEntry>;
+  readonly #sets: LabelSets<L, HistogramEntry>;
 
   constructor(config: HistogramConfiguration<L> & { labelNames: readonly L[]; buckets: number[] }) {
     super(config);
@@ -125,11 +124,7 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
     // The keys prom-client counts under: each bound as a property key (String(bound)).
     this.#keys = this.#bounds.map(String);
     this.#exemplars = config.enableExemplars === true;
-    this.#sets = this.#newSets();
-  }
-
-  #newSets(): LabelSets<L, HistogramEntry> {
-    return new LabelSets(this.#names, (labels) => this.#entryFor(labels));
+    this.#sets = new LabelSets(this.#names, (labels) => this.#entryFor(labels));
   }
 
   /** The histogram's record of this label set, made through the public zero() if it has none yet. */
@@ -167,11 +162,11 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
   override reset(): void {
     super.reset();
     // prom-client's constructor calls reset() before this class's fields exist.
-    if (#names in this) this.#sets = this.#newSets();
+    if (#sets in this) this.#sets.clear();
   }
 
   override remove(...args: unknown[]): void {
     (super.remove as (...a: unknown[]) => void).apply(this, args);
-    this.#sets = this.#newSets();
+    this.#sets.clear();
   }
 }

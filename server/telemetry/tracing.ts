@@ -31,6 +31,7 @@ const HTTP_SPAN = Symbol('cryptomcp.httpSpan');
 type TracedRequest = IncomingMessage & { [HTTP_SPAN]?: Span };
 /** Health probes and scrapes would be most of the spans and tell nothing. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
 
 /**
  * The id of a new request (Fastify's genReqId): a fresh trace id from the CSPRNG (32 hex), so a
@@ -63,8 +64,6 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   }
   return traceId;
 }
-
-const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
 
 /**
  * The span our spans are children of: `parent`, else the active one, when it is recording. An
