@@ -12,7 +12,9 @@
 // Each server runs in its own process; autocannon drives it over loopback from this process.
 // Rounds of (a)-(d) are interleaved (a b c d a b c d ...) and the median round is reported,
 // because the machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured
-// maximum, paced request by request, to see what metering adds to p99 latency. Last, (e), (b) and
+// maximum, paced request by request, to see what metering adds to p99 latency, beside an A/A
+// control (b2) and the floor of one database round trip per request ((d) with and without a
+// SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b) and
 // (f) run in rounds of fresh processes, with (e) twice as an A/A control (observabilityRounds).
 // Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms; (issue 6): f/e >= 0.9, what metrics
 // and tracing together cost.
@@ -220,10 +222,24 @@ async function main() {
 
     // Half load is paced request by request (bench/support/paced.ts): autocannon's overallRate
     // sends each second's quota back to back and then idles, so its "half load" p99 was the
-    // saturated p99.
+    // saturated p99. Beside (a) and (b) run two controls at the same rate, each round:
+    //   (b2) a second process of (b): the A/A control, what a p99 difference here can resolve;
+    //   (d+db) the bare route of (d) with one PostgreSQL round trip per request (SELECT 1): the
+    //   floor under what any per-request check in the database adds to p99 on this machine, which
+    //   DESIGN.md's metering (one statement per request) cannot go below.
     const half = Math.max(1, Math.floor(a.rps / 2));
-    const halfA: PacedSample[] = [];
-    const halfB: PacedSample[] = [];
+    const b2: Target = { label: 'b2', name: 'as (b): an A/A control', ...(await startService(databaseUrl, UNMETERED)) };
+    const dDb = await startReference(['bench/servers/bare-fastify.ts', '--database', databaseUrl]);
+    const dbFloor: Target = { label: 'd+db', name: 'bare route + SELECT 1', ...dDb };
+    for (const t of [b2, dbFloor]) await load(t, keys, { seconds: 3 });
+    const halfRuns: [string, Target][] = [
+      ['(a) metering on       ', targets[0]!],
+      ['(b) bypassed          ', targets[1]!],
+      ['(b2) bypassed, A/A    ', b2],
+      ['(d) bare route        ', targets[3]!],
+      ['(d+db) bare + SELECT 1', dbFloor],
+    ];
+    const halfSamples = new Map<Target, PacedSample[]>(halfRuns.map(([, t]) => [t, []]));
     const METRIC = 'cryptomcp_metering_reserve_duration_seconds';
     const BATCH = 'cryptomcp_metering_batch_duration_seconds';
     const CALLS = 'cryptomcp_metering_batch_calls';
@@ -232,22 +248,23 @@ async function main() {
     const callsBefore = await histogram(targets[0]!.metricsPort!, CALLS);
     const paced = gatewayRequests(keys);
     for (let round = 0; round < ROUNDS; round++) {
-      halfA.push(await pacedLoad(targets[0]!, paced, { rate: half, seconds: SECONDS, connections: CONNECTIONS * 2 }));
-      halfB.push(await pacedLoad(targets[1]!, paced, { rate: half, seconds: SECONDS, connections: CONNECTIONS * 2 }));
+      // In an order rotated by round, as the observability rounds are.
+      const order = halfRuns.map((_, i) => halfRuns[(i + round) % halfRuns.length]![1]);
+      for (const t of order) halfSamples.get(t)!.push(await pacedLoad(t, paced, { rate: half, seconds: SECONDS, connections: CONNECTIONS * 2 }));
     }
     const after = await histogram(targets[0]!.metricsPort!, METRIC);
     const batchAfter = await histogram(targets[0]!.metricsPort!, BATCH);
     const callsAfter = await histogram(targets[0]!.metricsPort!, CALLS);
-    const p99a = median(halfA.map((x) => x.p99));
-    const p99b = median(halfB.map((x) => x.p99));
-    // Paired by round, like the throughput ratios: the delta of each round's two runs.
-    const deltas = halfA.map((x, i) => x.p99 - halfB[i]!.p99).sort((x, y) => x - y);
-    const p99Delta = median(deltas);
+    // Paired by round, like the throughput ratios: the median of each round's p99 difference.
+    const p99Delta = (x: Target, y: Target) => {
+      const ys = halfSamples.get(y)!;
+      const deltas = halfSamples.get(x)!.map((s, i) => s.p99 - ys[i]!.p99).sort((p, q) => p - q);
+      return { median: median(deltas), text: `${median(deltas).toFixed(1)} ms (rounds ${deltas[0]!.toFixed(1)} to ${deltas[deltas.length - 1]!.toFixed(1)})` };
+    };
     const row = (label: string, xs: PacedSample[]) =>
       `  ${label} p50 ${median(xs.map((x) => x.p50)).toFixed(1)} ms  p99 ${median(xs.map((x) => x.p99)).toFixed(1)} ms (rounds ${Math.min(...xs.map((x) => x.p99)).toFixed(1)}-${Math.max(...xs.map((x) => x.p99)).toFixed(1)})  p99.9 ${median(xs.map((x) => x.p999)).toFixed(1)} ms  server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0)} us/req  load generator late by <= ${median(xs.map((x) => x.sendLagP99)).toFixed(1)} ms at p99  failed ${xs.reduce((n, x) => n + x.errors + x.non2xx, 0)}`;
-    console.log(`\nat half of (a)'s maximum: ${half} req/s, paced (open loop; latency counted from each request's due time)`);
-    console.log(row('(a) metering on ', halfA));
-    console.log(row('(b) bypassed    ', halfB));
+    console.log(`\nat half of (a)'s maximum: ${half} req/s, paced (open loop; latency counted from each request's due time), ${ROUNDS} rounds`);
+    for (const [label, t] of halfRuns) console.log(row(label, halfSamples.get(t)!));
     const serverP50 = quantile(before, after, 0.5) * 1000;
     const serverP99 = quantile(before, after, 0.99) * 1000;
     console.log(`  time in metering, measured in (a) itself (${METRIC}): p50 <= ${serverP50} ms, p99 <= ${serverP99} ms`);
@@ -259,9 +276,10 @@ async function main() {
     console.log(`  a/b = ${(a.rps / b.rps).toFixed(2)}   (target >= 0.8: ${verdict(a.rps / b.rps >= 0.8)})`);
     console.log(`  b/c = ${(b.rps / c.rps).toFixed(2)}   (target >= 2: ${verdict(b.rps / c.rps >= 2)})`);
     console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
-    console.log(
-      `  metering p99 cost at half load, end to end (a - b) = ${p99Delta.toFixed(1)} ms, median of rounds (rounds ${deltas[0]!.toFixed(1)} to ${deltas[deltas.length - 1]!.toFixed(1)}; medians ${p99a.toFixed(1)} - ${p99b.toFixed(1)})   (target <= 2 ms: ${verdict(p99Delta <= 2)})`,
-    );
+    const metering = p99Delta(targets[0]!, targets[1]!);
+    console.log(`  metering p99 cost at half load, end to end (a - b) = ${metering.text}   (target <= 2 ms: ${verdict(metering.median <= 2)})`);
+    console.log(`    A/A control (b2 - b) = ${p99Delta(b2, targets[1]!).text}   (what a p99 difference resolves on this machine)`);
+    console.log(`    one PostgreSQL round trip per request (d+db - d) = ${p99Delta(dbFloor, targets[3]!).text}   (the floor under metering's cost)`);
     console.log(`  metering p99 cost at half load, in the server     <= ${serverP99} ms   (target <= 2 ms: ${verdict(serverP99 <= 2)})`);
     console.log(`  a/b by CPU per request ${(b.cpuUs / a.cpuUs).toFixed(2)}; b/c by CPU per request ${(c.cpuUs / b.cpuUs).toFixed(2)}`);
     if ([...summary.values()].some((x) => x.non2xx + x.errors > 0)) console.log('  WARNING: some requests failed; see the non-2xx and errors columns');
@@ -273,7 +291,7 @@ async function main() {
     // Each round starts one process of each configuration, warms them up, drives them in an
     // order rotated by round and stops them. (e2) is (e) again, an A/A control: its ratio to (e)
     // is what this measurement resolves.
-    for (const t of targets) if (t.child.exitCode === null) await stopServer(t.child);
+    for (const t of [...targets, b2, dbFloor]) if (t.child.exitCode === null) await stopServer(t.child);
     await observabilityRounds(databaseUrl, keys, sink.port);
   } finally {
     cleanup();
