@@ -6,6 +6,7 @@
 //   (e) as (b), with observability off: METRICS_ENABLED=false and no tracing
 //   (f) as (b), with metrics on and tracing on: 10% of traces sampled (parentbased_traceidratio)
 //       and exported over OTLP/HTTP to a sink on loopback
+//   (f1) as (f), with 1% of traces sampled: what tracing costs scales with the sampled share
 // (b), (e) and (f) bypass metering so that they are bound by the server's CPU, which is what
 // observability costs: with metering on, throughput here swings by ±20% with PostgreSQL (on the
 // same two cores, its autovacuum and checkpoints) and hides a 5% difference.
@@ -133,9 +134,10 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
     { label: 'e2', name: 'as (e): an A/A control', env: { ...UNMETERED, METRICS_ENABLED: 'false' } },
     { label: 'b', name: 'as (b): metrics on', env: UNMETERED },
     { label: 'f', name: 'as (b), tracing 10% too', env: { ...UNMETERED, ...otlpTracing(sinkPort, 0.1) } },
+    { label: 'f1', name: 'as (f), 1% sampled', env: { ...UNMETERED, ...otlpTracing(sinkPort, 0.01) } },
   ];
   const samples = new Map<string, Sample[]>(configs.map((c) => [c.label, []]));
-  console.log(`\nobservability: ${OBS_ROUNDS} rounds, each of fresh processes (e, e2, b, f), warmed up 3 s, driven ${SECONDS} s each in a rotated order`);
+  console.log(`\nobservability: ${OBS_ROUNDS} rounds, each of fresh processes (e, e2, b, f, f1), warmed up 3 s, driven ${SECONDS} s each in a rotated order`);
   for (let round = 0; round < OBS_ROUNDS; round++) {
     const started: (Pick<Target, 'port' | 'child'> & { label: string })[] = [];
     try {
@@ -156,7 +158,11 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
   const feCpu = paired('f', 'cpu');
   console.log(`  f/e = ${fe.text}   (metrics and tracing on vs off; target >= 0.9: ${verdict(fe.median >= 0.9)})`);
   console.log(`        by CPU per request ${feCpu.text} (${verdict(feCpu.median >= 0.9)})`);
-  console.log(`  OTLP bytes exported by the (f) processes: ${await sinkBytes(sinkPort)}`);
+  const f1e = paired('f1', 'throughput');
+  const f1eCpu = paired('f1', 'cpu');
+  console.log(`  f1/e = ${f1e.text}   (as f/e, 1% of traces sampled; target >= 0.9: ${verdict(f1e.median >= 0.9)})`);
+  console.log(`        by CPU per request ${f1eCpu.text} (${verdict(f1eCpu.median >= 0.9)})`);
+  console.log(`  OTLP bytes exported by the (f) and (f1) processes: ${await sinkBytes(sinkPort)}`);
 }
 
 async function main() {
