@@ -6,7 +6,7 @@
 //   (e) as (b), with observability off: METRICS_ENABLED=false and no tracing
 //   (f) as (b), with metrics on and tracing on: 10% of traces sampled (parentbased_traceidratio)
 //       and exported over OTLP/HTTP to a sink on loopback
-//   (f1) as (f), with 1% of traces sampled: what tracing costs scales with the sampled share
+//   (f1) as (f), with 1% of traces sampled: how much of tracing's cost is the sampled share
 // (b), (e) and (f) bypass metering so that they are bound by the server's CPU, which is what
 // observability costs: with metering on, throughput here swings by ±20% with PostgreSQL (on the
 // same two cores, its autovacuum and checkpoints) and hides a 5% difference.
