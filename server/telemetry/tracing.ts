@@ -27,8 +27,14 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
-const HTTP_SPAN = Symbol('cryptomcp.httpSpan');
-type TracedRequest = IncomingMessage & { [HTTP_SPAN]?: Span };
+/**
+ * The HTTP server span of each sampled request, kept beside the request rather than on it: a
+ * property added to IncomingMessage only on sampled requests gave those objects a second hidden
+ * class, and V8 threw away its optimised code for the server's hot path (Fastify's routeHandler,
+ * where genReqId is inlined) whenever one showed up (`node --log-deopt`, 1% sampled: "dependent
+ * field type constness changed" there).
+ */
+const httpSpans = new WeakMap<IncomingMessage, Span>();
 /** Health probes and scrapes would be most of the spans and tell nothing. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
@@ -60,7 +66,7 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   const span = withChosenTraceId(traceId, () => tracer.startSpan(name, { kind: SpanKind.SERVER }, ROOT_CONTEXT));
   if (span.isRecording()) {
     span.setAttributes({ 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion });
-    (req as TracedRequest)[HTTP_SPAN] = span;
+    httpSpans.set(req, span);
   }
   return traceId;
 }
@@ -87,7 +93,7 @@ function recordingParent(parent?: Span): Span | undefined {
  * explicitly (httpSpanOf, withSpan), and endHttpSpan ends it from the onResponse hook.
  */
 export function enterHttpSpan(req: IncomingMessage, route: string | undefined): void {
-  const span = (req as TracedRequest)[HTTP_SPAN];
+  const span = httpSpans.get(req);
   if (!span || !route) return;
   span.updateName(`${req.method ?? 'HTTP'} ${route}`);
   span.setAttribute('http.route', route);
@@ -98,10 +104,9 @@ export function enterHttpSpan(req: IncomingMessage, route: string | undefined): 
  * the client went away first (onRequestAbort). Once: the span is forgotten after it ends.
  */
 export function endHttpSpan(req: IncomingMessage, statusCode: number | undefined): void {
-  const traced = req as TracedRequest;
-  const span = traced[HTTP_SPAN];
+  const span = httpSpans.get(req);
   if (!span) return;
-  traced[HTTP_SPAN] = undefined;
+  httpSpans.delete(req);
   if (statusCode !== undefined) {
     span.setAttribute('http.response.status_code', statusCode);
     if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -111,7 +116,7 @@ export function endHttpSpan(req: IncomingMessage, statusCode: number | undefined
 
 /** The HTTP server span of a request that is being traced (sampled). */
 export function httpSpanOf(req: IncomingMessage): Span | undefined {
-  return (req as TracedRequest)[HTTP_SPAN];
+  return httpSpans.get(req);
 }
 
 /** Runs fn with `span` as the active span (log lines, child spans); without a span, just runs it. */
