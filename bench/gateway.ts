@@ -15,8 +15,8 @@
 // because the machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured
 // maximum, paced request by request, to see what metering adds to p99 latency, beside an A/A
 // control (b2) and the floor of one database round trip per request ((d) with and without a
-// SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b) and
-// (f) run in rounds of fresh processes, with (e) twice as an A/A control (observabilityRounds).
+// SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b), (f) and (f1) run in rounds of fresh
+// processes, with (e) twice as an A/A control (observabilityRounds).
 // Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms; (issue 6): f/e >= 0.9, what metrics
 // and tracing together cost.
 // 32 connections by default: with 16, (a) was bound by the PostgreSQL round trip's latency (the
@@ -154,14 +154,15 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
   const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('e')!, by);
   console.log(`  e2/e = ${paired('e2', 'throughput').text}; by CPU per request ${paired('e2', 'cpu').text}   (A/A control: the same configuration twice)`);
   console.log(`  b/e = ${paired('b', 'throughput').text}; by CPU per request ${paired('b', 'cpu').text}   (metrics on vs off, tracing off)`);
-  const fe = paired('f', 'throughput');
-  const feCpu = paired('f', 'cpu');
-  console.log(`  f/e = ${fe.text}   (metrics and tracing on vs off; target >= 0.9: ${verdict(fe.median >= 0.9)})`);
-  console.log(`        by CPU per request ${feCpu.text} (${verdict(feCpu.median >= 0.9)})`);
-  const f1e = paired('f1', 'throughput');
-  const f1eCpu = paired('f1', 'cpu');
-  console.log(`  f1/e = ${f1e.text}   (as f/e, 1% of traces sampled; target >= 0.9: ${verdict(f1e.median >= 0.9)})`);
-  console.log(`        by CPU per request ${f1eCpu.text} (${verdict(f1eCpu.median >= 0.9)})`);
+  for (const [x, what] of [
+    ['f', 'metrics and tracing on vs off'],
+    ['f1', 'as f/e, 1% of traces sampled'],
+  ] as const) {
+    const throughput = paired(x, 'throughput');
+    const cpu = paired(x, 'cpu');
+    console.log(`  ${x}/e = ${throughput.text}   (${what}; target >= 0.9: ${verdict(throughput.median >= 0.9)})`);
+    console.log(`        by CPU per request ${cpu.text} (${verdict(cpu.median >= 0.9)})`);
+  }
   console.log(`  OTLP bytes exported by the (f) and (f1) processes: ${await sinkBytes(sinkPort)}`);
 }
 
@@ -235,17 +236,10 @@ async function main() {
     //   DESIGN.md's metering (one statement per request) cannot go below.
     const half = Math.max(1, Math.floor(a.rps / 2));
     const b2: Target = { label: 'b2', name: 'as (b): an A/A control', ...(await startService(databaseUrl, UNMETERED)) };
-    const dDb = await startReference(['bench/servers/bare-fastify.ts', '--database', databaseUrl]);
-    const dbFloor: Target = { label: 'd+db', name: 'bare route + SELECT 1', ...dDb };
+    const dbFloor: Target = { label: 'd+db', name: 'bare route + SELECT 1', ...(await startReference(['bench/servers/bare-fastify.ts', '--database', databaseUrl])) };
     for (const t of [b2, dbFloor]) await load(t, keys, { seconds: 3 });
-    const halfRuns: [string, Target][] = [
-      ['(a) metering on       ', targets[0]!],
-      ['(b) bypassed          ', targets[1]!],
-      ['(b2) bypassed, A/A    ', b2],
-      ['(d) bare route        ', targets[3]!],
-      ['(d+db) bare + SELECT 1', dbFloor],
-    ];
-    const halfSamples = new Map<Target, PacedSample[]>(halfRuns.map(([, t]) => [t, []]));
+    const halfRuns: Target[] = [targets[0]!, targets[1]!, b2, targets[3]!, dbFloor];
+    const halfSamples = new Map<Target, PacedSample[]>(halfRuns.map((t) => [t, []]));
     const METRIC = 'cryptomcp_metering_reserve_duration_seconds';
     const BATCH = 'cryptomcp_metering_batch_duration_seconds';
     const CALLS = 'cryptomcp_metering_batch_calls';
@@ -255,7 +249,7 @@ async function main() {
     const paced = gatewayRequests(keys);
     for (let round = 0; round < ROUNDS; round++) {
       // In an order rotated by round, as the observability rounds are.
-      const order = halfRuns.map((_, i) => halfRuns[(i + round) % halfRuns.length]![1]);
+      const order = halfRuns.map((_, i) => halfRuns[(i + round) % halfRuns.length]!);
       for (const t of order) halfSamples.get(t)!.push(await pacedLoad(t, paced, { rate: half, seconds: SECONDS, connections: CONNECTIONS * 2 }));
     }
     const after = await histogram(targets[0]!.metricsPort!, METRIC);
@@ -267,10 +261,10 @@ async function main() {
       const deltas = halfSamples.get(x)!.map((s, i) => s.p99 - ys[i]!.p99).sort((p, q) => p - q);
       return { median: median(deltas), text: `${median(deltas).toFixed(1)} ms (rounds ${deltas[0]!.toFixed(1)} to ${deltas[deltas.length - 1]!.toFixed(1)})` };
     };
-    const row = (label: string, xs: PacedSample[]) =>
-      `  ${label} p50 ${median(xs.map((x) => x.p50)).toFixed(1)} ms  p99 ${median(xs.map((x) => x.p99)).toFixed(1)} ms (rounds ${Math.min(...xs.map((x) => x.p99)).toFixed(1)}-${Math.max(...xs.map((x) => x.p99)).toFixed(1)})  p99.9 ${median(xs.map((x) => x.p999)).toFixed(1)} ms  server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0)} us/req  load generator late by <= ${median(xs.map((x) => x.sendLagP99)).toFixed(1)} ms at p99  failed ${xs.reduce((n, x) => n + x.errors + x.non2xx, 0)}`;
+    const row = (t: Target, xs: PacedSample[]) =>
+      `  ${`(${t.label}) ${t.name}`.padEnd(35)} p50 ${median(xs.map((x) => x.p50)).toFixed(1)} ms  p99 ${median(xs.map((x) => x.p99)).toFixed(1)} ms (rounds ${Math.min(...xs.map((x) => x.p99)).toFixed(1)}-${Math.max(...xs.map((x) => x.p99)).toFixed(1)})  p99.9 ${median(xs.map((x) => x.p999)).toFixed(1)} ms  server CPU ${median(xs.map((x) => x.cpuUs)).toFixed(0)} us/req  load generator late by <= ${median(xs.map((x) => x.sendLagP99)).toFixed(1)} ms at p99  failed ${xs.reduce((n, x) => n + x.errors + x.non2xx, 0)}`;
     console.log(`\nat half of (a)'s maximum: ${half} req/s, paced (open loop; latency counted from each request's due time), ${ROUNDS} rounds`);
-    for (const [label, t] of halfRuns) console.log(row(label, halfSamples.get(t)!));
+    for (const t of halfRuns) console.log(row(t, halfSamples.get(t)!));
     const serverP50 = quantile(before, after, 0.5) * 1000;
     const serverP99 = quantile(before, after, 0.99) * 1000;
     console.log(`  time in metering, measured in (a) itself (${METRIC}): p50 <= ${serverP50} ms, p99 <= ${serverP99} ms`);

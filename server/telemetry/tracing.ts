@@ -93,7 +93,7 @@ function recordingParent(parent?: Span): Span | undefined {
  * explicitly (httpSpanOf, withSpan), and endHttpSpan ends it from the onResponse hook.
  */
 export function enterHttpSpan(req: IncomingMessage, route: string | undefined): void {
-  const span = httpSpans.get(req);
+  const span = httpSpanOf(req);
   if (!span || !route) return;
   span.updateName(`${req.method ?? 'HTTP'} ${route}`);
   span.setAttribute('http.route', route);
@@ -104,7 +104,7 @@ export function enterHttpSpan(req: IncomingMessage, route: string | undefined): 
  * the client went away first (onRequestAbort). Once: the span is forgotten after it ends.
  */
 export function endHttpSpan(req: IncomingMessage, statusCode: number | undefined): void {
-  const span = httpSpans.get(req);
+  const span = httpSpanOf(req);
   if (!span) return;
   httpSpans.delete(req);
   if (statusCode !== undefined) {
@@ -114,9 +114,9 @@ export function endHttpSpan(req: IncomingMessage, statusCode: number | undefined
   span.end();
 }
 
-/** The HTTP server span of a request that is being traced (sampled). */
+/** The HTTP server span of a request that is being traced (sampled); no lookup while tracing is off. */
 export function httpSpanOf(req: IncomingMessage): Span | undefined {
-  return httpSpans.get(req);
+  return enabled ? httpSpans.get(req) : undefined;
 }
 
 /** Runs fn with `span` as the active span (log lines, child spans); without a span, just runs it. */
