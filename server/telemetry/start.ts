@@ -9,6 +9,7 @@ import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg
 import type * as NodeSdk from '@opentelemetry/sdk-node';
 import type * as SdkTrace from '@opentelemetry/sdk-trace';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { ExportThreadSpanProcessor } from './export-thread.ts';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
 import { markTracingEnabled } from './tracing.ts';
 
@@ -59,7 +60,10 @@ export interface Telemetry {
 }
 
 export interface StartTelemetryOptions {
-  /** Span processors instead of the exporter the environment names (tests: an in-memory exporter). */
+  /**
+   * Span processors instead of the export thread, which exports to what the environment names
+   * (tests: an in-memory exporter).
+   */
   spanProcessors?: SpanProcessor[];
 }
 
@@ -81,7 +85,9 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const sampler = samplerFromEnv(process.env, require('@opentelemetry/sdk-trace') as typeof SdkTrace);
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+    // Ended spans go to a worker thread that batches and exports them with exporters built from
+    // OTEL_* by the SDK there (export-thread.ts says why not on this thread).
+    spanProcessors: options.spanProcessors ?? [new ExportThreadSpanProcessor()],
     // Trace ids double as the request ids clients see and the ledger's idempotency keys, so they
     // come from the CSPRNG (the SDK's default generator uses Math.random).
     idGenerator: new CryptoIdGenerator(),
@@ -90,6 +96,12 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
     // since its trace id would become the request id (DESIGN.md: never trust a client's request
     // id). Outgoing calls still carry our context.
     textMapPropagator: new InjectOnlyPropagator(new W3CTraceContextPropagator()),
+    // Traces only. Metrics are prom-client's on METRICS_PORT and logs are pino's on stdout; left
+    // to the environment, the SDK would also start an OTLP metric exporter (pg's metrics, every
+    // 60 s, from this thread) and an idle OTLP log pipeline whenever OTEL_METRICS_EXPORTER and
+    // OTEL_LOGS_EXPORTER are unset.
+    metricReaders: [],
+    logRecordProcessors: [],
     instrumentations: [
       // Query spans only (no pool-connect spans), never parameter values.
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),

@@ -1,0 +1,170 @@
+// The span export thread (server/telemetry/export-thread.ts): spans made on this thread are
+// exported from a worker thread by exporters the SDK builds there from OTEL_* variables. Checked
+// against a real OTLP/HTTP JSON receiver on loopback, beside an in-memory exporter fed by the same
+// spans. Guarantees: what the receiver gets is what was recorded (ids, parent, name, kind, start
+// and end to the nanosecond, attributes, events, links, status, instrumentation scope), the
+// service name and exporter settings come from the environment given to the thread, only sampled
+// spans are exported, forceFlush returns once the thread has exported everything it was handed,
+// and shutdown ends the thread after a last flush.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExportThreadSpanProcessor } from '../../server/telemetry/export-thread.ts';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values: OtlpValue[] };
+}
+interface OtlpAttribute {
+  key: string;
+  value: OtlpValue;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: OtlpAttribute[];
+  events: { name: string; timeUnixNano: string; attributes: OtlpAttribute[] }[];
+  links: { traceId: string; spanId: string; attributes: OtlpAttribute[] }[];
+  status: { code?: number; message?: string };
+}
+interface Received {
+  serviceName: string | undefined;
+  scope: { name: string; version?: string };
+  span: OtlpSpan;
+}
+
+let receiver: http.Server;
+const received: Received[] = [];
+let requests = 0;
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      requests++;
+      const payload = JSON.parse(body) as {
+        resourceSpans: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { scope: { name: string; version?: string }; spans: OtlpSpan[] }[] }[];
+      };
+      for (const rs of payload.resourceSpans) {
+        const serviceName = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+        for (const ss of rs.scopeSpans) for (const span of ss.spans) received.push({ serviceName, scope: ss.scope, span });
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => receiver?.close(resolve));
+});
+
+/** Samples everything except spans named `record-only`, which it records without sampling. */
+const sampler: Sampler = {
+  shouldSample: (_ctx, _traceId, name) => ({ decision: name === 'record-only' ? SamplingDecision.RECORD : SamplingDecision.RECORD_AND_SAMPLED }),
+  toString: () => 'test sampler',
+};
+
+function exportingThread(env: Record<string, string> = {}) {
+  return new ExportThreadSpanProcessor({
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'export-thread-test',
+      // Long enough that only forceFlush and shutdown export: the test sees when things are sent.
+      OTEL_BSP_SCHEDULE_DELAY: '60000',
+      ...env,
+    },
+  });
+}
+
+const nanos = (t: HrTime) => (BigInt(t[0]) * 1_000_000_000n + BigInt(t[1])).toString();
+const plain = (v: OtlpValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values.map(plain);
+const attrs = (list: OtlpAttribute[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
+
+describe('span export thread', () => {
+  it('exports from the worker exactly the sampled spans recorded on this thread, field for field, on forceFlush', async () => {
+    const memory = new InMemorySpanExporter();
+    const thread = exportingThread();
+    const provider = new TracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor({ exporter: memory }), thread] });
+    const tracer = provider.getTracer('cryptomcp');
+    const pgTracer = provider.getTracer('@opentelemetry/instrumentation-pg', '0.77.0');
+
+    const linked = tracer.startSpan('linked');
+    linked.end();
+    const root = tracer.startSpan('POST /mcp/:server', { kind: SpanKind.SERVER, attributes: { 'http.request.method': 'POST', 'http.response.status_code': 200 } });
+    const parent = trace.setSpan(ROOT_CONTEXT, root);
+    const mcp = tracer.startSpan(
+      'tools/call get_prices',
+      { kind: SpanKind.SERVER, attributes: { 'gen_ai.tool.name': 'get_prices', 'cryptomcp.credits.used': 1.5, ok: true, tags: ['a', 'b'] }, links: [{ context: linked.spanContext(), attributes: { why: 'retry' } }] },
+      parent,
+    );
+    mcp.addEvent('cache miss', { key_kind: 'prices' });
+    mcp.setStatus({ code: SpanStatusCode.ERROR, message: 'UPSTREAM_ERROR' });
+    mcp.end();
+    context.with(parent, () => pgTracer.startSpan('SELECT', { kind: SpanKind.CLIENT }).end());
+    tracer.startSpan('record-only', {}, parent).end();
+    root.end();
+
+    await thread.forceFlush();
+    const recorded = memory.getFinishedSpans().filter((s) => s.name !== 'record-only');
+    expect(recorded).toHaveLength(4);
+    // Nothing but what was recorded and sampled: the RECORD-only span stayed here.
+    expect(received.map((r) => r.span.name).sort()).toEqual(recorded.map((s) => s.name).sort());
+
+    const find = (s: ReadableSpan) => received.find((r) => r.span.spanId === s.spanContext().spanId)!;
+    for (const s of recorded) {
+      const { span, scope, serviceName } = find(s);
+      expect(serviceName).toBe('export-thread-test');
+      expect(scope.name).toBe(s.instrumentationScope.name);
+      expect(scope.version).toBe(s.instrumentationScope.version);
+      expect(span.traceId).toBe(s.spanContext().traceId);
+      expect(span.parentSpanId || undefined).toBe(s.parentSpanContext?.spanId);
+      expect(span.kind).toBe(s.kind + 1); // OTLP numbers kinds from 1 (SPAN_KIND_INTERNAL)
+      expect(span.startTimeUnixNano).toBe(nanos(s.startTime));
+      expect(span.endTimeUnixNano).toBe(nanos(s.endTime));
+      expect(attrs(span.attributes)).toEqual(s.attributes);
+      expect(span.status.code ?? 0).toBe(s.status.code);
+      expect(span.events.map((e) => ({ name: e.name, time: e.timeUnixNano, attributes: attrs(e.attributes) }))).toEqual(
+        s.events.map((e) => ({ name: e.name, time: nanos(e.time), attributes: e.attributes ?? {} })),
+      );
+      expect(span.links.map((l) => ({ traceId: l.traceId, spanId: l.spanId, attributes: attrs(l.attributes) }))).toEqual(
+        s.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, attributes: l.attributes ?? {} })),
+      );
+    }
+    expect(find(recorded.find((s) => s.name === 'tools/call get_prices')!).span.status.message).toBe('UPSTREAM_ERROR');
+
+    await provider.shutdown();
+  });
+
+  it('exports nothing before a flush or the schedule delay, and shutdown exports the rest and ends the thread', async () => {
+    received.length = 0;
+    const thread = exportingThread({ OTEL_SERVICE_NAME: 'export-thread-shutdown' });
+    const provider = new TracerProvider({ sampler, spanProcessors: [thread] });
+    const before = requests;
+    for (let i = 0; i < 10; i++) provider.getTracer('cryptomcp').startSpan(`span ${i}`).end();
+    // The spans are handed over within ~25 ms, but the worker's batch processor holds them for
+    // OTEL_BSP_SCHEDULE_DELAY (60 s here).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(requests).toBe(before);
+    await provider.shutdown();
+    expect(received.map((r) => r.span.name).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `span ${i}`).sort());
+    expect(received.every((r) => r.serviceName === 'export-thread-shutdown')).toBe(true);
+    // After shutdown the thread is gone: new spans are dropped without error and a flush is answered.
+    provider.getTracer('cryptomcp').startSpan('late').end();
+    await thread.forceFlush();
+    expect(received.some((r) => r.span.name === 'late')).toBe(false);
+  });
+});
