@@ -10,7 +10,7 @@
 // 2,000 req/s with 1% of traces sampled, against 0 with the SDK on and nothing sampled. That is
 // why 1% sampling cost about as much throughput as 10%. A worker is a separate V8 isolate, so the
 // exporter's code no longer shares type feedback with the server's.
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { diag, TraceFlags, type Attributes, type HrTime, type SpanKind, type SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
 
@@ -67,6 +67,8 @@ export interface ExportThreadOptions {
   maxBatch?: number;
   /** How long a span waits on this side for its batch to fill (default 25 ms). */
   maxDelayMs?: number;
+  /** Heap limits for the export thread (none beyond Node's defaults unless given). */
+  resourceLimits?: ResourceLimits;
 }
 
 /**
@@ -90,7 +92,7 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
   constructor(options: ExportThreadOptions = {}) {
     this.#maxBatch = options.maxBatch ?? 64;
     this.#maxDelayMs = options.maxDelayMs ?? 25;
-    this.#worker = new Worker(new URL('./export-thread-worker.ts', import.meta.url), { env: options.env ?? process.env, name: 'otel-span-export' });
+    this.#worker = new Worker(new URL('./export-thread-worker.ts', import.meta.url), { env: options.env ?? process.env, name: 'otel-span-export', resourceLimits: options.resourceLimits });
     this.#worker.unref();
     this.#worker.on('message', (msg: FromExportThread) => this.#settle(msg.id, msg.error === undefined ? undefined : new Error(msg.error)));
     this.#worker.on('error', (err) => this.#fail(err));
@@ -112,9 +114,12 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
     return this.#request('flush');
   }
 
-  /** Flushes, stops the export thread's SDK (its exporters flush too), then ends the thread. */
+  /**
+   * Flushes, stops the export thread's SDK (its exporters flush too), then ends the thread. A
+   * thread that already failed has nothing left to flush: that was reported when it failed.
+   */
   shutdown(): Promise<void> {
-    this.#shutdown ??= this.#request('shutdown').finally(() => this.#worker.terminate());
+    this.#shutdown ??= (this.#failed ? Promise.resolve() : this.#request('shutdown')).finally(() => this.#worker.terminate());
     return this.#shutdown;
   }
 
@@ -153,7 +158,11 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
     this.#failed = err;
     this.#buffer = [];
     clearTimeout(this.#timer);
-    if (!this.#shutdown) diag.error('cryptomcp: span export thread failed; spans are dropped from now on', err);
+    // A warning on stderr as well as the SDK's diag channel, which is silent unless OTEL_LOG_LEVEL is set.
+    if (!this.#shutdown) {
+      diag.error('cryptomcp: span export thread failed; spans are dropped from now on', err);
+      process.emitWarning(`the span export thread failed, spans are dropped from now on: ${err.message}`, 'TracingWarning');
+    }
     for (const id of [...this.#pending.keys()]) this.#settle(id, err);
   }
 }

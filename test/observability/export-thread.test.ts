@@ -5,69 +5,21 @@
 // and end to the nanosecond, attributes, events, links, status, instrumentation scope), the
 // service name and exporter settings come from the environment given to the thread, only sampled
 // spans are exported, forceFlush returns once the thread has exported everything it was handed,
-// and shutdown ends the thread after a last flush.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// shutdown ends the thread after a last flush, and a thread that dies is reported, not waited on.
 import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, type HrTime } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExportThreadSpanProcessor } from '../../server/telemetry/export-thread.ts';
+import { plainAttributes as attrs, startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp.ts';
 
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  doubleValue?: number;
-  boolValue?: boolean;
-  arrayValue?: { values: OtlpValue[] };
-}
-interface OtlpAttribute {
-  key: string;
-  value: OtlpValue;
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: OtlpAttribute[];
-  events: { name: string; timeUnixNano: string; attributes: OtlpAttribute[] }[];
-  links: { traceId: string; spanId: string; attributes: OtlpAttribute[] }[];
-  status: { code?: number; message?: string };
-}
-interface Received {
-  serviceName: string | undefined;
-  scope: { name: string; version?: string };
-  span: OtlpSpan;
-}
-
-let receiver: http.Server;
-const received: Received[] = [];
-let requests = 0;
+let receiver: OtlpReceiver;
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      requests++;
-      const payload = JSON.parse(body) as {
-        resourceSpans: { resource: { attributes: OtlpAttribute[] }; scopeSpans: { scope: { name: string; version?: string }; spans: OtlpSpan[] }[] }[];
-      };
-      for (const rs of payload.resourceSpans) {
-        const serviceName = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) received.push({ serviceName, scope: ss.scope, span });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiver = await startOtlpReceiver();
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
 /** Samples everything except spans named `record-only`, which it records without sampling. */
@@ -79,7 +31,7 @@ const sampler: Sampler = {
 function exportingThread(env: Record<string, string> = {}) {
   return new ExportThreadSpanProcessor({
     env: {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'export-thread-test',
       // Long enough that only forceFlush and shutdown export: the test sees when things are sent.
@@ -90,9 +42,6 @@ function exportingThread(env: Record<string, string> = {}) {
 }
 
 const nanos = (t: HrTime) => (BigInt(t[0]) * 1_000_000_000n + BigInt(t[1])).toString();
-const plain = (v: OtlpValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values.map(plain);
-const attrs = (list: OtlpAttribute[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
 
 describe('span export thread', () => {
   it('exports from the worker exactly the sampled spans recorded on this thread, field for field, on forceFlush', async () => {
@@ -122,9 +71,9 @@ describe('span export thread', () => {
     const recorded = memory.getFinishedSpans().filter((s) => s.name !== 'record-only');
     expect(recorded).toHaveLength(4);
     // Nothing but what was recorded and sampled: the RECORD-only span stayed here.
-    expect(received.map((r) => r.span.name).sort()).toEqual(recorded.map((s) => s.name).sort());
+    expect(receiver.received.map((r) => r.span.name).sort()).toEqual(recorded.map((s) => s.name).sort());
 
-    const find = (s: ReadableSpan) => received.find((r) => r.span.spanId === s.spanContext().spanId)!;
+    const find = (s: ReadableSpan) => receiver.received.find((r) => r.span.spanId === s.spanContext().spanId)!;
     for (const s of recorded) {
       const { span, scope, serviceName } = find(s);
       expect(serviceName).toBe('export-thread-test');
@@ -150,21 +99,46 @@ describe('span export thread', () => {
   });
 
   it('exports nothing before a flush or the schedule delay, and shutdown exports the rest and ends the thread', async () => {
-    received.length = 0;
+    receiver.received.length = 0;
     const thread = exportingThread({ OTEL_SERVICE_NAME: 'export-thread-shutdown' });
     const provider = new TracerProvider({ sampler, spanProcessors: [thread] });
-    const before = requests;
+    const before = receiver.requests();
     for (let i = 0; i < 10; i++) provider.getTracer('cryptomcp').startSpan(`span ${i}`).end();
     // The spans are handed over within ~25 ms, but the worker's batch processor holds them for
     // OTEL_BSP_SCHEDULE_DELAY (60 s here).
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(requests).toBe(before);
+    expect(receiver.requests()).toBe(before);
     await provider.shutdown();
-    expect(received.map((r) => r.span.name).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `span ${i}`).sort());
-    expect(received.every((r) => r.serviceName === 'export-thread-shutdown')).toBe(true);
+    expect(receiver.received.map((r) => r.span.name).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `span ${i}`).sort());
+    expect(receiver.received.every((r) => r.serviceName === 'export-thread-shutdown')).toBe(true);
     // After shutdown the thread is gone: new spans are dropped without error and a flush is answered.
     provider.getTracer('cryptomcp').startSpan('late').end();
     await thread.forceFlush();
-    expect(received.some((r) => r.span.name === 'late')).toBe(false);
+    expect(receiver.received.some((r) => r.span.name === 'late')).toBe(false);
+  });
+
+  it('when the thread dies, says so once on stderr, tells waiting flushes why, drops later spans, and still shuts down', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // A heap far too small for the SDK the worker loads: it dies of ERR_WORKER_OUT_OF_MEMORY
+      // while starting, as a real thread dies of a bug or a runaway queue.
+      const thread = new ExportThreadSpanProcessor({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, resourceLimits: { maxOldGenerationSizeMb: 8 } });
+      const provider = new TracerProvider({ sampler, spanProcessors: [thread] });
+      provider.getTracer('cryptomcp').startSpan('before the crash').end();
+      await expect(thread.forceFlush()).rejects.toThrow(/memory/);
+      const before = receiver.requests();
+      provider.getTracer('cryptomcp').startSpan('after the crash').end();
+      await expect(thread.forceFlush()).rejects.toThrow(/memory/);
+      await provider.shutdown();
+      expect(receiver.requests()).toBe(before);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      const tracing = warnings.filter((w) => w.name === 'TracingWarning');
+      expect(tracing).toHaveLength(1);
+      expect(tracing[0]!.message).toMatch(/span export thread failed.*memory/);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });

@@ -4,51 +4,22 @@
 // tool spans in it. With OTEL_SDK_DISABLED the same process sends nothing and still answers with
 // request ids of the trace-id form.
 import type { ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp.ts';
 import { spawnServer, stopServer } from '../helpers/process.ts';
 import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import * as SdkTrace from '@opentelemetry/sdk-trace';
 import { samplerFromEnv, tracingRequested } from '../../server/telemetry/start.ts';
 
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: Record<string, unknown> }[];
-}
-
 let db: TestDatabase;
-let receiver: http.Server;
-const received: { path: string; spans: OtlpSpan[]; serviceName: string | undefined }[] = [];
+let receiver: OtlpReceiver;
 const children: ChildProcess[] = [];
 let key = '';
 
 beforeAll(async () => {
-  // An OTLP/HTTP receiver speaking the JSON encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json).
-  receiver = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      const payload = JSON.parse(body) as {
-        resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
-      };
-      for (const rs of payload.resourceSpans) {
-        received.push({
-          path: req.url ?? '',
-          serviceName: rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue,
-          spans: rs.scopeSpans.flatMap((s) => s.spans),
-        });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiver = await startOtlpReceiver();
   db = await createTestDatabase();
   await createUnlimitedPlan(db, 'otlp-plan', 100);
   key = (await createAccountWithKey(db, { plan: 'otlp-plan' })).key;
@@ -57,15 +28,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(children.map((c) => stopServer(c)));
   await db?.drop();
-  await new Promise((resolve) => receiver?.close(resolve));
+  await receiver?.close();
 });
 
-const allSpans = () => received.flatMap((r) => r.spans);
+const allSpans = () => receiver.received.map((r) => r.span);
 
 /** A `serve` process exporting to the receiver over OTLP/HTTP JSON every 100 ms, plus `env`. */
 async function startExporting(env: Record<string, string> = {}) {
   const server = await spawnServer(db.url, {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     OTEL_BSP_SCHEDULE_DELAY: '100',
     OTEL_METRICS_EXPORTER: 'none',
@@ -91,20 +62,20 @@ describe('OTLP export from the serve process', () => {
     const names = spans.map((s) => s.name);
     expect(names).toEqual(expect.arrayContaining(['tools/call bench_echo', 'cryptomcp.metering.reserve', 'execute_tool bench_echo']));
     expect(spans.filter((s) => !s.parentSpanId)).toHaveLength(1);
-    expect(received.every((r) => r.path === '/v1/traces')).toBe(true);
-    expect(received[0]!.serviceName).toBe('cryptomcp-otlp-test');
+    expect(receiver.received.every((r) => r.path === '/v1/traces')).toBe(true);
+    expect(receiver.received[0]!.serviceName).toBe('cryptomcp-otlp-test');
     const mcp = spans.find((s) => s.name === 'tools/call bench_echo')!;
     expect(mcp.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value).toEqual({ stringValue: 'bench_echo' });
   });
 
   it('sends nothing when OTEL_SDK_DISABLED says so, even with an endpoint set; request ids keep the trace-id form', async () => {
-    const before = received.length;
+    const before = receiver.received.length;
     const server = await startExporting({ OTEL_SDK_DISABLED: 'true' });
     const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo'), { 'x-api-key': key });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
     await stopServer(server.child);
-    expect(received.length).toBe(before);
+    expect(receiver.received.length).toBe(before);
   });
 
   it('with a ratio sampler, a sampled request exports its whole trace and an unsampled one exports nothing (no orphan spans)', async () => {
