@@ -10,11 +10,22 @@
 // 2,000 req/s with 1% of traces sampled, against 0 with the SDK on and nothing sampled. That is
 // why 1% sampling cost about as much throughput as 10%. A worker is a separate V8 isolate, so the
 // exporter's code no longer shares type feedback with the server's.
+//
+// How spans cross: each ended span is written as one line of JSON into a ring in shared memory
+// (span-ring.ts), which the export thread reads on a timer. Not postMessage: each call cost the
+// main thread ~300 us of CPU in the running gateway, whatever the batch held (span-ring.ts says
+// how that was measured), and a batch held back to make the calls fewer kept its spans alive on
+// this thread's heap until it left.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { diag, TraceFlags, type Attributes, type HrTime, type SpanKind, type SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { SpanRing } from './span-ring.ts';
 
-/** An ended span as plain data (structured-clone safe): what crosses to the export thread. */
+/**
+ * An ended span as plain data: what crosses to the export thread, as JSON. Attribute values are
+ * strings, booleans, numbers and arrays of them, which JSON carries as they are, except a
+ * non-finite number (NaN, Infinity), which arrives as null and which the SDK there then drops.
+ */
 export interface SpanRecord {
   name: string;
   kind: SpanKind;
@@ -33,8 +44,19 @@ export interface SpanRecord {
   scope: { name: string; version: string | undefined; schemaUrl: string | undefined };
 }
 
-/** Messages to the export thread, and its answers to flush and shutdown. */
-export type ToExportThread = { type: 'spans'; spans: SpanRecord[] } | { type: 'flush' | 'shutdown'; id: number };
+/** What the export thread is started with (workerData). */
+export interface ExportThreadData {
+  /** The span ring's shared memory (span-ring.ts). */
+  ring: SharedArrayBuffer;
+  /** How often the thread reads the ring, in milliseconds. */
+  pollMs: number;
+}
+
+/**
+ * Messages to the export thread, and its answers: flush and shutdown read what is left in the ring
+ * first, so a span ended before the call is exported by it.
+ */
+export type ToExportThread = { type: 'flush' | 'shutdown'; id: number };
 export type FromExportThread = { type: 'done'; id: number; error?: string };
 
 export function toSpanRecord(span: ReadableSpan): SpanRecord {
@@ -63,36 +85,41 @@ export function toSpanRecord(span: ReadableSpan): SpanRecord {
 export interface ExportThreadOptions {
   /** The environment the export thread reads OTEL_* from; the process's own by default. */
   env?: NodeJS.ProcessEnv;
-  /** Spans collected before they are posted at once (default 64). */
-  maxBatch?: number;
-  /** How long a span waits on this side for its batch to fill (default 25 ms). */
-  maxDelayMs?: number;
+  /**
+   * Bytes of shared memory between this thread and the export thread (a power of two; default
+   * 8 MiB, ~16,000 spans of the gateway's). Spans that find it full are dropped and counted.
+   */
+  ringBytes?: number;
+  /** How often the export thread reads the ring (default 100 ms). */
+  pollMs?: number;
   /** Heap limits for the export thread (none beyond Node's defaults unless given). */
   resourceLimits?: ResourceLimits;
 }
 
 /**
- * A span processor that hands every sampled span, once ended, to the export thread. It batches
- * on this side only to make postMessage calls few (a batch of at most `maxBatch` spans, at most
- * `maxDelayMs` old); the export thread batches again for the exporter, as OTEL_BSP_* configures,
- * and drops spans beyond OTEL_BSP_MAX_QUEUE_SIZE there. The worker does not keep the process
- * alive except while a flush or shutdown is awaited.
+ * A span processor that hands every sampled span, once ended, to the export thread through the
+ * span ring. The export thread batches for the exporter, as OTEL_BSP_* configures, and drops
+ * spans beyond OTEL_BSP_MAX_QUEUE_SIZE there; spans that find the ring itself full (the thread
+ * has fallen behind by `ringBytes`) are dropped here, with one warning. The worker does not keep
+ * the process alive except while a flush or shutdown is awaited.
  */
 export class ExportThreadSpanProcessor implements SpanProcessor {
   readonly #worker: Worker;
-  readonly #maxBatch: number;
-  readonly #maxDelayMs: number;
-  #buffer: SpanRecord[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  readonly #ring: SpanRing;
   readonly #pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   #nextId = 1;
   #failed: Error | undefined;
   #shutdown: Promise<void> | undefined;
 
   constructor(options: ExportThreadOptions = {}) {
-    this.#maxBatch = options.maxBatch ?? 64;
-    this.#maxDelayMs = options.maxDelayMs ?? 25;
-    this.#worker = new Worker(new URL('./export-thread-worker.ts', import.meta.url), { env: options.env ?? process.env, name: 'otel-span-export', resourceLimits: options.resourceLimits });
+    this.#ring = new SpanRing(options.ringBytes ?? 8 * 1024 * 1024);
+    const workerData: ExportThreadData = { ring: this.#ring.buffer, pollMs: options.pollMs ?? 100 };
+    this.#worker = new Worker(new URL('./export-thread-worker.ts', import.meta.url), {
+      env: options.env ?? process.env,
+      name: 'otel-span-export',
+      resourceLimits: options.resourceLimits,
+      workerData,
+    });
     this.#worker.unref();
     this.#worker.on('message', (msg: FromExportThread) => this.#settle(msg.id, msg.error === undefined ? undefined : new Error(msg.error)));
     this.#worker.on('error', (err) => this.#fail(err));
@@ -103,12 +130,18 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.#failed || this.#shutdown || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    this.#buffer.push(toSpanRecord(span));
-    if (this.#buffer.length >= this.#maxBatch) this.#post();
-    else this.#timer ??= setTimeout(() => this.#post(), this.#maxDelayMs).unref();
+    if (!this.#ring.write(JSON.stringify(toSpanRecord(span))) && this.#ring.dropped === 1) {
+      diag.warn('cryptomcp: the span export thread is behind; spans are dropped until it catches up');
+      process.emitWarning('the span export thread is behind: spans are dropped until it catches up', 'TracingWarning');
+    }
   }
 
-  /** Posts what is buffered, then waits until the export thread has exported everything it holds. */
+  /** Spans dropped on this side because the ring was full. */
+  get droppedSpans(): number {
+    return this.#ring.dropped;
+  }
+
+  /** Waits until the export thread has exported every span ended before this call. */
   forceFlush(): Promise<void> {
     if (this.#shutdown) return this.#shutdown;
     return this.#request('flush');
@@ -123,17 +156,7 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
     return this.#shutdown;
   }
 
-  #post(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#buffer.length === 0 || this.#failed) return;
-    const spans = this.#buffer;
-    this.#buffer = [];
-    this.#worker.postMessage({ type: 'spans', spans } satisfies ToExportThread);
-  }
-
   #request(type: 'flush' | 'shutdown'): Promise<void> {
-    this.#post();
     if (this.#failed) return Promise.reject(this.#failed);
     const id = this.#nextId++;
     const done = new Promise<void>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
@@ -156,8 +179,6 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
   #fail(err: Error): void {
     if (this.#failed) return;
     this.#failed = err;
-    this.#buffer = [];
-    clearTimeout(this.#timer);
     // A warning on stderr as well as the SDK's diag channel, which is silent unless OTEL_LOG_LEVEL is set.
     if (!this.#shutdown) {
       diag.error('cryptomcp: span export thread failed; spans are dropped from now on', err);

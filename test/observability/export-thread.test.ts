@@ -104,8 +104,8 @@ describe('span export thread', () => {
     const provider = new TracerProvider({ sampler, spanProcessors: [thread] });
     const before = receiver.requests();
     for (let i = 0; i < 10; i++) provider.getTracer('cryptomcp').startSpan(`span ${i}`).end();
-    // The spans are handed over within ~25 ms, but the worker's batch processor holds them for
-    // OTEL_BSP_SCHEDULE_DELAY (60 s here).
+    // The thread reads the spans from the ring within 100 ms, but its batch processor holds them
+    // for OTEL_BSP_SCHEDULE_DELAY (60 s here).
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.requests()).toBe(before);
     await provider.shutdown();
@@ -115,6 +115,43 @@ describe('span export thread', () => {
     provider.getTracer('cryptomcp').startSpan('late').end();
     await thread.forceFlush();
     expect(receiver.received.some((r) => r.span.name === 'late')).toBe(false);
+  });
+
+  it('exports on its own once OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans wait or the oldest has waited OTEL_BSP_SCHEDULE_DELAY, and a backlog beyond OTEL_BSP_MAX_QUEUE_SIZE whole', async () => {
+    const names = (service: string) => receiver.received.filter((r) => r.serviceName === service).map((r) => r.span.name).sort();
+    const until = async (check: () => boolean, ms: number) => {
+      for (const deadline = Date.now() + ms; !check() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const spans = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix} ${i}`);
+
+    // A full batch goes at once, without a flush, though the schedule delay is a minute.
+    const byBatch = exportingThread({ OTEL_SERVICE_NAME: 'by-batch', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '5' });
+    const batchProvider = new TracerProvider({ sampler, spanProcessors: [byBatch] });
+    for (const name of spans('b', 4)) batchProvider.getTracer('cryptomcp').startSpan(name).end();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(names('by-batch')).toEqual([]);
+    batchProvider.getTracer('cryptomcp').startSpan('b 4').end();
+    await until(() => names('by-batch').length === 5, 5000);
+    expect(names('by-batch')).toEqual(spans('b', 5).sort());
+
+    // One span goes once it has waited the schedule delay.
+    const byDelay = exportingThread({ OTEL_SERVICE_NAME: 'by-delay', OTEL_BSP_SCHEDULE_DELAY: '300' });
+    const delayProvider = new TracerProvider({ sampler, spanProcessors: [byDelay] });
+    const ended = Date.now();
+    delayProvider.getTracer('cryptomcp').startSpan('d 0').end();
+    await until(() => names('by-delay').length === 1, 5000);
+    expect(names('by-delay')).toEqual(['d 0']);
+    expect(Date.now() - ended).toBeGreaterThanOrEqual(300);
+
+    // 35 spans waiting, a queue of 10: all of them exported, none dropped by the batch processor.
+    const backlog = exportingThread({ OTEL_SERVICE_NAME: 'backlog', OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '10' });
+    const backlogProvider = new TracerProvider({ sampler, spanProcessors: [backlog] });
+    for (const name of spans('q', 35)) backlogProvider.getTracer('cryptomcp').startSpan(name).end();
+    await backlog.forceFlush();
+    expect(names('backlog')).toEqual(spans('q', 35).sort());
+    expect(backlog.droppedSpans).toBe(0);
+
+    await Promise.all([batchProvider.shutdown(), delayProvider.shutdown(), backlogProvider.shutdown()]);
   });
 
   it('when the thread dies, says so once on stderr, tells waiting flushes why, drops later spans, and still shuts down', async () => {
