@@ -41,6 +41,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Rounds of the observability comparison, each of fresh processes. */
 const OBS_ROUNDS = Number(process.env.BENCH_OBS_ROUNDS ?? 8);
 /**
+ * BENCH_ONLY=observability: only the observability rounds (issue 6's f/e, about 6 minutes here),
+ * without the (a)-(d) comparison and the half-load runs (issue 2's targets).
+ */
+const ONLY_OBSERVABILITY = process.env.BENCH_ONLY === 'observability';
+if (process.env.BENCH_ONLY !== undefined && !ONLY_OBSERVABILITY) throw new Error(`BENCH_ONLY must be "observability", not "${process.env.BENCH_ONLY}"`);
+/**
  * BENCH_PIN=1: every server on core 0; this process (the load generator) and the PostgreSQL it
  * starts on the last core. In production PostgreSQL has its own hardware; pinned, it no longer
  * takes CPU from the server under test. Unpinned (the default) everything shares every core.
@@ -191,6 +197,11 @@ async function main() {
     }
     await createBenchPlan(db, 'bench');
     const { keys } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench', walletTag: 'b', keys: true });
+    if (ONLY_OBSERVABILITY) {
+      console.log(`bench:gateway, observability rounds only (BENCH_ONLY=observability) — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${os.cpus().length} cores`);
+      await observabilityRounds(databaseUrl, keys, sink.port);
+      return;
+    }
 
     const targets: Target[] = [];
     const addService = async (label: string, name: string, env: Record<string, string> = {}) => {
