@@ -51,6 +51,7 @@ export interface MCPServerSpec {
     evm?: { ethereum?: RpcSetting; base?: RpcSetting; polygon?: RpcSetting; bsc?: RpcSetting; timeoutMs?: number; retries?: number };
   };
   toolCostOverrides?: Record<string, number>;
+  tracing?: { endpoint: string; protocol?: 'http/protobuf' | 'http/json' | 'grpc'; sampleRatio?: number; headersSecretRef?: SecretKeyRef };
   logLevel?: string;
   disruption?: { maxUnavailable?: number | string };
 }

@@ -105,6 +105,7 @@ export function referencedSecretKeys(spec: MCPServerSpec): string[] {
   const refs: SecretKeyRef[] = [{ name: spec.database.secretRef.name, key: spec.database.secretRef.key ?? 'url' }];
   const cg = spec.providers?.coingecko?.apiKeySecretRef;
   if (cg) refs.push(cg);
+  if (spec.tracing?.headersSecretRef) refs.push(spec.tracing.headersSecretRef);
   for (const net of EVM_NETWORKS) {
     const ref = spec.providers?.evm?.[net]?.secretRef;
     if (ref) refs.push(ref);
@@ -164,6 +165,33 @@ export function buildEnv(mcp: MCPServer): V1EnvVar[] {
   for (const net of EVM_NETWORKS) env.push(...rpcEnv(`${net.toUpperCase()}_RPC_URL`, p.evm?.[net]));
   if (p.evm?.timeoutMs !== undefined) env.push({ name: 'EVM_TIMEOUT_MS', value: String(p.evm.timeoutMs) });
   if (p.evm?.retries !== undefined) env.push({ name: 'EVM_RETRIES', value: String(p.evm.retries) });
+  env.push(...tracingEnv(mcp));
+  return env;
+}
+
+/**
+ * Tracing's standard OTEL_* variables (server/telemetry/start.ts: the SDK reads them itself), or
+ * none: without spec.tracing the pods load no tracing code. Each span's resource names the pod,
+ * its namespace and the MCPServer, so a trace leads to the pod that served it.
+ */
+function tracingEnv(mcp: MCPServer): V1EnvVar[] {
+  const t = mcp.spec.tracing;
+  if (!t?.endpoint) return [];
+  const env: V1EnvVar[] = [
+    { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: t.endpoint },
+    { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: t.protocol ?? 'http/protobuf' },
+    { name: 'OTEL_TRACES_SAMPLER', value: 'parentbased_traceidratio' },
+    { name: 'OTEL_TRACES_SAMPLER_ARG', value: String(t.sampleRatio ?? 0.01) },
+    { name: 'OTEL_SERVICE_NAME', value: 'cryptomcp' },
+    { name: 'OTEL_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'OTEL_POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    // $(VAR) expands variables defined above it in the same list (Kubernetes dependent variables).
+    {
+      name: 'OTEL_RESOURCE_ATTRIBUTES',
+      value: `k8s.pod.name=$(OTEL_POD_NAME),k8s.namespace.name=$(OTEL_POD_NAMESPACE),k8s.deployment.name=${mcp.metadata.name},cryptomcp.server=${mcp.spec.server}`,
+    },
+  ];
+  if (t.headersSecretRef) env.push(secretEnv('OTEL_EXPORTER_OTLP_HEADERS', t.headersSecretRef));
   return env;
 }
 

@@ -159,7 +159,11 @@ describe('cryptomcp chart', () => {
     }
     const mcp = objects.filter((o) => o.kind === 'MCPServer');
     expect(mcp.map((o) => o.metadata.name)).toEqual(['price-prediction', 'market-intelligence', 'portfolio-analytics']);
-    for (const o of mcp) expect(o.spec).toMatchObject({ labels: { team: 'platform' }, annotations: { 'example.com/owner': 'sre@example.com' } });
+    for (const o of mcp) {
+      expect(o.spec).toMatchObject({ labels: { team: 'platform' }, annotations: { 'example.com/owner': 'sre@example.com' } });
+      // servers.defaults.tracing reaches every server (the operator turns it into OTEL_* env).
+      expect(o.spec).toMatchObject({ tracing: { endpoint: 'http://otel-collector.observability:4318', sampleRatio: 0.02, headersSecretRef: { name: 'otlp', key: 'headers' } } });
+    }
     // A fixed count drops the HPA settings inherited from servers.defaults (the CRD forbids both).
     const pa = mcp.find((o) => o.metadata.name === 'portfolio-analytics')!.spec!;
     expect(pa.replicas).toBe(4);

@@ -34,6 +34,8 @@ export interface OtlpSpan {
 export interface ReceivedSpan {
   path: string;
   serviceName: string | undefined;
+  /** The resource's attributes, as plain values. */
+  resource: Record<string, unknown>;
   scope: { name: string; version?: string };
   span: OtlpSpan;
 }
@@ -61,7 +63,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       };
       for (const rs of payload.resourceSpans) {
         const serviceName = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) received.push({ path: req.url ?? '', serviceName, scope: ss.scope, span });
+        const resource = plainAttributes(rs.resource.attributes);
+        for (const ss of rs.scopeSpans) for (const span of ss.spans) received.push({ path: req.url ?? '', serviceName, resource, scope: ss.scope, span });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });

@@ -12,6 +12,8 @@ import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../he
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import * as SdkTrace from '@opentelemetry/sdk-trace';
 import { samplerFromEnv, tracingRequested } from '../../server/telemetry/start.ts';
+import { buildEnv } from '../../operator/builders/mcpserver.ts';
+import type { MCPServer } from '../../operator/api/types.ts';
 
 let db: TestDatabase;
 let receiver: OtlpReceiver;
@@ -66,6 +68,39 @@ describe('OTLP export from the serve process', () => {
     expect(receiver.received[0]!.serviceName).toBe('cryptomcp-otlp-test');
     const mcp = spans.find((s) => s.name === 'tools/call bench_echo')!;
     expect(mcp.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value).toEqual({ stringValue: 'bench_echo' });
+  });
+
+  it("a pod configured by an MCPServer's spec.tracing exports its spans, sampled as set, with the pod's resource attributes", async () => {
+    // The env the operator gives the pods, resolved as the kubelet would: fieldRefs from the pod,
+    // $(VAR) from variables defined before. Only the OTEL_* part matters here.
+    const mcp: MCPServer = {
+      apiVersion: 'cryptomcp.dev/v1alpha1',
+      kind: 'MCPServer',
+      metadata: { name: 'market-intelligence', namespace: 'cryptomcp' },
+      spec: { server: 'market-intelligence', database: { secretRef: { name: 'db' } }, tracing: { endpoint: receiver.endpoint, protocol: 'http/json', sampleRatio: 1 } },
+    };
+    const pod = { 'metadata.name': 'market-intelligence-5d8f7-x2x9k', 'metadata.namespace': 'cryptomcp' } as Record<string, string>;
+    const env: Record<string, string> = {};
+    for (const v of buildEnv(mcp).filter((e) => e.name.startsWith('OTEL_'))) {
+      env[v.name] = v.valueFrom?.fieldRef ? pod[v.valueFrom.fieldRef.fieldPath]! : v.value!.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => env[name]!);
+    }
+    const server = await spawnServer(db.url, { ...env, OTEL_BSP_SCHEDULE_DELAY: '100' });
+    children.push(server.child);
+    const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'from a pod' }), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id')!;
+    await stopServer(server.child); // flushes
+    const mine = receiver.received.filter((r) => r.span.traceId === requestId);
+    expect(mine.map((r) => r.span.name)).toEqual(expect.arrayContaining(['tools/call bench_echo', 'execute_tool bench_echo']));
+    for (const r of mine) {
+      expect(r.resource).toMatchObject({
+        'service.name': 'cryptomcp',
+        'k8s.pod.name': 'market-intelligence-5d8f7-x2x9k',
+        'k8s.namespace.name': 'cryptomcp',
+        'k8s.deployment.name': 'market-intelligence',
+        'cryptomcp.server': 'market-intelligence',
+      });
+    }
   });
 
   it('sends nothing when OTEL_SDK_DISABLED says so, even with an endpoint set; request ids keep the trace-id form', async () => {

@@ -119,6 +119,28 @@ describe('MCPServer children', () => {
     expect(JSON.parse(get('TOOL_COST_OVERRIDES')!.value!)).toEqual({ 'market-intelligence.compare_tokens': 0, 'market-intelligence.get_prices': 2 });
   });
 
+  it('spec.tracing becomes the standard OTEL_* env (the headers from a secret) and a resource naming the pod; without it no OTEL_* at all', () => {
+    const envOf = (mcp: MCPServer) => byKind<V1Deployment>(mcp, 'Deployment')!.spec!.template.spec!.containers[0]!.env!;
+    expect(envOf(server()).filter((e) => e.name.startsWith('OTEL_'))).toEqual([]);
+    const env = envOf(server({ tracing: { endpoint: 'http://otel-collector.observability:4318', sampleRatio: 0.05, headersSecretRef: { name: 'otlp', key: 'headers' } } }));
+    const get = (n: string) => env.find((e) => e.name === n);
+    expect(get('OTEL_EXPORTER_OTLP_ENDPOINT')?.value).toBe('http://otel-collector.observability:4318');
+    expect(get('OTEL_EXPORTER_OTLP_PROTOCOL')?.value).toBe('http/protobuf');
+    expect(get('OTEL_TRACES_SAMPLER')?.value).toBe('parentbased_traceidratio');
+    expect(get('OTEL_TRACES_SAMPLER_ARG')?.value).toBe('0.05');
+    expect(get('OTEL_EXPORTER_OTLP_HEADERS')?.valueFrom).toEqual({ secretKeyRef: { name: 'otlp', key: 'headers' } });
+    // Dependent variables: the pod's name and namespace are defined before the attribute list that uses them.
+    const names = env.map((e) => e.name);
+    expect(names.indexOf('OTEL_POD_NAME')).toBeLessThan(names.indexOf('OTEL_RESOURCE_ATTRIBUTES'));
+    expect(get('OTEL_POD_NAME')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(get('OTEL_RESOURCE_ATTRIBUTES')?.value).toBe(
+      'k8s.pod.name=$(OTEL_POD_NAME),k8s.namespace.name=$(OTEL_POD_NAMESPACE),k8s.deployment.name=mi,cryptomcp.server=market-intelligence',
+    );
+    expect(envOf(server({ tracing: { endpoint: 'http://c:4317', protocol: 'grpc' } })).find((e) => e.name === 'OTEL_TRACES_SAMPLER_ARG')?.value).toBe('0.01');
+    // The headers secret is configuration: its value rolls the pods.
+    expect(referencedSecretKeys(server({ tracing: { endpoint: 'http://c:4318', headersSecretRef: { name: 'otlp', key: 'headers' } } }).spec)).toEqual(['db/url', 'otlp/headers']);
+  });
+
   it('extra labels and annotations reach every child and the pod template; operator labels win over user labels', () => {
     const mcp = server({ labels: { team: 'data', 'app.kubernetes.io/instance': 'spoofed' }, annotations: { 'example.com/owner': 'sre' }, ingress: { enabled: true, host: 'mcp.example.com', annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1m' } } });
     const kids = desiredChildren(mcp, opts()).children;

@@ -86,6 +86,10 @@ describe('MCPServer schema rejects invalid specs', () => {
     ['an RPC with both url and secretRef', (s) => (s.providers = { evm: { base: { url: 'https://x.example', secretRef: { name: 'a', key: 'b' } } } }), /exactly one of url and secretRef/],
     ['an unknown market data mode', (s) => (s.providers = { marketData: 'cache' }), /allowed values|enum/],
     ['a bad quantity', (s) => (s.resources = { requests: { cpu: 'lots' } }), /pattern/],
+    ['tracing without an endpoint', (s) => (s.tracing = { sampleRatio: 0.1 }), /endpoint/],
+    ['a tracing endpoint that is not an HTTP(S) URL', (s) => (s.tracing = { endpoint: 'otel-collector:4317' }), /pattern/],
+    ['a sample ratio above 1', (s) => (s.tracing = { endpoint: 'http://c:4318', sampleRatio: 10 }), /<= 1/],
+    ['an unknown OTLP protocol', (s) => (s.tracing = { endpoint: 'http://c:4318', protocol: 'udp' }), /allowed values|enum/],
   ];
   it.each(cases)('%s', (_name, mutate, message) => {
     const obj = baseServer();
