@@ -41,7 +41,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /** Rounds of the observability comparison, each of fresh processes. */
 const OBS_ROUNDS = Number(process.env.BENCH_OBS_ROUNDS ?? 8);
 /**
- * BENCH_ONLY=observability: only the observability rounds (issue 6's f/e, about 6 minutes here),
+ * BENCH_ONLY=observability: only the observability rounds (issue 6's f/e, about 7 minutes here),
  * without the (a)-(d) comparison and the half-load runs (issue 2's targets).
  */
 const ONLY_OBSERVABILITY = process.env.BENCH_ONLY === 'observability';

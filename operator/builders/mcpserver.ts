@@ -176,7 +176,7 @@ export function buildEnv(mcp: MCPServer): V1EnvVar[] {
  */
 function tracingEnv(mcp: MCPServer): V1EnvVar[] {
   const t = mcp.spec.tracing;
-  if (!t?.endpoint) return [];
+  if (!t) return [];
   const env: V1EnvVar[] = [
     { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: t.endpoint },
     { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: t.protocol ?? 'http/protobuf' },

@@ -9,12 +9,10 @@
 // memory outside any heap, rather than in the batch processor's queue: the thread looks at the
 // ring every `pollMs` and replays what is there only when a batch is due, that is when
 // OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (512) are waiting or the oldest has waited
-// OTEL_BSP_SCHEDULE_DELAY (5 s), and then flushes them out at once. The batch processor's own
-// timing would be the same, but its queue kept every span as a graph of SDK objects for up to
-// 5 s: old enough to be promoted out of V8's young generation, so each one cost a full
-// mark-compact's worth of work (V8's helper threads ran ~15-20 us per request busier at 10%
-// sampling, note on issue 6). Replayed and exported in one go, they die young. Flush and
-// shutdown export whatever is in the ring first.
+// OTEL_BSP_SCHEDULE_DELAY (5 s), and then exports them at once. That is the batch processor's own
+// timing, without its queue holding every span as a graph of SDK objects for up to 5 s (long
+// enough to be promoted out of V8's young generation); at saturation the difference was within
+// the bench's noise (note on issue 6). Flush and shutdown export whatever is in the ring first.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createTraceState, ROOT_CONTEXT, trace, type Context, type ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
 import { getNumberFromEnv, globalErrorHandler } from '@opentelemetry/core';
@@ -118,9 +116,15 @@ function startExport(): Promise<void> {
   return exporting;
 }
 
+/** Every span ended so far: after the export under way (which may have read the ring earlier), one more. */
+async function exportEverything(): Promise<void> {
+  await exporting?.catch(() => {});
+  await startExport();
+}
+
 setInterval(() => {
-  const waiting = ring.pending();
   if (exporting) return;
+  const waiting = ring.pending();
   // The schedule delay counts from when the ring was last seen empty.
   if (waiting <= 0) idleSince = performance.now();
   else if (waiting >= batchSize || performance.now() - idleSince >= scheduleDelayMs) startExport().catch(globalErrorHandler);
@@ -139,15 +143,11 @@ async function answer(id: number, work: () => Promise<void>): Promise<void> {
 parentPort!.on('message', (msg: ToExportThread) => {
   switch (msg.type) {
     case 'flush':
-      void answer(msg.id, async () => {
-        await exporting?.catch(() => {});
-        await startExport();
-      });
+      void answer(msg.id, exportEverything);
       break;
     case 'shutdown':
       void answer(msg.id, async () => {
-        await exporting?.catch(() => {});
-        for (const line of ring.read()) replay(JSON.parse(line) as SpanRecord);
+        await exportEverything();
         await sdk.shutdown();
       });
       break;

@@ -5,19 +5,19 @@
 // Why not postMessage (note on issue 6): measured in the gateway at 1,000 req/s with the thread's
 // own CPU clock around the call, each postMessage to the export thread cost the main thread
 // ~300 us of CPU whatever it carried (a batch of 11 spans or of 63; structured clone or one JSON
-// string), against 3-20 us for the same call in a loop on its own. At 10% sampling that was ~9 us
-// of the main thread's CPU per request. Writing into shared memory costs no wake-up at all: the
-// export thread reads the ring on its own timer.
+// string), against 3-20 us for the same call in a loop on its own: at 10% sampling, ~9 us of the
+// main thread's CPU per request (at saturation the change was within the bench's noise). Writing
+// into shared memory wakes no thread: the export thread reads the ring on its own timer.
 //
 // Layout: a header of four Int32 counters, then `capacity` bytes of data (a power of two, so the
 // counters can wrap around 2^32 and still index the data with a mask). The counters count bytes
 // and records written and read since the start; only the producer stores the written ones, only
 // the consumer the read ones, all through Atomics, so a record is complete before the consumer
-// can see it. A record
-// is a Uint32 byte length and the UTF-8 text, padded to 4 bytes; a record that does not fit before
-// the end of the data starts again at offset 0, behind a SKIP marker. A record that does not fit
-// in the free space is dropped (and counted), never waited for: the main thread must not block on
-// a slow exporter, as the SDK's batch processor drops spans beyond its queue.
+// can see it. A record is a Uint32 byte length and the UTF-8 text, padded to 4 bytes; a record
+// that does not fit before the end of the data starts again at offset 0, behind a SKIP marker. A
+// record that does not fit in the free space is dropped (and counted), never waited for: the main
+// thread must not block on a slow exporter, as the SDK's batch processor drops spans beyond its
+// queue.
 
 const WRITTEN = 0;
 const READ = 1;
