@@ -122,12 +122,19 @@ describe('operator entry point as a process', () => {
     await eventually(async () => (await db.query('SELECT credits FROM plans WHERE name = $1', ['team'])).rows[0]?.credits === 7, 15_000, 'plan row');
     await eventually(async () => (await fetch(`${base}/readyz`)).status === 200, 15_000, 'readyz');
 
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    // The pass's counter moves when the reconcile returns, after the row is written and the
+    // status patched, so a scrape right after the row appears can still miss it: wait for it.
+    let metrics = '';
+    await eventually(async () => {
+      metrics = await (await fetch(`${base}/metrics`)).text();
+      return /cryptomcp_operator_reconcile_total\{kind="PlanPolicy",result="success"\} [1-9]/.test(metrics);
+    }, 15_000, 'PlanPolicy success counted').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; last scrape:\n${metrics}`);
+    });
     for (const name of ['cryptomcp_operator_reconcile_total', 'cryptomcp_operator_reconcile_duration_seconds', 'cryptomcp_operator_workqueue_depth', 'cryptomcp_operator_watch_restarts_total', 'cryptomcp_operator_is_leader']) {
       expect(metrics, name).toContain(`# TYPE ${name} `);
     }
     expect(metrics).toMatch(/^cryptomcp_operator_is_leader 1$/m);
-    expect(metrics).toMatch(/cryptomcp_operator_reconcile_total\{kind="PlanPolicy",result="success"\} [1-9]/);
 
     const exit = new Promise<number | null>((resolve) => child!.once('exit', resolve));
     child.kill('SIGTERM');
