@@ -14,6 +14,12 @@ afterAll(async () => {
   await db?.drop();
 });
 
+/** Reservation rows of the account: one appears when a paid call is admitted, before its tool runs. */
+async function reserveRows(accountId: string): Promise<number> {
+  const res = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve'`, [accountId]);
+  return res.rows[0]!.n;
+}
+
 describe('MCP_SERVERS', () => {
   it('hosts only the listed servers; others answer 404 SERVER_NOT_FOUND listing what is hosted', async () => {
     const svc = await startTestService(db.url, { MCP_SERVERS: 'kol-analytics,price-prediction' });
@@ -69,7 +75,8 @@ describe('graceful shutdown', () => {
     const svc = await startTestService(db.url);
     const { account, key } = await createAccountWithKey(db, { plan: 'runtime' });
     const inFlight = post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 700 }), { 'x-api-key': key });
-    await new Promise((r) => setTimeout(r, 200));
+    // In flight for sure once its reservation is written (the tool runs after it): not after a fixed sleep.
+    await expect.poll(() => reserveRows(account.id), { timeout: 15_000, interval: 20 }).toBe(1);
     const closing = svc.close();
     const res = await inFlight;
     await closing;
@@ -88,15 +95,20 @@ describe('graceful shutdown', () => {
 
 describe('SIGTERM on a serve process', () => {
   it('finishes the in-flight call with 200 and exits 0 (no library exits early on the signal)', async () => {
-    const { spawnServer } = await import('./helpers/process.ts');
+    const { spawnServer, stopServer } = await import('./helpers/process.ts');
     const server = await spawnServer(db.url);
-    const { key } = await createAccountWithKey(db, { plan: 'runtime' });
-    const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
-    const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 800 }), { 'x-api-key': key });
-    await new Promise((r) => setTimeout(r, 250));
-    server.child.kill('SIGTERM');
-    const res = await inFlight;
-    expect(res.status).toBe(200);
-    expect(await exited).toBe(0);
+    try {
+      const { account, key } = await createAccountWithKey(db, { plan: 'runtime' });
+      const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+      const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 800 }), { 'x-api-key': key });
+      // The signal must find the call in flight: wait for its reservation, not a fixed 250 ms.
+      await expect.poll(() => reserveRows(account.id), { timeout: 15_000, interval: 20 }).toBe(1);
+      server.child.kill('SIGTERM');
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await exited).toBe(0);
+    } finally {
+      await stopServer(server.child);
+    }
   });
 });

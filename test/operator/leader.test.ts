@@ -36,6 +36,9 @@ describe('leader election', () => {
   it('two replicas: exactly one leads and reconciles; the standby reconciles nothing', async () => {
     const a = replica('op-a');
     await eventually(() => lease()?.spec.holderIdentity === 'op-a', 10_000, 'op-a holds the lease');
+    // The stand-in stores the lease before op-a has read the answer; op-a starts leading (and sets
+    // its gauge) only then, so wait for that too rather than count on the sleep below.
+    await eventually(() => a.controller.isLeading, 10_000, 'op-a leads');
     const b = replica('op-b');
     await new Promise((r) => setTimeout(r, 600)); // several retry periods for op-b to try
     expect(lease()!.spec.holderIdentity).toBe('op-a');
