@@ -127,9 +127,16 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
 
   onStart(): void {}
 
+  /** SDK spans (the pg instrumentation's): sampled ones go to the export thread as records. */
   onEnd(span: ReadableSpan): void {
     if (this.#failed || this.#shutdown || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    if (!this.#ring.write(JSON.stringify(toSpanRecord(span))) && this.#ring.dropped === 1) {
+    this.write(toSpanRecord(span));
+  }
+
+  /** Hands one ended, sampled span to the export thread (the service's own spans come here directly, span.ts). */
+  write(record: SpanRecord): void {
+    if (this.#failed || this.#shutdown) return;
+    if (!this.#ring.write(JSON.stringify(record)) && this.#ring.dropped === 1) {
       diag.warn('cryptomcp: the span export thread is behind; spans are dropped until it catches up');
       process.emitWarning('the span export thread is behind: spans are dropped until it catches up', 'TracingWarning');
     }

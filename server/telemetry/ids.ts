@@ -24,18 +24,28 @@ export function newTraceId(): string {
   return id === '00000000000000000000000000000000' ? newTraceId() : id;
 }
 
+/** 16 hex characters from the CSPRNG: a W3C span id. */
+export function newSpanId(): string {
+  const id = randomHex(8);
+  return id === '0000000000000000' ? newSpanId() : id;
+}
+
 let chosenTraceId: string | undefined;
+let chosenSpanId: string | undefined;
 
 /**
- * Runs fn (which starts one root span, synchronously) so that its span takes `traceId` instead
- * of a fresh one: the trace id the sampler was already asked about (see requestIdForNewRequest).
+ * Runs fn, which starts one span through the SDK synchronously, so that the span takes the ids
+ * given instead of fresh ones: a span recorded earlier (span.ts) and replayed into the SDK now.
+ * The trace id is used only by a root span; a child takes its parent's.
  */
-export function withChosenTraceId<T>(traceId: string, fn: () => T): T {
+export function withChosenIds<T>(traceId: string, spanId: string, fn: () => T): T {
   chosenTraceId = traceId;
+  chosenSpanId = spanId;
   try {
     return fn();
   } finally {
     chosenTraceId = undefined;
+    chosenSpanId = undefined;
   }
 }
 
@@ -46,8 +56,9 @@ export class CryptoIdGenerator implements IdGenerator {
     return chosen ?? newTraceId();
   }
   generateSpanId(): string {
-    const id = randomHex(8);
-    return id === '0000000000000000' ? this.generateSpanId() : id;
+    const chosen = chosenSpanId;
+    chosenSpanId = undefined;
+    return chosen ?? newSpanId();
   }
 }
 

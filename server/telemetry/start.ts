@@ -4,6 +4,7 @@
 // protocol, sampler, resource attributes, batch settings); tracing is off unless an exporter is
 // asked for, so a local `npm start` loads none of the SDK.
 import { createRequire } from 'node:module';
+import { trace } from '@opentelemetry/api';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
 import type * as NodeSdk from '@opentelemetry/sdk-node';
@@ -11,6 +12,8 @@ import type * as SdkTrace from '@opentelemetry/sdk-trace';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ExportThreadSpanProcessor } from './export-thread.ts';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
+import { SpanReplayer } from './replay.ts';
+import { setSpanSink } from './span.ts';
 import { markTracingEnabled } from './tracing.ts';
 
 /**
@@ -83,11 +86,12 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
   const sampler = samplerFromEnv(process.env, require('@opentelemetry/sdk-trace') as typeof SdkTrace);
+  const exportThread = options.spanProcessors ? undefined : new ExportThreadSpanProcessor();
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
     // Ended spans go to a worker thread that batches and exports them with exporters built from
     // OTEL_* by the SDK there (export-thread.ts says why not on this thread).
-    spanProcessors: options.spanProcessors ?? [new ExportThreadSpanProcessor()],
+    spanProcessors: options.spanProcessors ?? [exportThread!],
     // Trace ids double as the request ids clients see and the ledger's idempotency keys, so they
     // come from the CSPRNG (the SDK's default generator uses Math.random).
     idGenerator: new CryptoIdGenerator(),
@@ -116,8 +120,20 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   // requiring it here, after start(), lets the instrumentation patch the one shared copy
   // (it patches prototypes, which the later ESM imports share).
   require('pg');
+  // The service's own spans (span.ts) skip the SDK on this thread: to the export thread as
+  // records, or, with the caller's processors, replayed into the SDK here and now.
+  if (exportThread) setSpanSink((record) => exportThread.write(record));
+  else {
+    const replayer = new SpanReplayer(trace.getTracerProvider());
+    setSpanSink((record) => replayer.replay(record));
+  }
   markTracingEnabled(sampler);
-  started = { shutdown: () => sdk.shutdown() };
+  started = {
+    shutdown: async () => {
+      await sdk.shutdown();
+      setSpanSink(undefined);
+    },
+  };
   return started;
 }
 

@@ -1,26 +1,23 @@
-// What the app uses of OpenTelemetry: only @opentelemetry/api, whose calls are no-ops until the
-// SDK is started (./start.ts). Span names and attributes follow the OpenTelemetry MCP and GenAI
+// What the app uses of OpenTelemetry: @opentelemetry/api, whose calls are no-ops until the SDK is
+// started (./start.ts), and our own recording spans (./span.ts), made only once it is. Span names and attributes follow the OpenTelemetry MCP and GenAI
 // semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
 // arguments: attributes are exported to a third-party backend.
 import type { IncomingMessage } from 'node:http';
-import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace';
-import { newTraceId, withChosenTraceId } from './ids.ts';
+import { newTraceId } from './ids.ts';
+import { childSpan, RecordingSpan } from './span.ts';
 
 let enabled = false;
-let tracer: Tracer = trace.getTracer('cryptomcp');
 let rootSampler: Sampler | undefined;
 
 /**
- * Called by startTelemetry once the SDK is registered, with the sampler it gave the SDK; before
- * it every helper here costs next to nothing.
+ * Called by startTelemetry once the SDK is registered and the span sink set, with the sampler it
+ * gave the SDK; before it every helper here costs next to nothing.
  */
 export function markTracingEnabled(sampler: Sampler): void {
   enabled = true;
   rootSampler = sampler;
-  // Taken now, from the registered provider: a tracer taken earlier is a proxy of this module's
-  // copy of the API, which the SDK (loaded through require, so the CommonJS copy) never sets.
-  tracer = trace.getTracer('cryptomcp');
 }
 
 export function tracingEnabled(): boolean {
@@ -42,12 +39,9 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
 /**
  * The id of a new request (Fastify's genReqId): a fresh trace id from the CSPRNG (32 hex), so a
  * request_id from a user's error report finds its trace. With tracing on, the sampler the SDK
- * uses is asked about that trace id first; a request it drops gets no span at all and runs
- * outside any span, so none of the helpers below starts a child for it (see recordingParent).
- * A request it keeps gets the HTTP server span, started with that same trace id. Asking first
- * skips the SDK's startSpan for the requests it would not record: in a CPU profile of
- * bench:gateway's (f) at a fixed rate, that call was the largest single cost of tracing at 10%
- * sampling (note on issue 6). The span is always a root: a client's traceparent is never
+ * uses is asked about that trace id; a request it drops gets no span at all and runs outside any
+ * span, so none of the helpers below starts a child for it (see recordingParent). A request it
+ * keeps gets the HTTP server span (span.ts), with that same trace id. The span is always a root: a client's traceparent is never
  * continued (its trace id would become the ledger's idempotency key). Our own span, not
  * @opentelemetry/instrumentation-http: that instrumentation cost a third of the gateway's
  * throughput in bench:observability even with 10% of traces sampled.
@@ -58,16 +52,11 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   const path = req.url?.split('?')[0] ?? '';
   if (UNTRACED_PATHS.has(path)) return traceId;
   const name = req.method ?? 'HTTP';
-  if (rootSampler!.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []).decision === SamplingDecision.NOT_RECORD) {
-    return traceId;
-  }
-  // ROOT_CONTEXT as the parent: always a new trace (the options' root: true would copy it). The
-  // SDK asks the same sampler again, with the same trace id.
-  const span = withChosenTraceId(traceId, () => tracer.startSpan(name, { kind: SpanKind.SERVER }, ROOT_CONTEXT));
-  if (span.isRecording()) {
-    span.setAttributes({ 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion });
-    httpSpans.set(req, span);
-  }
+  const sampled = rootSampler!.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []);
+  // RECORD without SAMPLED would make a span no exporter is given: treated as not sampled.
+  if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) return traceId;
+  const attributes: Attributes = { ...sampled.attributes, 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion };
+  httpSpans.set(req, new RecordingSpan(name, SpanKind.SERVER, traceId, undefined, attributes, sampled.traceState));
   return traceId;
 }
 
@@ -76,7 +65,9 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
  * unsampled request has no active span, so it pays for no child spans, no context switches and no
  * bound emitters: with a parent-based sampler (the SDK's default, and what
  * OTEL_TRACES_SAMPLER=parentbased_traceidratio configures) its children would have been dropped
- * anyway. With a sampler that is not parent-based they would have become orphan fragments.
+ * anyway. With a sampler that is not parent-based they would have become orphan fragments. A
+ * child of a recording parent is recorded and sampled without asking the sampler again: for a
+ * child of a sampled parent in the same trace, every sampler OTEL_TRACES_SAMPLER can name says so.
  */
 function recordingParent(parent?: Span): Span | undefined {
   const span = parent ?? trace.getActiveSpan();
@@ -173,7 +164,7 @@ export function startMcpSpan(op: McpOperation, httpSpan: Span | undefined): Span
     attributes['gen_ai.tool.name'] = op.tool;
     attributes['gen_ai.operation.name'] = 'execute_tool';
   }
-  return tracer.startSpan(op.tool ? `${op.method} ${op.tool}` : op.method, { kind: SpanKind.SERVER, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
+  return childSpan(op.tool ? `${op.method} ${op.tool}` : op.method, SpanKind.SERVER, parent, attributes);
 }
 
 /** Ends the MCP span with the request's outcome (error.type is the public error code). */
@@ -197,9 +188,8 @@ export function inSpan<T>(name: string, attributes: Attributes, parent: Span | u
   if (!enabled) return fn();
   const recording = recordingParent(parent);
   if (!recording) return fn();
-  const parentContext = trace.setSpan(context.active(), recording);
-  const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parentContext);
-  return context.with(trace.setSpan(parentContext, span), fn).then(
+  const span = childSpan(name, SpanKind.INTERNAL, recording, { ...attributes });
+  return context.with(trace.setSpan(context.active(), span), fn).then(
     (value) => {
       span.end();
       return value;
@@ -233,21 +223,19 @@ export interface UpstreamSpan {
  * addresses and query strings keys, and neither belongs in a trace backend.
  */
 export function upstreamSpan(provider: string, method: string, url: string, attempt: number): UpstreamSpan | undefined {
-  if (!enabled || !recordingParent()) return undefined;
+  const parent = enabled ? recordingParent() : undefined;
+  if (!parent) return undefined;
   let host = '';
   try {
     host = new URL(url).hostname;
   } catch {
     // an unparseable URL fails in fetch; the span still records the attempt
   }
-  const span = tracer.startSpan(method, {
-    kind: SpanKind.CLIENT,
-    attributes: {
-      'http.request.method': method,
-      'server.address': host,
-      'cryptomcp.provider': provider,
-      ...(attempt > 0 ? { 'http.request.resend_count': attempt } : {}),
-    },
+  const span = childSpan(method, SpanKind.CLIENT, parent, {
+    'http.request.method': method,
+    'server.address': host,
+    'cryptomcp.provider': provider,
+    ...(attempt > 0 ? { 'http.request.resend_count': attempt } : {}),
   });
   return {
     end(outcome, status) {
