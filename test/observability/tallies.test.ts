@@ -51,18 +51,25 @@ describe('tallied metrics', () => {
     tallied.observe({ labels: other, value: 0.003 });
     tallied.record(other, 0.004);
     plain.observe({ labels: other, value: 0.004 });
-    // An exemplar (a sampled trace) goes into its bucket on both.
+    // An exemplar (a sampled trace) goes into its bucket on both; a later one in the same bucket
+    // replaces it; one above the top bound goes to +Inf; one on a new label set starts its record.
+    observe(ok, 0.0041, { trace_id: 'f'.repeat(32) });
     observe(ok, 0.0042, { trace_id: 'a'.repeat(32) });
+    observe(ok, 45, { trace_id: 'b'.repeat(32) });
+    observe({ server: 'kol-analytics', outcome: 'ok' }, 0.0009, { trace_id: 'c'.repeat(32) });
     const [p, t] = await both();
     expect(t).toBe(p);
-    expect(t).toContain('x_duration_seconds_bucket{le="+Inf",server="market-intelligence",outcome="ok"} 16');
+    expect(t).toContain('x_duration_seconds_bucket{le="+Inf",server="market-intelligence",outcome="ok"} 18');
     expect(t).toContain('x_duration_seconds_count{server="token-intelligence",outcome="ok"} 2');
     expect(t).toContain(`# {trace_id="${'a'.repeat(32)}"} 0.0042`);
+    expect(t).not.toContain('f'.repeat(32));
+    expect(t).toMatch(new RegExp(`le="\\+Inf",server="market-intelligence",outcome="ok"} 18 # \\{trace_id="${'b'.repeat(32)}"\\} 45`));
+    expect(t).toContain(`# {trace_id="${'c'.repeat(32)}"} 0.0009`);
     // Reading again counts nothing twice.
     const [p2, t2] = await both();
     expect(t2).toBe(p2);
     expect(t2).toBe(t);
-    expect(t).toContain('x_requests_total{server="market-intelligence",outcome="ok"} 16');
+    expect(t).toContain('x_requests_total{server="market-intelligence",outcome="ok"} 18');
   });
 
   it('stay equal through reset() and remove()', async () => {
@@ -90,8 +97,11 @@ describe('tallied metrics', () => {
     expect(t).toContain('x_duration_seconds_sum{server="a",outcome="ok"} 0.007');
   });
 
-  it('refuses a value that is not a finite number, as prom-client does', () => {
-    const { tallied } = pair();
+  it('refuses a value that is not a finite number, and an exemplar label set over 128 characters, as prom-client does', () => {
+    const { tallied, plain } = pair();
     expect(() => tallied.record({ server: 'a', outcome: 'ok' }, Number.NaN)).toThrow(TypeError);
+    const long = { trace_id: 'x'.repeat(121) };
+    expect(() => plain.observe({ labels: { server: 'a', outcome: 'ok' }, value: 1, exemplarLabels: long })).toThrow(RangeError);
+    expect(() => tallied.record({ server: 'a', outcome: 'ok' }, 1, long)).toThrow(RangeError);
   });
 });
