@@ -42,11 +42,15 @@ export class KeyResolver {
     this.#now = now;
   }
 
-  async resolve(presented: string | undefined): Promise<KeyCheck> {
+  /**
+   * @param around runs the database lookup on a cache miss (the gateway passes one that makes the
+   *   request's span the active one, so the query is traced in it); a hit does not call it.
+   */
+  async resolve(presented: string | undefined, around?: <T>(load: () => T) => T): Promise<KeyCheck> {
     if (presented === undefined || presented === '') return { ok: false, code: 'MISSING_API_KEY' };
     if (!isWellFormedKey(presented)) return { ok: false, code: 'INVALID_API_KEY' };
     // Cached by the presented key itself, so a cache hit costs no hashing.
-    const grant = await this.#lookup(presented);
+    const grant = await this.#lookup(presented, around);
     if (!grant) return { ok: false, code: 'INVALID_API_KEY' };
     if (grant.revoked_at) return { ok: false, code: 'API_KEY_REVOKED' };
     if (grant.expires_at && grant.expires_at.getTime() <= this.#now()) {
@@ -55,7 +59,7 @@ export class KeyResolver {
     return { ok: true, grant };
   }
 
-  async #lookup(cacheKey: string): Promise<KeyGrant | null> {
+  async #lookup(cacheKey: string, around: (<T>(load: () => T) => T) | undefined): Promise<KeyGrant | null> {
     const hit = this.#cache.get(cacheKey);
     if (hit && hit.expiresAt > this.#now()) {
       this.#onLookup?.(true);
@@ -64,7 +68,8 @@ export class KeyResolver {
     this.#onLookup?.(false);
     const pending = this.#inflight.get(cacheKey);
     if (pending) return pending;
-    const load = keyGrantByHash(this.#db, hashKey(cacheKey))
+    const query = () => keyGrantByHash(this.#db, hashKey(cacheKey));
+    const load = (around ? around(query) : query())
       .then((grant) => {
         this.#remember(cacheKey, grant ?? null);
         return grant ?? null;

@@ -81,8 +81,10 @@ export async function mcpRoutes(app: FastifyInstance, deps: GatewayDeps): Promis
       throw new ApiError('SERVER_NOT_FOUND', undefined, { server: request.params.server, available: [...deps.registry.keys()] });
     }
     g.server = server;
-    // In the request's HTTP span (sampled requests), so a key looked up in the database is traced in it.
-    const check = await withSpan(httpSpanOf(request.raw), () => deps.keys.resolve(presentedKey(request)));
+    // A key looked up in the database is traced in the request's HTTP span (sampled requests); a
+    // cached one costs no context switch.
+    const httpSpan = httpSpanOf(request.raw);
+    const check = await deps.keys.resolve(presentedKey(request), httpSpan && ((load) => withSpan(httpSpan, load)));
     if (!check.ok) {
       if (check.code === 'API_KEY_EXPIRED') throw new ApiError(check.code, undefined, { expired_at: check.expiredAt.toISOString() });
       throw new ApiError(check.code);

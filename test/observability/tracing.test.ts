@@ -150,6 +150,8 @@ describe('tracing', () => {
     const sql = spans.filter((s) => s.attributes['db.system.name'] === 'postgresql' || s.attributes['db.system'] === 'postgresql');
     expect(sql.length, spans.map((s) => s.name).join(', ')).toBeGreaterThan(0);
     expect(sql.some((s) => isDescendant(spans, s, metering))).toBe(true);
+    // The key's lookup (this is the key's first request, so the cache misses) directly under the HTTP span.
+    expect(sql.some((s) => parentOf(spans, s) === roots[0])).toBe(true);
   });
 
   it("the request latency histogram carries the trace id of a sampled request as its bucket's exemplar", async () => {
