@@ -23,8 +23,10 @@ import { SpanRing } from './span-ring.ts';
 
 /**
  * An ended span as plain data: what crosses to the export thread, as JSON. Attribute values are
- * strings, booleans, numbers and arrays of them, which JSON carries as they are, except a
- * non-finite number (NaN, Infinity), which arrives as null and which the SDK there then drops.
+ * strings, booleans, numbers, and arrays and maps of them (OTLP's AnyValue), which JSON carries as
+ * they are, except a non-finite number (NaN, Infinity), which arrives as null, an empty value the
+ * SDK keeps, and a byte array, which would arrive as a map of its indices: no span of ours or of
+ * the pg instrumentation has one.
  */
 export interface SpanRecord {
   name: string;
