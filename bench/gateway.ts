@@ -25,10 +25,9 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { openBenchDatabase } from './support/database.ts';
 import { gatewayRequests, loadGateway, median, pairedRatio, summarize, type Sample } from './support/load.ts';
 import { pacedLoad, type PacedSample } from './support/paced.ts';
 import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
@@ -174,16 +173,12 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
 
 async function main() {
   if (PIN) execFileSync('taskset', ['-p', '-c', OTHER_CORE, String(process.pid)], { stdio: 'ignore' });
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-'));
-  fs.chmodSync(root, 0o755);
-  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
-  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
+  const { url: databaseUrl, db, root, embedded: pg, close } = await openBenchDatabase('cmcp-bench-');
   if (PG_PRIORITY && pg) {
     // The postmaster's pid is the first line of postmaster.pid; backends forked after this inherit it.
     const postmaster = fs.readFileSync(path.join(root, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]!.trim();
     execFileSync('renice', ['-n', '-10', '-p', postmaster], { stdio: 'ignore' });
   }
-  const db = createDatabase({ url: databaseUrl, max: 4 });
   try {
     // The OTLP endpoint for (f), in its own process (on the servers' core when pinned).
     const sink = await startReference(['bench/servers/otlp-sink.ts']);
@@ -306,9 +301,7 @@ async function main() {
     await observabilityRounds(databaseUrl, keys, sink.port);
   } finally {
     cleanup();
-    await db.close();
-    await pg?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -5,16 +5,13 @@
 // after one call of each of the three servers (data loaded), and after a round of their heaviest
 // tools. Prints MB and the ratios to the start.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { accountCreate } from '../server/accounts/accounts.ts';
 import { planUpsert } from '../server/accounts/plans.ts';
-import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { createDatabase } from '../server/db/pool.ts';
 import { keyCreate } from '../server/keys/store.ts';
 import { SERVER_NAMES } from '../server/servers/names.ts';
 import { spawnServer, stopServer } from '../test/helpers/process.ts';
+import { openBenchDatabase } from './support/database.ts';
 
 function memory(pid: number): { rss: number; peak: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -33,11 +30,7 @@ async function call(url: string, key: string, server: string, name: string, args
 }
 
 async function main() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-mem-'));
-  fs.chmodSync(root, 0o755);
-  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
-  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
-  const db = createDatabase({ url: databaseUrl, max: 2 });
+  const { url: databaseUrl, db, close } = await openBenchDatabase('cmcp-mem-', 2);
   let server: Awaited<ReturnType<typeof spawnServer>> | undefined;
   try {
     await migrate(db.pool);
@@ -68,9 +61,7 @@ async function main() {
     for (const [label, m] of rows) console.log(`  ${label.padEnd(46)} rss ${m.rss.toFixed(0).padStart(4)}  peak ${m.peak.toFixed(0).padStart(4)}  rss/start ${(m.rss / base).toFixed(2)}`);
   } finally {
     if (server) await stopServer(server.child);
-    await db.close();
-    await pg?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }
 

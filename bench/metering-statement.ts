@@ -4,13 +4,10 @@
 // UPDATE with a synchronous commit, all on the same embedded server in one run. It bounds what
 // bench:gateway's "metering adds at most 2 ms at p99" (issue 2) can reach on a machine: the
 // statement's own p99 is a floor under the added latency at any load.
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { openBenchDatabase } from './support/database.ts';
 
 const ACCOUNTS = 100;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 1000);
@@ -31,10 +28,7 @@ async function timed(samples: number, fn: () => Promise<unknown>): Promise<{ p50
 }
 
 async function main() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-metering-'));
-  fs.chmodSync(root, 0o755);
-  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
-  const db = createDatabase({ url: process.env.DATABASE_URL ?? pg!.url, max: 1 });
+  const { db, close } = await openBenchDatabase('cmcp-bench-metering-', 1);
   try {
     await migrate(db.pool);
     await createBenchPlan(db, 'bench-metering');
@@ -75,9 +69,7 @@ async function main() {
     console.log(`  8-call / one-call statement at p50: ${(batches[8]!.p50 / batches[1]!.p50).toFixed(2)} (what batching under load costs a call in latency)`);
     console.log(`  the one-call statement's p99 beyond the bare round trip's p99: ${(batches[1]!.p99 - select1.p99).toFixed(2)} ms (issue 2 allows metering 2 ms at p99 under load)`);
   } finally {
-    await db.close();
-    await pg?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }
 

@@ -15,13 +15,10 @@
 // prints the same comparison as f/e beside its other runs. Metering is bypassed in all five by
 // default (BENCH_METERED=1 keeps it): on a shared machine the PostgreSQL round trip's noise would
 // hide the CPU that observability costs, which is what this measures.
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { openBenchDatabase } from './support/database.ts';
 import { loadGateway, pairedRatio, summarize, type Sample } from './support/load.ts';
 import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
@@ -35,15 +32,11 @@ const METERING: Record<string, string> = process.env.BENCH_METERED === '1' ? {} 
 const load = (server: ServerProcess, keys: string[], seconds: number) => loadGateway(server, keys, { connections: CONNECTIONS, seconds });
 
 async function main() {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-obs-'));
-  fs.chmodSync(root, 0o755);
   const servers: ServerProcess[] = [];
   // The OTLP endpoint, in its own process as a collector would be (it counts the bytes it takes).
   const sink = await startChild(['bench/servers/otlp-sink.ts']);
 
-  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
-  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
-  const db = createDatabase({ url: databaseUrl, max: 4 });
+  const { url: databaseUrl, db, close } = await openBenchDatabase('cmcp-bench-obs-');
   try {
     await migrate(db.pool);
     await createBenchPlan(db, 'bench');
@@ -99,9 +92,7 @@ async function main() {
   } finally {
     await Promise.all(servers.map((s) => stopServer(s.child)));
     sink.child.kill('SIGTERM');
-    await db.close();
-    await pg?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }
 

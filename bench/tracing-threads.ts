@@ -17,11 +17,9 @@
 // bench:observability.
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { startEmbedded } from '../server/db/embedded.ts';
 import { migrate } from '../server/db/migrate.ts';
-import { createDatabase } from '../server/db/pool.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { openBenchDatabase } from './support/database.ts';
 import { gatewayRequests, median } from './support/load.ts';
 import { pacedLoad } from './support/paced.ts';
 import { otlpTracing, startChild } from './support/processes.ts';
@@ -59,12 +57,8 @@ function threadSeconds(pid: number): Record<Group, number> {
 
 async function main() {
   if (!fs.existsSync('/proc/self/task')) throw new Error('bench:tracing-threads reads thread times from /proc (Linux only)');
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-threads-'));
-  fs.chmodSync(root, 0o755);
   const sink = await startChild(['bench/servers/otlp-sink.ts']);
-  const pg = process.env.DATABASE_URL ? undefined : await startEmbedded(path.join(root, 'pg'));
-  const databaseUrl = process.env.DATABASE_URL ?? pg!.url;
-  const db = createDatabase({ url: databaseUrl, max: 4 });
+  const { url: databaseUrl, db, close } = await openBenchDatabase('cmcp-bench-threads-');
   try {
     await migrate(db.pool);
     await createBenchPlan(db, 'bench');
@@ -117,9 +111,7 @@ async function main() {
     }
   } finally {
     sink.child.kill();
-    await db.close();
-    await pg?.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await close();
   }
 }
 
