@@ -101,8 +101,8 @@ export interface ExportThreadOptions {
 /**
  * A span processor that hands every sampled span, once ended, to the export thread through the
  * span ring. The export thread batches for the exporter, as OTEL_BSP_* configures; spans that find
- * the ring full (the thread has fallen behind by `ringBytes`) are dropped here, with one warning. The worker does not keep
- * the process alive except while a flush or shutdown is awaited.
+ * the ring full (the thread has fallen behind by `ringBytes`) are dropped here, with one warning.
+ * The worker does not keep the process alive except while a flush or shutdown is awaited.
  */
 export class ExportThreadSpanProcessor implements SpanProcessor {
   readonly #worker: Worker;

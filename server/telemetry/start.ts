@@ -91,7 +91,7 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
     // Ended spans go to a worker thread that batches and exports them with exporters built from
     // OTEL_* by the SDK there (export-thread.ts says why not on this thread).
-    spanProcessors: options.spanProcessors ?? [exportThread!],
+    spanProcessors: exportThread ? [exportThread] : options.spanProcessors,
     // Trace ids double as the request ids clients see and the ledger's idempotency keys, so they
     // come from the CSPRNG (the SDK's default generator uses Math.random).
     idGenerator: new CryptoIdGenerator(),

@@ -1,7 +1,8 @@
 // What the app uses of OpenTelemetry: @opentelemetry/api, whose calls are no-ops until the SDK is
-// started (./start.ts), and our own recording spans (./span.ts), made only once it is. Span names and attributes follow the OpenTelemetry MCP and GenAI
-// semantic conventions, plus cryptomcp.* for server, plan and credits. Never keys, accounts or
-// arguments: attributes are exported to a third-party backend.
+// started (./start.ts), and our own recording spans (./span.ts), made only once it is. Span names
+// and attributes follow the OpenTelemetry MCP and GenAI semantic conventions, plus cryptomcp.* for
+// server, plan and credits. Never keys, accounts or arguments: attributes are exported to a
+// third-party backend.
 import type { IncomingMessage } from 'node:http';
 import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace';
@@ -41,8 +42,9 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
  * request_id from a user's error report finds its trace. With tracing on, the sampler the SDK
  * uses is asked about that trace id; a request it drops gets no span at all and runs outside any
  * span, so none of the helpers below starts a child for it (see recordingParent). A request it
- * keeps gets the HTTP server span (span.ts), with that same trace id. The span is always a root: a client's traceparent is never
- * continued (its trace id would become the ledger's idempotency key). Our own span, not
+ * keeps gets the HTTP server span (span.ts), with that same trace id. The span is always a root:
+ * a client's traceparent is never continued (its trace id would become the ledger's idempotency
+ * key). Our own span, not
  * @opentelemetry/instrumentation-http: that instrumentation cost a third of the gateway's
  * throughput in bench:observability even with 10% of traces sampled.
  */
