@@ -17,7 +17,7 @@ import { ApiError, toApiError } from './errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
 import { startService, VERSION } from './runtime.ts';
 import { SERVER_NAMES } from './servers/names.ts';
-import { shutdownTelemetry } from './telemetry/start.ts';
+import { describeTracing, shutdownTelemetry } from './telemetry/start.ts';
 
 const program = new Command('cryptomcp')
   .description('Credit-metered crypto data MCP servers: run the service and administer accounts and keys.')
@@ -91,7 +91,7 @@ program
       process.stdout.write(`${JSON.stringify(ready)}\n`);
     } else {
       process.stdout.write(
-        `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, servers: c.servers, demo })}\n`,
+        `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, tracing: describeTracing(process.env), servers: c.servers, demo })}\n`,
       );
     }
     let stopping = false;

@@ -40,6 +40,8 @@ export function banner(opts: {
   baseUrl: string;
   metricsPort: number | null;
   database: string;
+  /** Where traces go and what share is sampled (describeTracing); no line when absent. */
+  tracing?: string;
   servers: readonly ServerName[];
   demo?: { account: Account; key: string };
 }): string {
@@ -47,6 +49,7 @@ export function banner(opts: {
     `cryptomcp is serving ${opts.servers.length} MCP server${opts.servers.length === 1 ? '' : 's'} on ${opts.baseUrl}`,
     `  database: ${opts.database}`,
     `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: ${opts.metricsPort === null ? 'off (METRICS_ENABLED=false)' : `http://localhost:${opts.metricsPort}/metrics`}`,
+    ...(opts.tracing ? [`  tracing:  ${opts.tracing}`] : []),
     '',
     ...opts.servers.map((s) => `  ${s.padEnd(22)} ${opts.baseUrl}/mcp/${s}`),
   ];

@@ -29,6 +29,7 @@ class Started {
   constructor(dataDir: string) {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1' };
     delete env.DATABASE_URL; // the embedded database is what npm start is about
+    for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name]; // and tracing off
     this.child = spawn('npm', ['start'], { cwd: REPO, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (c: string) => (this.stdout += c));
     this.child.stderr!.setEncoding('utf8').on('data', (c: string) => (this.stderr += c));
@@ -196,6 +197,8 @@ describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(base).not.toMatch(/:0$/);
     for (const s of SERVER_NAMES) expect(out).toContain(`${base}/mcp/${s}`);
+    // No OTEL_* set: tracing is off, and the banner says so.
+    expect(out).toMatch(/^\s*tracing:\s+off /m);
 
     // One key, printed on a line of its own, and every other mention (curl, configs) is that same key.
     const keyLine = /^\s*(cmcp_[0-9A-Za-z]{38})\s*$/m.exec(out);

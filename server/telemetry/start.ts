@@ -36,11 +36,7 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
  */
 export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof SdkTrace): Sampler {
   const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
-  const ratio = () => {
-    const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-    const value = arg ? Number(arg) : NaN;
-    return Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1;
-  };
+  const ratio = () => samplerRatioFromEnv(env);
   switch (env.OTEL_TRACES_SAMPLER?.trim()) {
     case 'always_on':
       return new AlwaysOnSampler();
@@ -55,6 +51,44 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof SdkTrace): Sa
     default:
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
   }
+}
+
+/** OTEL_TRACES_SAMPLER_ARG as a ratio sampler reads it: a number in [0, 1], else 1. */
+function samplerRatioFromEnv(env: NodeJS.ProcessEnv): number {
+  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const value = arg ? Number(arg) : NaN;
+  return Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1;
+}
+
+/**
+ * One line for the start-up banner: whether traces are exported, where to, and what share of
+ * requests samplerFromEnv's sampler traces. Tracing every request is what OpenTelemetry does
+ * when OTEL_TRACES_SAMPLER is unset, and it costs a saturated server about a third of its
+ * throughput (README, Observability), so the line says so.
+ */
+export function describeTracing(env: NodeJS.ProcessEnv): string {
+  if (!tracingRequested(env)) return 'off (OTEL_EXPORTER_OTLP_ENDPOINT turns it on)';
+  const exporters = env.OTEL_TRACES_EXPORTER?.trim() || 'otlp';
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const to = exporters.split(',').some((e) => e.trim() === 'otlp') && endpoint ? `${exporters} to ${endpoint}` : exporters;
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim() ?? '';
+  let share: string;
+  switch (sampler) {
+    case 'always_off':
+    case 'parentbased_always_off':
+      share = 'no request sampled';
+      break;
+    case 'traceidratio':
+    case 'parentbased_traceidratio':
+      share = `${+(samplerRatioFromEnv(env) * 100).toPrecision(6)}% of requests sampled (${sampler})`;
+      break;
+    case 'always_on':
+      share = 'every request sampled (always_on)';
+      break;
+    default:
+      share = `every request sampled (${sampler && sampler !== 'parentbased_always_on' ? `${sampler} is not known here, so ` : ''}the default, parentbased_always_on; production sets OTEL_TRACES_SAMPLER=parentbased_traceidratio)`;
+  }
+  return `${to}, ${share}`;
 }
 
 export interface Telemetry {

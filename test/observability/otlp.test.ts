@@ -11,7 +11,7 @@ import { spawnServer, stopServer } from '../helpers/process.ts';
 import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import * as SdkTrace from '@opentelemetry/sdk-trace';
-import { samplerFromEnv, tracingRequested } from '../../server/telemetry/start.ts';
+import { describeTracing, samplerFromEnv, tracingRequested } from '../../server/telemetry/start.ts';
 import { buildEnv } from '../../operator/builders/mcpserver.ts';
 import type { MCPServer } from '../../operator/api/types.ts';
 
@@ -170,6 +170,28 @@ describe('OTLP export from the serve process', () => {
       for (const arg of [undefined, 'abc', '1.5', '-0.1']) {
         expect(decide({ OTEL_TRACES_SAMPLER: name, ...(arg === undefined ? {} : { OTEL_TRACES_SAMPLER_ARG: arg }) }, high)).toBe(SamplingDecision.RECORD_AND_SAMPLED);
       }
+    }
+  });
+
+  it("the start-up banner's tracing line says where spans go and what share of requests the sampler keeps, and warns when it is every request", () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(describeTracing({})).toMatch(/^off /);
+    expect(describeTracing({ ...endpoint, OTEL_SDK_DISABLED: 'true' })).toMatch(/^off /);
+    // What the operator gives a pod by default (spec.tracing.sampleRatio 0.01).
+    expect(describeTracing({ ...endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' })).toBe(
+      'otlp to http://collector:4318, 1% of requests sampled (parentbased_traceidratio)',
+    );
+    expect(describeTracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.125' })).toBe(
+      'otlp to http://c:4318/v1/traces, 12.5% of requests sampled (traceidratio)',
+    );
+    // The ratio the sampler would use: an unparseable argument means 1, as in samplerFromEnv.
+    expect(describeTracing({ ...endpoint, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 'abc' })).toContain('100% of requests sampled');
+    expect(describeTracing({ OTEL_TRACES_EXPORTER: 'console', OTEL_TRACES_SAMPLER: 'always_off' })).toBe('console, no request sampled');
+    // Unset or unknown: the default samples everything, and the line says what production sets.
+    for (const env of [endpoint, { ...endpoint, OTEL_TRACES_SAMPLER: 'jaeger_remote' }]) {
+      const line = describeTracing(env);
+      expect(line).toMatch(/every request sampled/);
+      expect(line).toContain('parentbased_traceidratio');
     }
   });
 });
