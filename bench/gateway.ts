@@ -157,8 +157,18 @@ async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort
   }
   console.log('  run                              req/s     p50 ms   p99 ms   non-2xx  errors   server CPU us/req   (median of rounds)');
   for (const c of configs) printRow(c.label, c.name, summarize(samples.get(c.label)!));
-  const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('e')!, by);
-  console.log(`  e2/e = ${paired('e2', 'throughput').text}; by CPU per request ${paired('e2', 'cpu').text}   (A/A control: the same configuration twice)`);
+  // The A/A control: (e) against its second process, whose spread is what one process's luck
+  // (where its memory and threads landed) does to a ratio.
+  const aa = (by: 'throughput' | 'cpu') => pairedRatio(samples.get('e2')!, samples.get('e')!, by).text;
+  console.log(`  e2/e = ${aa('throughput')}; by CPU per request ${aa('cpu')}   (A/A control: the same configuration twice)`);
+  // Every other run against both (e) processes of its round (their geometric mean): a baseline
+  // that rests on two processes instead of one, so a slow or fast (e) moves the ratios half as much.
+  const baseline = samples.get('e')!.map((e, i) => {
+    const e2 = samples.get('e2')![i]!;
+    return { ...e, rps: Math.sqrt(e.rps * e2.rps), cpuUs: Math.sqrt(e.cpuUs * e2.cpuUs) };
+  });
+  const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, baseline, by);
+  console.log('  against (e) and (e2) together (each round: the geometric mean of the two), paired by round:');
   console.log(`  b/e = ${paired('b', 'throughput').text}; by CPU per request ${paired('b', 'cpu').text}   (metrics on vs off, tracing off)`);
   for (const [x, what] of [
     ['f1', 'metrics and tracing on vs off, tracing as the chart ships it: 1% sampled'],
