@@ -16,8 +16,9 @@
 // because the machine is shared and noisy. Then (a) and (b) are driven at half of (a)'s measured
 // maximum, paced request by request, to see what metering adds to p99 latency, beside an A/A
 // control (b2) and the floor of one database round trip per request ((d) with and without a
-// SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b), (f) and (f1) run in rounds of fresh
-// processes, with (e) twice as an A/A control (observabilityRounds).
+// SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b), (f1) and (f) run in rounds of fresh
+// processes, with (e) twice: as an A/A control (e2/e), and as a baseline of two processes, against
+// which the others are compared (observabilityRounds).
 // Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms; (issue 6): f1/e >= 0.9, what metrics
 // and tracing together cost as shipped; f/e is printed against the same bar.
 // 32 connections by default: with 16, (a) was bound by the PostgreSQL round trip's latency (the

@@ -63,7 +63,7 @@ function samplerRatioFromEnv(env: NodeJS.ProcessEnv): number {
 /**
  * One line for the start-up banner: whether traces are exported, where to, and what share of
  * requests samplerFromEnv's sampler traces. Tracing every request is what OpenTelemetry does
- * when OTEL_TRACES_SAMPLER is unset, and it costs a saturated server about a third of its
+ * when OTEL_TRACES_SAMPLER is unset, and it costs a saturated server about a quarter of its
  * throughput (README, Observability), so the line says so.
  */
 export function describeTracing(env: NodeJS.ProcessEnv): string {
