@@ -8,7 +8,7 @@
 //       default): 1% of traces sampled (parentbased_traceidratio), exported over OTLP/HTTP to a
 //       sink on loopback
 //   (f) as (f1), with 10% of traces sampled: ten times the default, what a sampled share costs
-// (b), (e) and (f) bypass metering so that they are bound by the server's CPU, which is what
+// (b), (e), (f1) and (f) bypass metering so that they are bound by the server's CPU, which is what
 // observability costs: with metering on, throughput here swings by ±20% with PostgreSQL (on the
 // same two cores, its autovacuum and checkpoints) and hides a 5% difference.
 // Each server runs in its own process; autocannon drives it over loopback from this process.

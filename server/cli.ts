@@ -87,7 +87,7 @@ program
     const baseUrl = c.publicBaseUrl ?? service.url;
     if (json()) {
       // One line, so a supervisor or test can read it as soon as the service is ready.
-      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, servers: c.servers, demo_key: demo?.key ?? null };
+      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(process.env), servers: c.servers, demo_key: demo?.key ?? null };
       process.stdout.write(`${JSON.stringify(ready)}\n`);
     } else {
       process.stdout.write(

@@ -8,6 +8,8 @@ export interface ServerProcess {
   url: string;
   port: number;
   metricsPort: number;
+  /** The ready line's description of tracing (describeTracing). */
+  tracing: string | undefined;
   stderr: () => string;
 }
 
@@ -36,7 +38,7 @@ export async function spawnServer(
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const lines = readline.createInterface({ input: child.stdout! });
   try {
-    const ready = await new Promise<{ url: string; port: number; metricsPort: number }>((resolve, reject) => {
+    const ready = await new Promise<{ url: string; port: number; metricsPort: number; tracing: string | undefined }>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server not ready in 30 s; stderr:\n${stderr}`)), 30_000);
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
@@ -44,10 +46,10 @@ export async function spawnServer(
       });
       lines.on('line', (line) => {
         try {
-          const parsed = JSON.parse(line) as { url?: string; port?: number; metrics_port?: number };
+          const parsed = JSON.parse(line) as { url?: string; port?: number; metrics_port?: number; tracing?: string };
           if (typeof parsed.url === 'string' && typeof parsed.port === 'number') {
             clearTimeout(timer);
-            resolve({ url: parsed.url, port: parsed.port, metricsPort: parsed.metrics_port ?? 0 });
+            resolve({ url: parsed.url, port: parsed.port, metricsPort: parsed.metrics_port ?? 0, tracing: parsed.tracing });
           }
         } catch {
           // not the ready line

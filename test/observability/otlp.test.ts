@@ -86,6 +86,9 @@ describe('OTLP export from the serve process', () => {
     }
     const server = await spawnServer(db.url, { ...env, OTEL_BSP_SCHEDULE_DELAY: '100' });
     children.push(server.child);
+    // The pod's ready line says where its spans go and what share it samples.
+    expect(server.tracing).toContain(receiver.endpoint);
+    expect(server.tracing).toContain('100% of requests sampled (parentbased_traceidratio)');
     const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'from a pod' }), { 'x-api-key': key });
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
