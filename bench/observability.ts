@@ -9,12 +9,12 @@
 //   (c) as (f), with 10% of traces sampled
 //   (b) as (a), with every trace sampled and exported
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
-// loopback); rounds interleaved in that order (d a e f c b d a e f c b ...). Each round's ratio against
-// (d) compares runs made back to back, and the median of those ratios is reported with their
-// range, by throughput and by the server's CPU time per request. The CPU differences give each
+// loopback); rounds interleaved in that order (d a e f c b d a e f c b ...). Each round's ratio
+// against (d) compares runs made back to back, and the median of those ratios is reported with
+// their range, by throughput and by the server's CPU time per request. The CPU differences give each
 // layer's cost in microseconds per request, and (b) - (e) the cost of one sampled request.
 // Target (issue 6): metrics and tracing as shipped within 10% of off (f/d >= 0.9); bench:gateway
-// prints the same comparison as f1/e beside its other runs. Metering is bypassed in all five by
+// prints the same comparison as f1/e beside its other runs. Metering is bypassed in all six by
 // default (BENCH_METERED=1 keeps it): on a shared machine the PostgreSQL round trip's noise would
 // hide the CPU that observability costs, which is what this measures.
 import os from 'node:os';

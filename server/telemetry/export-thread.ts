@@ -131,8 +131,7 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
 
   /** SDK spans (the pg instrumentation's): sampled ones go to the export thread as records. */
   onEnd(span: ReadableSpan): void {
-    if (this.#failed || this.#shutdown || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-    this.write(toSpanRecord(span));
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.write(toSpanRecord(span));
   }
 
   /** Hands one ended, sampled span to the export thread (the service's own spans come here directly, span.ts). */

@@ -28,36 +28,48 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
 
+/** The OTEL_TRACES_SAMPLER values the JavaScript SDK supports. */
+const SAMPLER_NAMES = new Set(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']);
+
+/**
+ * What OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG choose, read as the SDK reads them: the
+ * sampler's name (its default, parentbased_always_on, when unset or unknown), whether it follows
+ * a parent's decision, and what it does with a new trace: keep it, drop it, or keep a ratio of
+ * them (the argument; outside [0, 1] or unparseable, 1). samplerFromEnv builds the sampler from
+ * it and describeTracing describes it.
+ */
+interface SamplerChoice {
+  name: string;
+  parentBased: boolean;
+  root: 'on' | 'off' | 'ratio';
+  ratio: number;
+  /** The name given, when the SDK does not know it. */
+  unknown: string | undefined;
+}
+
+function samplerChoice(env: NodeJS.ProcessEnv): SamplerChoice {
+  const given = env.OTEL_TRACES_SAMPLER?.trim() || undefined;
+  const name = given && SAMPLER_NAMES.has(given) ? given : 'parentbased_always_on';
+  const root = name.endsWith('always_on') ? 'on' : name.endsWith('always_off') ? 'off' : 'ratio';
+  let ratio = root === 'on' ? 1 : 0;
+  if (root === 'ratio') {
+    const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+    const value = arg ? Number(arg) : NaN;
+    ratio = Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1;
+  }
+  return { name, parentBased: name.startsWith('parentbased_'), root, ratio, unknown: given !== name ? given : undefined };
+}
+
 /**
  * The sampler OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, built as the SDK would build
- * it (the values the JavaScript SDK supports; its default, parentbased_always_on, when unset or
- * unknown; a ratio outside [0, 1] or unparseable falls back to 1). Built here rather than by the
- * SDK so that tracing.ts can ask the same instance about a request before any span exists.
+ * it (samplerChoice). Built here rather than by the SDK so that tracing.ts can ask the same
+ * instance about a request before any span exists.
  */
 export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof SdkTrace): Sampler {
   const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
-  const ratio = () => samplerRatioFromEnv(env);
-  switch (env.OTEL_TRACES_SAMPLER?.trim()) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio());
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio()) });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
-}
-
-/** OTEL_TRACES_SAMPLER_ARG as a ratio sampler reads it: a number in [0, 1], else 1. */
-function samplerRatioFromEnv(env: NodeJS.ProcessEnv): number {
-  const arg = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  const value = arg ? Number(arg) : NaN;
-  return Number.isFinite(value) && value >= 0 && value <= 1 ? value : 1;
+  const choice = samplerChoice(env);
+  const root = choice.root === 'on' ? new AlwaysOnSampler() : choice.root === 'off' ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(choice.ratio);
+  return choice.parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
 /**
@@ -71,23 +83,12 @@ export function describeTracing(env: NodeJS.ProcessEnv): string {
   const exporters = env.OTEL_TRACES_EXPORTER?.trim() || 'otlp';
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   const to = exporters.split(',').some((e) => e.trim() === 'otlp') && endpoint ? `${exporters} to ${endpoint}` : exporters;
-  const sampler = env.OTEL_TRACES_SAMPLER?.trim() ?? '';
+  const c = samplerChoice(env);
   let share: string;
-  switch (sampler) {
-    case 'always_off':
-    case 'parentbased_always_off':
-      share = 'no request sampled';
-      break;
-    case 'traceidratio':
-    case 'parentbased_traceidratio':
-      share = `${+(samplerRatioFromEnv(env) * 100).toPrecision(6)}% of requests sampled (${sampler})`;
-      break;
-    case 'always_on':
-      share = 'every request sampled (always_on)';
-      break;
-    default:
-      share = `every request sampled (${sampler && sampler !== 'parentbased_always_on' ? `${sampler} is not known here, so ` : ''}the default, parentbased_always_on; production sets OTEL_TRACES_SAMPLER=parentbased_traceidratio)`;
-  }
+  if (c.root === 'off') share = 'no request sampled';
+  else if (c.root === 'ratio') share = `${+(c.ratio * 100).toPrecision(6)}% of requests sampled (${c.name})`;
+  else if (!c.parentBased) share = `every request sampled (${c.name})`;
+  else share = `every request sampled (${c.unknown ? `${c.unknown} is not known here, so ` : ''}the default, ${c.name}; production sets OTEL_TRACES_SAMPLER=parentbased_traceidratio)`;
   return `${to}, ${share}`;
 }
 

@@ -44,9 +44,8 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
  * span, so none of the helpers below starts a child for it (see recordingParent). A request it
  * keeps gets the HTTP server span (span.ts), with that same trace id. The span is always a root:
  * a client's traceparent is never continued (its trace id would become the ledger's idempotency
- * key). Our own span, not
- * @opentelemetry/instrumentation-http: that instrumentation cost a third of the gateway's
- * throughput in bench:observability even with 10% of traces sampled.
+ * key). Our own span, not @opentelemetry/instrumentation-http: that instrumentation cost a third
+ * of the gateway's throughput in bench:observability even with 10% of traces sampled.
  */
 export function requestIdForNewRequest(req: IncomingMessage): string {
   const traceId = newTraceId();
