@@ -9,7 +9,7 @@ import { accountCreate } from '../server/accounts/accounts.ts';
 import { planUpsert } from '../server/accounts/plans.ts';
 import { migrate } from '../server/db/migrate.ts';
 import { keyCreate } from '../server/keys/store.ts';
-import { SERVER_NAMES } from '../server/servers/names.ts';
+import { SERVER_NAMES } from '../server/mcp/names.ts';
 import { spawnServer, stopServer } from '../test/helpers/process.ts';
 import { openBenchDatabase } from './support/database.ts';
 

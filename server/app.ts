@@ -5,7 +5,7 @@ import type { Plan } from './accounts/plans.ts';
 import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
 import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
-import { BODY_LIMIT_BYTES, mcpRoutes, setGatewayHeaders, type GatewayDeps } from './mcp/host.ts';
+import { BODY_LIMIT_BYTES, gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { Registry } from './mcp/registry.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
@@ -56,27 +56,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
     const apiError = fromFrameworkError(err);
-    if (request.gateway) request.gateway.outcome = apiError.code;
-    // Logged in the request's span (the MCP one, else the HTTP one), so the line carries its ids.
-    if (apiError.code === 'INTERNAL_ERROR') withSpan(request.gateway?.span ?? httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
+    // Logged in the request's HTTP span, so the line carries its ids.
+    if (apiError.code === 'INTERNAL_ERROR') withSpan(httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    setGatewayHeaders(reply, request.gateway ?? null);
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const apiError =
-      path === '/mcp' || path.startsWith('/mcp/')
-        ? new ApiError('SERVER_NOT_FOUND', undefined, { available: [...deps.registry.keys()] })
-        : new ApiError('NOT_FOUND', 'No such route.', { path });
+    const apiError = new ApiError('NOT_FOUND', 'No such route.', { path: request.url.split('?')[0] ?? '' });
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
   });
 
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'OPTIONS'],
-    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'mcp-protocol-version', 'accept'],
+    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
@@ -88,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans()));
 
-  await app.register(async (mcp) => mcpRoutes(mcp, deps), { prefix: '/mcp' });
+  await app.register(async (mcp) => gatewayPlugin(mcp, deps), { prefix: '/mcp' });
   if (deps.dashboard) {
     const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys };
     await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
@@ -120,6 +114,7 @@ export function catalog(registry: Registry, plans: Plan[]) {
         name: t.name,
         description: t.description,
         credits: t.credits,
+        title: t.listing.title,
         input_schema: t.inputSchema,
       })),
     })),

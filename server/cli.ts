@@ -16,7 +16,7 @@ import { banner, ensureDemoAccount } from './demo.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
 import { startService, VERSION } from './runtime.ts';
-import { SERVER_NAMES } from './servers/names.ts';
+import { SERVER_NAMES } from './mcp/names.ts';
 import { describeTracing, shutdownTelemetry } from './telemetry/start.ts';
 
 const program = new Command('cryptomcp')

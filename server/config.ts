@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/chains.ts';
-import { SERVER_NAMES, type ServerName } from './servers/names.ts';
+import { SERVER_NAMES, type ServerName } from './mcp/names.ts';
 
 const intFrom = (fallback: number, min = 0) =>
   z.coerce.number().int().min(min).default(fallback);
@@ -65,6 +65,8 @@ const EnvSchema = z.object({
   TOOL_COST_OVERRIDES: costOverrides,
   KEY_CACHE_TTL_MS: intFrom(5000, 0),
   TOOL_TIMEOUT_MS: intFrom(30000, 100),
+  CONNECT_REQUESTS_PER_MINUTE: intFrom(300, 1),
+  CONNECT_BURST: intFrom(60, 1),
   SETTLE_INTERVAL_MS: intFrom(200, 10),
   METER_MAX_INFLIGHT: intFrom(2, 1),
   METER_MAX_BATCH: intFrom(64, 1),
@@ -127,6 +129,8 @@ export interface Config {
   toolCostOverrides: Record<string, number>;
   keyCacheTtlMs: number;
   toolTimeoutMs: number;
+  /** The per-key bucket for every method but tools/call (discovery, initialize, tools/list, ping). */
+  connectLimit: { requestsPerMinute: number; burst: number };
   settleIntervalMs: number;
   /** Reservation round trips under way at once; calls arriving meanwhile share the next one. */
   meterMaxInflight: number;
@@ -209,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolCostOverrides: e.TOOL_COST_OVERRIDES,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     toolTimeoutMs: e.TOOL_TIMEOUT_MS,
+    connectLimit: { requestsPerMinute: e.CONNECT_REQUESTS_PER_MINUTE, burst: e.CONNECT_BURST },
     settleIntervalMs: e.SETTLE_INTERVAL_MS,
     meterMaxInflight: e.METER_MAX_INFLIGHT,
     meterMaxBatch: e.METER_MAX_BATCH,

@@ -3,7 +3,7 @@
 import { accountCreate, type Account } from './accounts/accounts.ts';
 import type { Database } from './db/pool.ts';
 import { keyCreate } from './keys/store.ts';
-import type { ServerName } from './servers/names.ts';
+import type { ServerName } from './mcp/names.ts';
 
 /** The demo account's wallet: a fixed, well-formed address that nobody holds a key for. */
 export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';

@@ -32,7 +32,7 @@ export const MCP_METHODS: ReadonlySet<string> = new Set([
   'notifications/cancelled',
   'notifications/progress',
   'notifications/roots/list_changed',
-  // A JSON-RPC response sent by the client (classify() in mcp/host.ts names it so).
+  // A JSON-RPC response sent by the client (classify() in gateway/classify.ts names it so).
   'response',
 ]);
 

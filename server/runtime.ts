@@ -10,6 +10,7 @@ import { migrate, migrationsCurrent } from './db/migrate.ts';
 import { openDatabase, type Database } from './db/pool.ts';
 import { KeyResolver } from './keys/resolver.ts';
 import { buildRegistry, type Registry } from './mcp/registry.ts';
+import { FreeMeter } from './metering/free-meter.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, disabledMetrics, serveMetrics } from './metrics.ts';
@@ -176,7 +177,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   const app = await buildApp({
     registry,
     keys,
-    meter: config.benchUnmetered ? null : meter,
+    meter: config.benchUnmetered ? new FreeMeter() : meter,
+    connectLimit: config.connectLimit,
     usage: new SqlUsageReader(db),
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,

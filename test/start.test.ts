@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_NAMES } from '../server/servers/names.ts';
+import { SERVER_NAMES } from '../server/mcp/names.ts';
 import { mcpClient } from './helpers/service.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');

@@ -4,7 +4,7 @@ import { accountCreate } from '../../server/accounts/accounts.ts';
 import { planUpsert } from '../../server/accounts/plans.ts';
 import type { Database } from '../../server/db/pool.ts';
 import { keyCreate } from '../../server/keys/store.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 
 export async function createBenchPlan(db: Database, name: string): Promise<void> {
   await planUpsert(db, {

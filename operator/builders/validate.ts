@@ -3,7 +3,7 @@
 // (or a cluster without CEL validation), and an invalid spec must stop with a False Accepted
 // condition rather than a crash-looping Deployment or a half-written plan row.
 import type { Plan } from '../../server/accounts/plans.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { MCPServerSpec, PlanPolicySpec } from '../api/types.ts';
 
 /** Problems with an MCPServer spec, as one message per problem; empty when usable. */

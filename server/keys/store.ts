@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { PoolClient } from 'pg';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
-import { SERVER_NAMES } from '../servers/names.ts';
+import { SERVER_NAMES } from '../mcp/names.ts';
 import { AccountIdSchema } from '../accounts/accounts.ts';
 import { generateKey } from './format.ts';
 

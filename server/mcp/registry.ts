@@ -1,8 +1,9 @@
 // The tool registry: for each hosted server, its tools with effective costs (overrides applied),
 // public descriptions, JSON Schemas and the tools/list answer, all computed once at start-up so
 // no request rebuilds them.
+import type { Icon, Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { ServerName } from '../servers/names.ts';
+import type { ServerName } from './names.ts';
 import type { ServerModule, ToolDefinition, ToolInfo } from './tool.ts';
 
 export const CREDITS_META_KEY = 'cryptomcp.dev/credits';
@@ -11,19 +12,14 @@ export interface RegisteredTool extends ToolInfo {
   definition: ToolDefinition;
   inputSchema: Record<string, unknown>;
   /** The entry of tools/list, ready to send. */
-  listing: {
-    name: string;
-    description: string;
-    inputSchema: Record<string, unknown>;
-    annotations: { readOnlyHint: true };
-    _meta: Record<string, unknown>;
-  };
+  listing: Tool;
 }
 
 export interface RegisteredServer {
   name: ServerName;
   title: string;
   description: string;
+  icons: Icon[];
   chains: readonly string[];
   dataFreshness: string;
   tools: Map<string, RegisteredTool>;
@@ -41,6 +37,42 @@ function toInputSchema(input: z.ZodObject): Record<string, unknown> {
   const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete schema.$schema;
   return schema;
+}
+
+/**
+ * The schema every tools/call result's structuredContent validates against: the success envelope
+ * of DESIGN.md §3. Errors are HTTP answers with the error envelope, never tool results, so a
+ * client validating results against it never sees one fail.
+ */
+export const SUCCESS_ENVELOPE_SCHEMA = {
+  type: 'object',
+  properties: {
+    success: { const: true },
+    data: { type: 'object', description: "The tool's answer; its fields are described in the tool's description." },
+    metadata: {
+      type: 'object',
+      properties: {
+        timestamp: { type: 'string', format: 'date-time' },
+        credits_used: { type: 'integer', minimum: 0 },
+        remaining_credits: { type: 'integer', minimum: 0 },
+        request_id: { type: 'string' },
+        source: { type: 'string' },
+        data_as_of: { type: ['string', 'null'] },
+        truncated: { type: 'boolean' },
+        next_cursor: { type: 'string' },
+      },
+      required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+    },
+  },
+  required: ['success', 'data', 'metadata'],
+} as const satisfies Tool['outputSchema'];
+
+function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
+  return {
+    title: def.title,
+    ...(def.annotations ?? { readOnlyHint: true }),
+    openWorldHint: def.openWorld ?? true,
+  };
 }
 
 export function buildRegistry(modules: ServerModule[], costOverrides: Record<string, number> = {}): Registry {
@@ -62,9 +94,11 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
         inputSchema,
         listing: {
           name: def.name,
+          title: def.title,
           description,
-          inputSchema,
-          annotations: { readOnlyHint: true },
+          inputSchema: inputSchema as Tool['inputSchema'],
+          outputSchema: SUCCESS_ENVELOPE_SCHEMA,
+          annotations: annotationsOf(def),
           _meta: { [CREDITS_META_KEY]: credits },
         },
       });
@@ -74,6 +108,7 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
       name: mod.name,
       title: mod.title,
       description: mod.description,
+      icons: [{ src: `data:image/svg+xml;base64,${Buffer.from(mod.icon).toString('base64')}`, mimeType: 'image/svg+xml', sizes: ['any'] }],
       chains: mod.chains,
       dataFreshness: mod.dataFreshness,
       tools,

@@ -1,7 +1,7 @@
 // What a tool is. Each of the nine servers declares its tools with defineTool; they see only this
 // contract and their injected providers, never Fastify, pg or each other (DESIGN.md §2).
 import type { z } from 'zod';
-import type { ServerName } from '../servers/names.ts';
+import type { ServerName } from './names.ts';
 
 /** The account's usage as get_usage reports it; read through this interface, not SQL. */
 export interface UsageReport {
@@ -52,12 +52,27 @@ export interface ToolOutput {
   next_cursor?: string;
 }
 
+/** What a tool that changes state says about itself (MCP tool annotations); reads need nothing. */
+export interface WriteAnnotations {
+  readOnlyHint: false;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotentHint: boolean;
+  /** It may remove or overwrite something the user made. */
+  destructiveHint: boolean;
+}
+
 export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;
+  /** A short human name, shown by clients in place of the snake_case name. */
+  title: string;
   /** First sentence says what it returns. The registry appends "Costs N credits." */
   description: string;
   input: S;
   credits: number;
+  /** Present only on tools that write; every other tool is read-only. */
+  annotations?: WriteAnnotations;
+  /** false: the tool reads only this service's own state or registry, never an upstream provider. */
+  openWorld?: boolean;
   handler: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolOutput>;
 }
 
@@ -68,6 +83,8 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolD
 export interface ServerModule {
   name: ServerName;
   title: string;
+  /** The server's icon: a small square SVG (sent to clients as a data: URI). */
+  icon: string;
   /** What the server answers, in a sentence or two. */
   description: string;
   chains: readonly string[];

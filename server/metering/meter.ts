@@ -35,6 +35,15 @@ export interface ReserveInput {
   keyId: string;
 }
 
+/** What the gateway needs of metering: reserve before the tool, then settle or refund. */
+export interface CreditMeter {
+  reserve(input: ReserveInput): Promise<MeterDecision>;
+  /** Gives the reservation back (idempotent). Returns the new balance, or null if nothing was due. */
+  refund(requestId: string, note: string): Promise<number | null>;
+  /** The answer reached the client: the reservation is charged for good. */
+  settle(requestId: string): void;
+}
+
 export interface MeterOptions {
   /** The clock metering uses; undefined means the database's clock (all pods agree). */
   now?: () => Date;
@@ -75,7 +84,7 @@ interface ReserveRow {
   renewed: boolean;
 }
 
-export class Meter {
+export class Meter implements CreditMeter {
   readonly #db: Database;
   readonly #opts: MeterOptions;
   #settleQueue: string[] = [];

@@ -6,7 +6,7 @@ import { freeTools } from './common/free-tools.ts';
 import { kolAnalytics } from './kol-analytics/index.ts';
 import { marketIntelligence } from './market-intelligence/index.ts';
 import type { ServerDeps } from './deps.ts';
-import type { ServerName } from './names.ts';
+import type { ServerName } from '../mcp/names.ts';
 import { portfolioAnalytics } from './portfolio-analytics/index.ts';
 import { pricePrediction } from './price-prediction/index.ts';
 import { projectIntelligence } from './project-intelligence/index.ts';

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { syncPlan } from '../../scripts/charts-sync.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { ROOT, loadCrd, validate } from '../operator/support/crd-schema.ts';
 import { validateBuiltin } from '../operator/support/k8s-schema.ts';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../server/db/migrate.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { mcpClient, nextWallet, post, startTestService, type RawResponse } from '../helpers/service.ts';
 

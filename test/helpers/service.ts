@@ -2,13 +2,14 @@
 // talks to it the way users do: raw HTTP with fetch, and the MCP SDK's own client.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as V2Client, StreamableHTTPClientTransport as V2StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { accountCreate, type Account } from '../../server/accounts/accounts.ts';
 import { planUpsert, type Plan } from '../../server/accounts/plans.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { Database } from '../../server/db/pool.ts';
 import { keyCreate, type KeySettings } from '../../server/keys/store.ts';
 import { startService, type RunningService } from '../../server/runtime.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 
 export async function startTestService(
   databaseUrl: string,
@@ -81,16 +82,62 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   return { status: res.status, headers: res.headers, body: parsed };
 }
 
+/** The two protocol generations served on every path (DESIGN.md §3). */
+export const ERAS = ['legacy', 'modern'] as const;
+export type Era = (typeof ERAS)[number];
+
+export const MODERN_VERSION = '2026-07-28';
+
+/**
+ * A message as a client of that generation sends it: a 2026-07-28 request carries the
+ * per-request _meta envelope and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers; a 2025
+ * one is sent as is. Bodies that are not a JSON-RPC object pass through untouched.
+ */
+export function inEra(era: Era, body: unknown, headers: Record<string, string> = {}): { body: unknown; headers: Record<string, string> } {
+  if (era === 'legacy' || typeof body !== 'object' || body === null || Array.isArray(body)) return { body, headers };
+  const message = body as { method?: unknown; params?: unknown };
+  if (typeof message.method !== 'string') return { body, headers };
+  const params = typeof message.params === 'object' && message.params !== null && !Array.isArray(message.params) ? (message.params as Record<string, unknown>) : {};
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientInfo': { name: 'cryptomcp-test', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const name = typeof params.name === 'string' ? params.name : undefined;
+  return {
+    body: Array.isArray(message.params) ? body : { ...message, params: { ...params, _meta: meta } },
+    headers: {
+      'mcp-protocol-version': MODERN_VERSION,
+      'mcp-method': message.method,
+      ...(name !== undefined && message.method === 'tools/call' ? { 'mcp-name': name } : {}),
+      ...headers,
+    },
+  };
+}
+
 export function toolCall(name: string, args: Record<string, unknown> = {}, id: number | string = 1) {
   return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
 }
 
-/** The MCP SDK's own client, connected over real HTTP with the key in x-api-key. */
+/** The MCP SDK's v1 client (the 2025 protocol), connected over real HTTP with the key in x-api-key. */
 export async function mcpClient(baseUrl: string, server: string, key: string): Promise<Client> {
   const client = new Client({ name: 'cryptomcp-test', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }),
   );
+  return client;
+}
+
+/** How a v2 client negotiates: pinned to 2026-07-28, or probing with server/discover first. */
+export type V2Mode = 'auto' | 'pinned';
+
+/** The v2 SDK's client (@modelcontextprotocol/client), connected over real HTTP with the key in x-api-key. */
+export async function mcpClientV2(baseUrl: string, server: string, key: string, mode: V2Mode): Promise<V2Client> {
+  const client = new V2Client(
+    { name: 'cryptomcp-test', version: '1.0.0' },
+    { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: MODERN_VERSION } } },
+  );
+  await client.connect(new V2StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }));
   return client;
 }
 

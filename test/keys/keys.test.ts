@@ -8,7 +8,7 @@ import { accountCreate, accountSetPlan, accountSetStatus } from '../../server/ac
 import { ApiError } from '../../server/errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type KeySettings } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import {
   createAccountWithKey,

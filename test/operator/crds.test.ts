@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVER_NAMES } from '../../server/servers/names.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { validateMcpServer } from '../../operator/builders/validate.ts';
 import { CRD_DIR, loadCrd, loadYaml, structuralProblems, validate } from './support/crd-schema.ts';
 

@@ -16,6 +16,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'read_contract',
+      title: 'Read a contract',
       description: 'Returns the result of a view call (eth_call) of a contract function given by its signature, e.g. "function balanceOf(address) view returns (uint256)", with arguments.',
       input: z
         .object({
@@ -77,6 +78,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_contract_info',
+      title: 'Contract info',
       description: 'Returns what a contract is: bytecode size, EIP-1967 proxy with its implementation and admin, ERC-165 interfaces, whether it is an ERC-20, ERC-721 or ERC-1155, and its owner.',
       input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
       credits: 2,

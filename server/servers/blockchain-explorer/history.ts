@@ -20,6 +20,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_address_transactions',
+      title: 'Address transactions',
       description: `Returns an address's transactions, newest first, paginated: its whole history from the block-explorer API when one is configured, otherwise from a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); the answer says which. On Solana, its signatures from the RPC.`,
       input: z
         .object({

@@ -10,6 +10,7 @@ import { contractTools } from './contracts.ts';
 import { historyTools } from './history.ts';
 import { solanaSummary } from './solana.ts';
 import { transferTools } from './transfers.ts';
+import { serverIcon } from '../icons.ts';
 
 export function blockchainExplorer(deps: ServerDeps): ServerSpec {
   const { evm, labels, explorer } = deps;
@@ -27,6 +28,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
 
   return {
     name: 'blockchain-explorer',
+    icon: serverIcon('blockchain-explorer'),
     title: 'Blockchain Explorer',
     description: 'Decoded blocks, transactions, balances and address activity on Ethereum, Base, Polygon, BSC and Solana.',
     chains: ['ethereum', 'base', 'polygon', 'bsc'],
@@ -34,6 +36,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
     tools: [
       defineTool({
         name: 'get_gas',
+        title: 'Gas prices',
         description: 'Returns the current base fee and priority-fee percentiles (10th, 50th, 90th) over the last 20 blocks, in gwei, from the network fee history.',
         input: z.object({ chain: chainSchema }).strict(),
         credits: 0,
@@ -64,6 +67,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_block',
+        title: 'Block',
         description: 'Returns a block (number, hash, time, transaction count, gas, base fee, miner with its label) by number, by hash, or the last block at or before a time.',
         input: z
           .object({
@@ -105,6 +109,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_address_summary',
+        title: 'Address summary',
         description:
           "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity when a block-explorer API is configured; on Solana its SOL, SPL token accounts and last activity.",
         input: z.object({ chain: chainSchema, address: walletAddressSchema }).strict(),

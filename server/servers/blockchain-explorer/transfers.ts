@@ -16,6 +16,7 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_token_transfers',
+      title: 'Token transfers',
       description: `Returns ERC-20 Transfer events of a token and/or an address (as sender or receiver) over a block range of at most ${MAX_BLOCK_RANGE} blocks, oldest first, labelled and paginated.`,
       input: z
         .object({
@@ -60,6 +61,7 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_transaction',
+      title: 'Transaction',
       description: 'Returns a transaction with its status, fee in the native coin and in USD, the decoded call when it is a standard ERC-20 call, its decoded Transfer/Approval logs, and labels of the parties.',
       input: z.object({ chain: chainSchema, hash: txIdSchema.describe('A 0x transaction hash, or a Solana signature with chain solana.') }).strict(),
       credits: 1,

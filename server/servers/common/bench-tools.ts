@@ -8,6 +8,8 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 export const benchTools: ToolDefinition[] = [
   defineTool({
     name: 'bench_echo',
+    title: 'Benchmark echo',
+    openWorld: false,
     description: 'Returns its input unchanged; for benchmarks and tests of metering.',
     input: z.object({ message: z.string().max(200).default('ping') }).strict(),
     credits: 1,
@@ -15,6 +17,8 @@ export const benchTools: ToolDefinition[] = [
   }),
   defineTool({
     name: 'bench_sleep',
+    title: 'Benchmark sleep',
+    openWorld: false,
     description: 'Returns after waiting the given milliseconds; for tests of timeouts and draining.',
     input: z.object({ ms: z.number().int().min(0).max(60_000) }).strict(),
     credits: 1,
@@ -31,6 +35,8 @@ export const benchTools: ToolDefinition[] = [
   }),
   defineTool({
     name: 'bench_fail',
+    title: 'Benchmark failure',
+    openWorld: false,
     description: 'Always fails as an upstream provider would; for tests of refunds.',
     input: z.object({}).strict(),
     credits: 1,

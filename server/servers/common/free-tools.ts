@@ -7,6 +7,8 @@ export function freeTools(server: Pick<ServerModule, 'name' | 'title' | 'descrip
   return [
     defineTool({
       name: 'get_capabilities',
+      title: 'Server capabilities',
+      openWorld: false,
       description: `Returns what the ${server.name} server does: its tools with their credit costs, the chains it covers and how fresh its data is.`,
       input: z.object({}).strict(),
       credits: 0,
@@ -25,6 +27,8 @@ export function freeTools(server: Pick<ServerModule, 'name' | 'title' | 'descrip
     }),
     defineTool({
       name: 'estimate_cost',
+      title: "Estimate a call's cost",
+      openWorld: false,
       description:
         'Returns the credits a call of one of this server\'s tools would cost, and whether the given arguments would be accepted.',
       input: z
@@ -58,6 +62,8 @@ export function freeTools(server: Pick<ServerModule, 'name' | 'title' | 'descrip
     }),
     defineTool({
       name: 'get_usage',
+      title: 'Plan and usage',
+      openWorld: false,
       description:
         'Returns your plan, credit balance, renewal date, and this period\'s calls and credits by server and tool.',
       input: z.object({}).strict(),

@@ -1,10 +1,12 @@
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { kolTools } from './tools.ts';
+import { serverIcon } from '../icons.ts';
 
 export function kolAnalytics(deps: ServerDeps): ServerSpec {
   return {
     name: 'kol-analytics',
+    icon: serverIcon('kol-analytics'),
     title: 'KOL Analytics',
     description: 'Key opinion leaders: profiles, their calls on assets, how those calls did against the price history and BTC, leaderboards, and who talked about an asset first and most.',
     chains: [],

@@ -105,6 +105,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_kol_profile',
+      title: 'KOL profile',
       description: "Returns an account's activity (posts, first and last, active days), influence score where known, the assets it mentions most, and its sentiment profile.",
       input: z.object({ handle: handleSchema, platform: platformSchema, ...rangeFields }).strict(),
       credits: 2,
@@ -147,6 +148,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_kol_calls',
+      title: 'KOL calls',
       description: "Returns an account's calls — posts that mention an asset with a bullish or bearish stance — with asset, time, stance, score and the post, newest first, paginated.",
       input: z
         .object({
@@ -185,6 +187,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_kol_performance',
+      title: 'KOL performance',
       description:
         "Returns how an account's calls did: each call's return 1, 7 and 30 days later from the daily price history, hit rate, mean and median return and excess return over BTC, per horizon, with the calls paginated.",
       input: z
@@ -235,6 +238,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'rank_kols',
+      title: 'Rank KOLs',
       description:
         'Returns a leaderboard of accounts by hit rate, excess return over BTC or reach, counting only accounts with at least a minimum number of scored calls so one lucky call does not top it.',
       input: z
@@ -289,6 +293,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_asset_kol_mentions',
+      title: 'KOL mentions of an asset',
       description: 'Returns who talked about an asset first and who talked about it most, with each account\'s mentions, first mention and stance mix.',
       input: z
         .object({ asset: assetSchema, platform: z.enum(['twitter', 'reddit']).default('twitter'), ...rangeFields, limit: z.number().int().min(1).max(50).default(10) })

@@ -3,10 +3,12 @@ import type { ServerSpec } from '../spec.ts';
 import { marketTools } from './market.ts';
 import { metricTools } from './metrics.ts';
 import { priceTools } from './prices.ts';
+import { serverIcon } from '../icons.ts';
 
 export function marketIntelligence(deps: ServerDeps): ServerSpec {
   return {
     name: 'market-intelligence',
+    icon: serverIcon('market-intelligence'),
     title: 'Market Intelligence',
     description: 'Prices, candles, market overview, movers and asset search across the covered crypto assets.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],

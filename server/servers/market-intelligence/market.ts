@@ -34,6 +34,7 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_market_overview',
+      title: 'Market overview',
       description:
         'Returns the market at a glance: total market cap of the covered assets with BTC/ETH dominance, 24h breadth (advancers/decliners), top gainers and losers, and total DeFi TVL, each with its as-of date.',
       input: z.object({}).strict(),
@@ -79,6 +80,7 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_top_movers',
+      title: 'Top movers',
       description:
         'Returns the assets that rose or fell most over a window (24h, 7d or 30d) on the latest common day, leaving out assets below a minimum 24h USD volume.',
       input: z

@@ -15,6 +15,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_asset_metrics',
+      title: 'Asset risk and return metrics',
       description:
         "Returns an asset's realised volatility, maximum drawdown, Sharpe ratio, beta and correlation to a benchmark (BTC by default) over a window ending on its last day, and its distance from the all-time high.",
       input: z
@@ -52,6 +53,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_correlation_matrix',
+      title: 'Correlation matrix',
       description:
         'Returns the correlations of daily log returns between 2 and 20 assets over a window ending on the last day they all have, with the overlapping days of each pair.',
       input: z

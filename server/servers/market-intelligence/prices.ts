@@ -17,6 +17,8 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'search_assets',
+      title: 'Search assets',
+      openWorld: false,
       description: 'Returns registry entries (id, symbol, name, aliases, contracts, whether prices exist) matching a name, ticker or id.',
       input: z.object({ query: z.string().trim().min(1).max(100), limit: limitSchema, cursor: cursorSchema }).strict(),
       credits: 0,
@@ -28,6 +30,7 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_prices',
+      title: 'Prices',
       description: 'Returns price, 24h/7d/30d change, 24h volume and market cap (where known) for up to 50 assets, each with its as-of date and source.',
       input: z.object({ assets: z.array(assetSchema).min(1).max(50) }).strict(),
       credits: 1,
@@ -43,6 +46,7 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_ohlcv',
+      title: 'OHLCV candles',
       description: 'Returns daily or weekly candles (open, high, low, close, USD volume, source of each row) for one asset over a date range, oldest first, paginated.',
       input: z
         .object({

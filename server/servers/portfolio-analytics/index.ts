@@ -7,6 +7,7 @@ import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { chainsSchema, scanPortfolio, walletAddressSchema, type Holding, type PortfolioScan } from './holdings.ts';
 import { holdingsRisk, type RiskReport } from './risk.ts';
+import { serverIcon } from '../icons.ts';
 
 const windowSchema = z.number().int().min(30).max(365).default(90).describe('Days of daily prices the metrics cover (30-365).');
 
@@ -44,6 +45,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
 
   return {
     name: 'portfolio-analytics',
+    icon: serverIcon('portfolio-analytics'),
     title: 'Portfolio Analytics',
     description: 'Multi-chain wallet portfolios: priced holdings, allocation, risk metrics and wallet comparison.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
@@ -51,6 +53,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
     tools: [
       defineTool({
         name: 'get_portfolio',
+        title: 'Portfolio',
         description:
           'Returns the native coin and curated-list token balances of up to 10 addresses across the given chains, priced in USD, with each wallet\'s value and the allocation by asset. Spam is filtered: only tokens on a curated list are counted.',
         input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema }).strict(),
@@ -76,6 +79,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_risk_metrics',
+        title: 'Portfolio risk metrics',
         description:
           'Returns the risk of the wallets\' current priced holdings over a window of daily prices: annualised volatility, Sharpe ratio, maximum drawdown, 1-day 95% value at risk, concentration (HHI, top holding) and beta to BTC.',
         input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema, window_days: windowSchema }).strict(),
@@ -92,6 +96,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'compare_wallets',
+        title: 'Compare wallets',
         description: 'Returns 2-5 wallets side by side: value, holdings, top holding, allocation, the assets they share, and each one\'s volatility, drawdown, Sharpe ratio and beta to BTC.',
         input: z.object({ addresses: addressesSchema(2, 5), chains: chainsSchema, window_days: windowSchema }).strict(),
         credits: 4,

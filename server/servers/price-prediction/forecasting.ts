@@ -17,6 +17,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
   return [
     defineTool({
       name: 'forecast_price',
+      title: 'Price forecast',
       description:
         "Returns a daily price forecast for 1-30 days with 50/80/95% prediction intervals and the probability of an up move, from models on log prices (ETS, ARIMA, drift, ensemble), the model chosen by rolling-origin backtest and why.",
       input: z.object({ asset: assetSchema, horizon: horizonSchema, model: modelSchema }).strict(),
@@ -63,6 +64,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
     }),
     defineTool({
       name: 'backtest_forecast',
+      title: 'Forecast backtest',
       description:
         "Returns a rolling-origin evaluation of a forecast model on an asset: MAE, MAPE, MASE against the no-change random walk, directional accuracy, and how often the 50/80/95% intervals covered the outcome.",
       input: z
@@ -90,6 +92,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
     }),
     defineTool({
       name: 'get_volatility_forecast',
+      title: 'Volatility forecast',
       description:
         "Returns a GARCH(1,1) volatility forecast fitted by maximum likelihood on daily log returns: the annualised volatility path, the fitted parameters, and the 1-day 95% value at risk.",
       input: z
@@ -121,6 +124,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
     }),
     defineTool({
       name: 'get_prediction_track_record',
+      title: 'Prediction track record',
       description:
         "Returns how forecast_price has done on an asset: its logged forecasts that have matured, scored against realised prices (live data), or, on the offline snapshot where nothing matures, the rolling-origin backtest record, labelled as such.",
       input: z.object({ asset: assetSchema, horizon: horizonSchema, limit: z.number().int().min(1).max(100).default(20) }).strict(),

@@ -2,10 +2,12 @@ import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { forecastingTools } from './forecasting.ts';
 import { technicalTools } from './technical.ts';
+import { serverIcon } from '../icons.ts';
 
 export function pricePrediction(deps: ServerDeps): ServerSpec {
   return {
     name: 'price-prediction',
+    icon: serverIcon('price-prediction'),
     title: 'Price Prediction',
     description: 'Price forecasts with calibrated intervals, backtests, volatility forecasts, technical indicators, signals and levels computed from daily price history.',
     chains: [],

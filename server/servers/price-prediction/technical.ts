@@ -24,6 +24,7 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_technical_indicators',
+      title: 'Technical indicators',
       description:
         "Returns an asset's latest RSI(14), MACD(12,26,9), Bollinger bands(20,2), EMAs, SMAs, ATR(14) and stochastic(14,3,3) with a short recent history of each, computed with the trading-signals library.",
       input: z
@@ -46,6 +47,7 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_trading_signal',
+      title: 'Trading signal',
       description:
         "Returns a buy/hold/sell signal with confidence and reasons from a composite of trend, momentum and mean-reversion rules, and that same rule's historical hit rate on the asset (replayed day by day, no look-ahead) against the base rate.",
       input: z
@@ -73,6 +75,7 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_support_resistance',
+      title: 'Support and resistance levels',
       description:
         "Returns an asset's support and resistance levels: floor-trader pivots of the last complete day or week, Williams fractal highs and lows, and volume-profile levels (point of control, value area), with how often price touched each.",
       input: z
@@ -93,6 +96,7 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'scenario_analysis',
+      title: 'Scenario analysis',
       description:
         "Returns an asset's price targets for given BTC moves, from its beta to BTC (daily log returns over a window), with the beta's correlation as a measure of how much to trust it.",
       input: z

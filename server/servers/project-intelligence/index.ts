@@ -1,10 +1,12 @@
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { projectTools } from './tools.ts';
+import { serverIcon } from '../icons.ts';
 
 export function projectIntelligence(deps: ServerDeps): ServerSpec {
   return {
     name: 'project-intelligence',
+    icon: serverIcon('project-intelligence'),
     title: 'Project Intelligence',
     description: 'DeFi projects: search, profiles, TVL histories, comparisons, category and chain overviews, and due-diligence flags.',
     chains: [],

@@ -42,6 +42,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'search_projects',
+      title: 'Search projects',
       description: 'Returns DeFi projects matching a name, category, chain and minimum TVL, largest TVL first, paginated.',
       input: z
         .object({
@@ -72,6 +73,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_project_profile',
+      title: 'Project profile',
       description: "Returns a DeFi project's category, chains, TVL, oracles, website, its token where known, how its listing changed since 2023, and a summary of its TVL history where the data has one.",
       input: z.object({ project: projectSchema }).strict(),
       credits: 1,
@@ -100,6 +102,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_tvl_history',
+      title: 'TVL history',
       description: "Returns the daily TVL of a project, a chain, or all of DeFi, oldest first over a date range, paginated.",
       input: z
         .object({
@@ -158,6 +161,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'compare_projects',
+      title: 'Compare projects',
       description: 'Returns 2 to 5 DeFi projects side by side: TVL and rank, growth, volatility and drawdown where a TVL history exists, chain count and concentration, oracles.',
       input: z.object({ projects: z.array(projectSchema).min(2).max(5) }).strict(),
       credits: 2,
@@ -196,6 +200,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_category_overview',
+      title: 'Category overview',
       description: 'Returns TVL by DeFi category (or one category in detail): total, number of projects, leaders, and concentration (top-3 share, Herfindahl index).',
       input: z
         .object({
@@ -253,6 +258,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_chain_overview',
+      title: 'Chain overview',
       description: "Returns a chain's TVL with its growth and drawdown history, the projects listed on it by TVL and category, and the bridges that reach it.",
       input: z.object({ chain: chainSchema, top: z.number().int().min(1).max(50).default(10) }).strict(),
       credits: 2,
@@ -288,6 +294,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'due_diligence_report',
+      title: 'Due diligence report',
       description:
         'Returns red, amber and green flags on a DeFi project — TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data and developer activity where known — each with the data it rests on.',
       input: z

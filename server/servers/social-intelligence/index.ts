@@ -1,10 +1,12 @@
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { socialTools } from './tools.ts';
+import { serverIcon } from '../icons.ts';
 
 export function socialIntelligence(deps: ServerDeps): ServerSpec {
   return {
     name: 'social-intelligence',
+    icon: serverIcon('social-intelligence'),
     title: 'Social Intelligence',
     description: 'What people say about crypto assets: mentions, sentiment, trending assets and terms, spikes and top posts.',
     chains: [],

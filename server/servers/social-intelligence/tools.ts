@@ -48,6 +48,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_social_sentiment',
+      title: 'Social sentiment',
       description:
         'Returns the bullish, bearish and neutral shares and the mean sentiment score of the posts mentioning an asset over a window, week by week, with the most bullish and most bearish example posts.',
       input: z
@@ -91,6 +92,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_social_volume',
+      title: 'Social volume',
       description:
         'Returns, per day or week, how many posts and comments mention an asset (or all posts), how many distinct authors wrote them and their engagement (Reddit score plus comments), oldest first, paginated.',
       input: z
@@ -142,6 +144,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_trending_topics',
+      title: 'Trending topics',
       description:
         'Returns the assets and terms whose mentions grew most in a window compared with the window of equal length before it, with their counts in both.',
       input: z
@@ -199,6 +202,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'detect_social_spike',
+      title: 'Social spike detection',
       description:
         "Returns the days whose mention volume or mean sentiment for an asset (or all posts) stands out from the preceding days, by z-score against a rolling baseline.",
       input: z
@@ -257,6 +261,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_top_posts',
+      title: 'Top posts',
       description: 'Returns the most engaged Reddit posts (or comments) mentioning an asset in a window, by score plus comments, paginated.',
       input: z
         .object({

@@ -11,6 +11,7 @@ import { eip1967Proxy, erc20Metadata, resolveBlockRange, transferLogs, tryCall, 
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { concentration, findPrivileges, riskScore, type HolderConcentration } from './analysis.ts';
+import { serverIcon } from '../icons.ts';
 
 const searchNetworkSchema = z.enum(['ethereum', 'base', 'polygon', 'bsc', 'solana']).optional().describe('Only this chain (default: all).');
 
@@ -76,6 +77,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
 
   return {
     name: 'token-intelligence',
+    icon: serverIcon('token-intelligence'),
     title: 'Token Intelligence',
     description: 'Token metadata, supply, holder concentration and contract analysis.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
@@ -84,6 +86,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
     tools: [
       defineTool({
         name: 'search_token',
+        title: 'Search tokens',
         description: 'Returns candidate token contracts per chain for a symbol or name, from the token registry: curated (listed) tokens first, then the rest.',
         input: z
           .object({
@@ -118,6 +121,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_token_profile',
+        title: 'Token profile',
         description: "Returns a token's on-chain name, symbol, decimals and total supply, its registry entry (curated list, categories, website) and its market data when the registry ties it to a priced asset.",
         input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
         credits: 1,
@@ -155,6 +159,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_holder_analysis',
+        title: 'Holder analysis',
         description: `Returns the top holders of an ERC-20 token among the addresses seen in its Transfer logs over a block range (at most ${MAX_BLOCK_RANGE} blocks), labelled, with their balances at the range's end, the top-10 share of supply, the HHI and the Gini coefficient.`,
         input: z
           .object({
@@ -203,6 +208,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_token_security',
+        title: 'Token security checks',
         description: 'Returns what the contract lets privileged accounts do: mint, pause, blacklist, fee and upgrade functions found among its bytecode selectors (and its EIP-1967 implementation\'s), the owner and whether it is renounced, each finding with its evidence.',
         input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
         credits: 2,
@@ -226,6 +232,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
       }),
       defineTool({
         name: 'get_risk_score',
+        title: 'Token risk score',
         description: 'Returns a 0-100 risk score for a token with an itemised explanation: privileged functions and upgradeability from its bytecode, its owner, whether a curated list carries it, and holder concentration over the last blocks.',
         input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
         credits: 3,

@@ -5,10 +5,12 @@ import type { ServerSpec } from '../spec.ts';
 import { profileTools } from './profile.ts';
 import { watchTools } from './watches.ts';
 import { whaleTools } from './whales.ts';
+import { serverIcon } from '../icons.ts';
 
 export function whaleIntelligence(deps: ServerDeps): ServerSpec {
   return {
     name: 'whale-intelligence',
+    icon: serverIcon('whale-intelligence'),
     title: 'Whale Intelligence',
     description: 'Large transfers and flows between exchanges, funds and wallets, with address labels; wallet profiles and per-account watchlists.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],

@@ -23,6 +23,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'profile_wallet',
+      title: 'Wallet profile',
       description: `Returns an address's entity label and behaviour class (contract, exchange-like, accumulator, distributor, balanced or inactive) with the evidence: bytecode, label, and per-asset amounts received and sent over a window of at most ${WHALE_MAX_BLOCKS} blocks.`,
       input: z
         .object({

@@ -76,6 +76,9 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'watch_address',
+      title: 'Watch an address',
+      annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+      openWorld: false,
       description: `Adds an address to your account's watchlist (at most ${MAX_WATCHES_PER_ACCOUNT}, on EVM chains or Solana); get_watch_activity then reports its transfers from now on. Watching an address again keeps its mark and only replaces the note.`,
       input: z.object({ ...target, note: z.string().trim().max(200).optional().describe('Your note, up to 200 characters.') }).strict().superRefine(checkAddress),
       credits: 1,
@@ -99,6 +102,8 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'list_watches',
+      title: 'List watched addresses',
+      openWorld: false,
       description: `Returns your account's watched addresses (at most ${MAX_WATCHES_PER_ACCOUNT}) with their labels, notes and the block (Solana: slot) each was last checked at.`,
       input: z.object({ chain: chainFilter.describe('Only this chain (default: all).') }).strict(),
       credits: 0,
@@ -113,6 +118,9 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'unwatch_address',
+      title: 'Stop watching an address',
+      annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
+      openWorld: false,
       description: 'Removes an address from your watchlist; an address you do not watch is NOT_FOUND.',
       input: z.object(target).strict().superRefine(checkAddress),
       credits: 0,
@@ -124,6 +132,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_watch_activity',
+      title: 'Watched address activity',
       description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains.`,
       input: z
         .object({

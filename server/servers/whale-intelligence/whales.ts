@@ -41,6 +41,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_whale_transactions',
+      title: 'Whale transactions',
       description: `Returns native and ERC-20 transfers at or above a USD threshold (or a token-unit threshold for one token) over a window of at most ${WHALE_MAX_BLOCKS} blocks, newest first, with labels of both sides and their direction to or from exchanges.`,
       input: z
         .object({
@@ -131,6 +132,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_exchange_flows',
+      title: 'Exchange flows',
       description: `Returns, for one asset (the native coin or an ERC-20) over a window of at most ${WHALE_MAX_BLOCKS} blocks, each labelled exchange's inflow, outflow and net flow (in tokens and, when priced, USD), largest net first; transfers between wallets of the same exchange are left out.`,
       input: z
         .object({

@@ -1,0 +1,276 @@
+// POST /mcp/{server}: the gateway in front of the nine MCP servers, as one encapsulated Fastify
+// plugin (mounted under /mcp). It runs DESIGN.md §3's checks in order, one file each, the first
+// failure winning: route → authenticate → authorize (rows 1-3, before the body is read) → method
+// (row 4) → classify (row 5) → rate-limit (row 6) → meter (row 7) → run the tool (row 8) → answer
+// → settle or refund. It owns its error handler, headers and not-found answers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
+import type { KeyResolver } from '../keys/resolver.ts';
+import type { Registry } from '../mcp/registry.ts';
+import type { UsageReader } from '../mcp/tool.ts';
+import type { CreditMeter } from '../metering/meter.ts';
+import { methodLabel, type Metrics } from '../metrics.ts';
+import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
+import { ProtocolAnswerer, type ProtocolAnswer } from './answer.ts';
+import { authenticate } from './authenticate.ts';
+import { authorize } from './authorize.ts';
+import { classify } from './classify.ts';
+import type { Authorized, Classified, Trail } from './context.ts';
+import { reserve } from './meter.ts';
+import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate-limit.ts';
+import { route } from './route.ts';
+import { runTool, successResult } from './run-tool.ts';
+import { Delivery, type Settlement } from './settle.ts';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface GatewayDeps {
+  registry: Registry;
+  keys: KeyResolver;
+  meter: CreditMeter;
+  usage: UsageReader;
+  metrics: Metrics;
+  toolTimeoutMs: number;
+  version: string;
+  /** The per-key bucket for everything but tools/call (rate-limit.ts). */
+  connectLimit: ConnectLimit;
+}
+
+/** Refusals before a tool runs, counted by code in cryptomcp_gateway_rejections_total. */
+const REJECTION_CODES: ReadonlySet<string> = new Set([
+  'MISSING_API_KEY',
+  'INVALID_API_KEY',
+  'API_KEY_EXPIRED',
+  'API_KEY_REVOKED',
+  'KEY_SCOPE_FORBIDDEN',
+  'PLAN_FORBIDDEN',
+  'ACCOUNT_SUSPENDED',
+  'RATE_LIMITED',
+  'INSUFFICIENT_CREDITS',
+]);
+
+interface GatewayRequest {
+  trail: Trail;
+  /** Set by the onRequest checks (rows 1-3); a request without it never reaches a handler. */
+  authorized: Authorized | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    mcpGateway: GatewayRequest | null;
+  }
+}
+
+export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
+  const answerer = new ProtocolAnswerer(deps.registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const connectLimiter = new ConnectLimiter(deps.connectLimit);
+  app.addHook('onClose', async () => answerer.close());
+  app.decorateRequest('mcpGateway', null);
+
+  // Rows 1-3 need only the path and headers, so they run before the body is even read.
+  app.addHook('onRequest', async (request: FastifyRequest<{ Params: { server?: string } }>) => {
+    const state: GatewayRequest = { trail: { creditsUsed: 0 }, authorized: undefined };
+    request.mcpGateway = state;
+    if (request.method === 'OPTIONS') return;
+    const routed = route(deps.registry, request.id, request.params.server ?? '');
+    state.trail.server = routed.server.name;
+    const httpSpan = httpSpanOf(request.raw);
+    const grant = await authenticate(deps.keys, request.headers, httpSpan && ((load) => withSpan(httpSpan, load)));
+    state.trail.grant = grant;
+    state.trail.remaining = grant.balance;
+    state.authorized = authorize(routed, grant);
+    deps.keys.noteUsed(grant.key_id);
+  });
+
+  for (const url of ['/:server', '/:server/']) {
+    app.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      url,
+      handler: async (_request, reply) => {
+        reply.header('allow', 'POST');
+        throw new ApiError('METHOD_NOT_ALLOWED');
+      },
+    });
+    app.post(url, { bodyLimit: BODY_LIMIT_BYTES }, (request, reply) => handle(request, reply));
+  }
+
+  async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const state = request.mcpGateway;
+    const authorized = state?.authorized;
+    if (!state || !authorized) throw new Error('gateway: the POST handler ran without the onRequest checks');
+    const trail = state.trail;
+
+    const call = classify(authorized, request.body, request.headers);
+    trail.method = call.call.kind === 'tools/call' ? 'tools/call' : call.call.method;
+    trail.era = call.era;
+    if (call.call.kind === 'tools/call') trail.tool = call.call.tool.name;
+    trail.span = startMcpSpan(
+      {
+        method: methodLabel(trail.method),
+        tool: trail.tool,
+        protocolVersion: call.protocolVersion,
+        jsonrpcId: call.message.id as string | number | undefined,
+        server: call.server.name,
+        plan: call.grant.plan,
+      },
+      httpSpanOf(request.raw),
+    );
+
+    if (call.call.kind !== 'tools/call') {
+      const admission = connectLimiter.admit(call.grant.key_id);
+      const answer = await answerer.answer(call, request.headers, undefined);
+      setConnectHeaders(reply, trail, admission);
+      return send(reply, trail, answer);
+    }
+    return callTool({ ...call, call: call.call }, request, reply, trail);
+  }
+
+  async function callTool(call: Classified & { call: { kind: 'tools/call' } }, request: FastifyRequest, reply: FastifyReply, trail: Trail) {
+    const meterStarted = performance.now();
+    const reservation = await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': call.call.tool.credits }, trail.span, () =>
+      reserve(deps.meter, call),
+    );
+    deps.metrics.meterReserveDuration.observe((performance.now() - meterStarted) / 1000);
+    if (!reservation.ok) {
+      trail.decision = reservation.decision;
+      trail.remaining = reservation.decision.balance;
+      throw reservation.error;
+    }
+    const reserved = reservation.reserved;
+    trail.decision = reserved.decision;
+    trail.remaining = reserved.decision.balance;
+    trail.creditsUsed = reserved.cost;
+    reserved.grant.balance = reserved.decision.balance;
+
+    const labels = { server: call.server.name, tool: call.call.tool.name, plan: call.grant.plan };
+    const delivery = new Delivery(deps.meter, call.requestId, reply.raw, (s) => onSettled(s, trail, labels, reserved.cost, request));
+    const refundAndThrow = async (err: unknown, note: string): Promise<never> => {
+      const apiError = toApiError(err);
+      if (apiError.code === 'INTERNAL_ERROR') withSpan(trail.span, () => request.log.error({ err, tool: labels.tool }, note));
+      await delivery.refund(`${note}: ${apiError.code}`);
+      throw apiError;
+    };
+
+    const toolAttributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': labels.tool, 'cryptomcp.server': labels.server };
+    const output = await inSpan(`execute_tool ${labels.tool}`, toolAttributes, trail.span, () =>
+      runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal }),
+    ).catch((err: unknown) => refundAndThrow(err, 'tool failed'));
+
+    const answer = await answerer
+      .answer(reserved, request.headers, successResult(reserved, output))
+      .catch((err: unknown) => refundAndThrow(err, 'protocol layer failed'));
+    // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
+    if (answer.jsonrpcError) await delivery.refund(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
+    // Nobody is left to answer: the close watch has refunded it.
+    if (delivery.lost) return reply;
+    setPlanHeaders(reply, trail);
+    return send(reply, trail, answer);
+  }
+
+  function onSettled(s: Settlement, trail: Trail, labels: { server: string; tool: string; plan: string }, cost: number, request: FastifyRequest) {
+    if (s.kind === 'charged') {
+      deps.metrics.creditsConsumed.inc(labels, cost);
+      return;
+    }
+    trail.creditsUsed = 0;
+    if (cost > 0) deps.metrics.creditsRefunded.inc(labels, cost);
+    if (s.kind === 'refund-deferred') {
+      trail.remaining = (trail.remaining ?? 0) + cost;
+      withSpan(trail.span, () => request.log.warn({ requestId: request.id, note: s.note }, 'refund deferred to the sweep'));
+    } else {
+      trail.remaining = s.balance ?? (trail.remaining ?? 0) + cost;
+    }
+    if (trail.grant) trail.grant.balance = trail.remaining;
+  }
+
+  app.setErrorHandler((err: Error, request, reply) => {
+    const apiError = fromFrameworkError(err);
+    const trail = request.mcpGateway?.trail;
+    if (trail) trail.outcome = apiError.code;
+    // Logged in the request's span (the MCP one, else the HTTP one), so the line carries its ids.
+    if (apiError.code === 'INTERNAL_ERROR') withSpan(trail?.span ?? httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    if (trail) setPlanHeaders(reply, trail);
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const server = (request.url.split('?')[0] ?? '').replace(/^\/mcp\/?/, '').split('/')[0] ?? '';
+    const apiError = new ApiError('SERVER_NOT_FOUND', undefined, { server, available: [...deps.registry.keys()] });
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const trail = request.mcpGateway?.trail;
+    const status = reply.statusCode;
+    // A 4xx/5xx without a code of ours is the SDK refusing the message (protocol level).
+    const outcome = trail?.outcome ?? (status >= 400 ? 'PROTOCOL_ERROR' : 'ok');
+    const server = trail?.server ?? 'unknown';
+    const method = methodLabel(trail?.method);
+    const tool = trail?.tool ?? '';
+    const m = deps.metrics;
+    m.mcpRequests.add({ server, method, tool, outcome, status: String(status) });
+    const seconds = reply.elapsedTime / 1000;
+    m.mcpRequestDuration.record({ server, method, tool, outcome }, seconds, traceExemplar(trail?.span));
+    // Only requests that reached the MCP layer (a method is known) are MCP operations.
+    if (trail?.method !== undefined) {
+      m.mcpOperationDuration.record({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);
+    }
+    if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: trail?.grant?.plan ?? '' });
+    endMcpSpan(trail?.span, { code: trail?.outcome, status, creditsUsed: trail?.creditsUsed ?? 0, remaining: trail?.remaining });
+  });
+}
+
+/** Writes the SDK's answer; an HTTP error from the protocol layer becomes the error envelope. */
+function send(reply: FastifyReply, trail: Trail, answer: ProtocolAnswer): FastifyReply {
+  if (answer.status >= 400) {
+    let jsonrpc: unknown;
+    try {
+      jsonrpc = (JSON.parse(answer.body) as { error?: unknown }).error;
+    } catch {
+      jsonrpc = undefined;
+    }
+    const message = (jsonrpc as { message?: unknown } | undefined)?.message;
+    throw new ApiError('INVALID_REQUEST', typeof message === 'string' ? message : undefined, jsonrpc === undefined ? {} : { jsonrpc_error: jsonrpc });
+  }
+  if (answer.jsonrpcError) trail.outcome = 'PROTOCOL_ERROR';
+  reply.code(answer.status);
+  if (answer.contentType) reply.header('content-type', answer.contentType);
+  return reply.send(answer.body === '' ? undefined : answer.body);
+}
+
+function fromFrameworkError(err: Error & { code?: string; statusCode?: number }): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
+  // Fastify's own 4xx answers (unparseable JSON, wrong content type, empty body, bad length).
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    const reason = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json.' : undefined;
+    return new ApiError('INVALID_REQUEST', reason);
+  }
+  return toApiError(err);
+}
+
+/**
+ * The headers every authenticated answer carries (DESIGN.md §3). Before metering ran the balance
+ * is the account's as last seen by this process (at most the key cache TTL old), and only the
+ * plan's rate-limit policy is known, not its current window.
+ */
+function setPlanHeaders(reply: FastifyReply, trail: Trail): void {
+  const grant = trail.grant;
+  if (!grant) return;
+  reply.header('x-credits-used', String(trail.creditsUsed));
+  reply.header('x-credits-remaining', String(trail.remaining ?? grant.balance));
+  const plan = trail.decision?.plan ?? grant.plan;
+  const rpm = trail.decision?.requestsPerMinute ?? grant.requests_per_minute;
+  if (!reply.hasHeader('ratelimit-policy')) reply.header('ratelimit-policy', `"${plan}";q=${rpm};w=60`);
+  if (trail.decision) reply.header('ratelimit', `"${plan}";r=${trail.decision.rateRemaining};t=${Math.ceil(trail.decision.rateResetSeconds)}`);
+}
+
+/** A free method answers with the plan's policy beside the connect bucket's, and the bucket's state. */
+function setConnectHeaders(reply: FastifyReply, trail: Trail, admission: ConnectAdmission): void {
+  const grant = trail.grant;
+  if (!grant) return;
+  reply.header('ratelimit-policy', `"${grant.plan}";q=${grant.requests_per_minute};w=60, "connect";q=${admission.requestsPerMinute};w=60`);
+  reply.header('ratelimit', `"connect";r=${admission.remaining};t=${Math.ceil(admission.resetSeconds)}`);
+  setPlanHeaders(reply, trail);
+}
