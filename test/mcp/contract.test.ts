@@ -218,9 +218,9 @@ describe.each(ERAS)('the HTTP contract over the %s protocol', (era) => {
       expect(limited!.headers.get('retry-after')).toBe(String(err.details.retry_after_seconds));
       expect(limited!.headers.get('ratelimit')).toMatch(/^"free";r=0;t=\d+$/);
       // Connecting never counts against the plan: the free methods still answer.
-      const ping = await send('market-intelligence', { jsonrpc: '2.0', id: 99, method: 'ping' }, h);
-      expect(ping.status).toBe(200);
-      expect(ping.headers.get('ratelimit')).toMatch(/^"connect";r=\d+;t=\d+$/);
+      const listed = await send('market-intelligence', { jsonrpc: '2.0', id: 99, method: 'tools/list' }, h);
+      expect(listed.status).toBe(200);
+      expect(listed.headers.get('ratelimit')).toMatch(/^"connect";r=\d+;t=\d+$/);
     });
   });
 
