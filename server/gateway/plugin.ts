@@ -161,8 +161,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       .catch((err: unknown) => refundAndThrow(err, 'protocol layer failed'));
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
     if (answer.jsonrpcError) await delivery.refund(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
-    // Nobody is left to answer: the close watch has refunded it.
-    if (delivery.lost) return reply;
+    // Nobody is left to answer: the close watch has refunded it; the write goes nowhere.
+    if (delivery.lost) return reply.code(499).send();
     setPlanHeaders(reply, trail);
     return send(reply, trail, answer);
   }

@@ -20,7 +20,9 @@ export class Delivery {
     this.#requestId = requestId;
     this.#res = res;
     this.#onSettled = onSettled;
-    res.once('close', this.#onClose);
+    // The client may have gone while the reservation was under way: its close event is past.
+    if (res.destroyed || res.socket?.destroyed) queueMicrotask(this.#onClose);
+    else res.once('close', this.#onClose);
   }
 
   /** Aborted when the client goes away before the answer is written. */
@@ -30,7 +32,7 @@ export class Delivery {
 
   /** The client is gone (its socket closed before the answer was written). */
   get lost(): boolean {
-    return this.#res.destroyed && !this.#res.writableFinished;
+    return (this.#res.destroyed || this.#res.socket?.destroyed === true) && !this.#res.writableFinished;
   }
 
   /** The call failed: give the credits back now (idempotent with the close watch). */

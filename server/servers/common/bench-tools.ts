@@ -19,12 +19,18 @@ export const benchTools: ToolDefinition[] = [
     name: 'bench_sleep',
     title: 'Benchmark sleep',
     openWorld: false,
-    description: 'Returns after waiting the given milliseconds; for tests of timeouts and draining.',
-    input: z.object({ ms: z.number().int().min(0).max(60_000) }).strict(),
+    description: 'Returns after waiting the given milliseconds; for tests of timeouts, draining and disconnects.',
+    input: z
+      .object({
+        ms: z.number().int().min(0).max(60_000),
+        ignore_abort: z.boolean().default(false).describe('Keep waiting when aborted, as a CPU-bound tool would.'),
+      })
+      .strict(),
     credits: 1,
     handler: async (args, ctx) => {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, args.ms);
+        if (args.ignore_abort) return;
         ctx.signal.addEventListener('abort', () => {
           clearTimeout(timer);
           reject(new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'bench' }));

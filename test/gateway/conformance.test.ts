@@ -1,0 +1,104 @@
+// Third-party clients against the running service over real HTTP: the official MCP conformance
+// suite (@modelcontextprotocol/conformance, its server scenarios that apply to a tools-only
+// server) on every server, and mcp-remote, the stdio bridge desktop apps use for remote servers.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startKeyProxy, type KeyProxy } from '../helpers/key-proxy.ts';
+import { createAccountWithKey, startTestService } from '../helpers/service.ts';
+
+let db: TestDatabase;
+let svc: RunningService;
+let proxy: KeyProxy;
+let key: string;
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-conformance-'));
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  svc = await startTestService(db.url);
+  ({ key } = await createAccountWithKey(db));
+  proxy = await startKeyProxy(svc.url, key);
+});
+afterAll(async () => {
+  await proxy?.close();
+  await svc?.close();
+  await db?.drop();
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
+
+function run(command: string, args: string[], input?: string, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} ${args.join(' ')} timed out\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin.end(input);
+  });
+}
+
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+
+/** The conformance scenarios that apply to a server with tools only (no resources, prompts, logging). */
+const SCENARIOS = ['server-initialize', 'ping', 'tools-list'];
+
+describe('the official MCP conformance suite', () => {
+  it.each(SERVER_NAMES)('%s passes every applicable server scenario', async (server) => {
+    // The CLI takes one scenario per run and seconds to start: run a server's scenarios side by side.
+    await Promise.all(SCENARIOS.map(async (scenario) => {
+      const dir = path.join(outDir, server, scenario);
+      const res = await run(process.execPath, ['node_modules/@modelcontextprotocol/conformance/dist/index.js', 'server', '--url', `${proxy.url}/mcp/${server}`, '--scenario', scenario, '-o', dir]);
+      const files = fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('checks.json'));
+      expect(files.length, `${scenario}: no checks.json\n${res.stdout}\n${res.stderr}`).toBeGreaterThan(0);
+      const checks = files.flatMap((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Check[]);
+      const failed = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO');
+      expect(failed, `${server} ${scenario}`).toEqual([]);
+      expect(checks.length).toBeGreaterThan(0);
+    }));
+  });
+});
+
+describe('mcp-remote (the stdio bridge for desktop apps that only launch local commands)', () => {
+  it('a stdio MCP client reaches a server through mcp-remote with the key as a header, lists its tools and calls one', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-mcp-remote-'));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['node_modules/mcp-remote/dist/proxy.js', `${svc.url}/mcp/market-intelligence`, '--header', `x-api-key:${key}`],
+      env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop-app', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('get_prices');
+      const result = await client.callTool({ name: 'get_prices', arguments: { assets: ['bitcoin'] } });
+      const env = result.structuredContent as { success: boolean; data: { prices: { asset_id: string }[] }; metadata: { credits_used: number } };
+      expect(env.success).toBe(true);
+      expect(env.data.prices[0]?.asset_id).toBe('bitcoin');
+      expect(env.metadata.credits_used).toBe(1);
+    } finally {
+      await client.close();
+      fs.rmSync(configDir, { recursive: true, force: true });
+    }
+  });
+});

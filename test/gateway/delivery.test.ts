@@ -1,0 +1,104 @@
+// DESIGN.md §3: credits are charged only for an answer delivered. A reservation is settled once
+// its answer is written to the socket; a client that goes away first is refunded, whether the
+// tool notices (and stops) or not, alone or fifty at once, and the ledger invariant holds
+// (balance = the sum of the account's ledger, grants included; nothing left unresolved).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+
+let db: TestDatabase;
+let svc: RunningService;
+let url: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  svc = await startTestService(db.url, { SETTLE_INTERVAL_MS: '50' });
+  url = `${svc.url}/mcp/market-intelligence`;
+  await createUnlimitedPlan(db, 'roomy', 1000);
+});
+afterAll(async () => {
+  await svc?.close();
+  await db?.drop();
+});
+
+/** Posts a tools/call and gives up (aborts the request) after `afterMs`. */
+async function abandon(key: string, args: Record<string, unknown>, afterMs: number, id = 1): Promise<void> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), afterMs);
+  await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+    body: JSON.stringify(toolCall('bench_sleep', args, id)),
+    signal: controller.signal,
+  }).then(
+    () => {
+      throw new Error('the call was answered before the client gave up');
+    },
+    (err: unknown) => {
+      if ((err as Error).name !== 'AbortError') throw err;
+    },
+  );
+  clearTimeout(timer);
+}
+
+async function unresolved(accountId: string): Promise<number> {
+  const res = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve' AND resolution IS NULL`,
+    [accountId],
+  );
+  return res.rows[0]!.n;
+}
+
+/** Waits until every reservation of the account is resolved (settled or refunded). */
+async function settled(accountId: string, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while ((await unresolved(accountId)) > 0) {
+    if (Date.now() > until) throw new Error(`reservations still unresolved after ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('a client that disconnects before the answer is refunded', () => {
+  it('the tool stops when the client goes away; the call is refunded', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    await abandon(key, { ms: 3000 }, 300);
+    await settled(account.id);
+    expect(await balanceOf(db, account.id)).toBe(150);
+    expect(await ledgerSum(db, account.id)).toBe(150);
+  });
+
+  it('a tool that ignores the abort and finishes later is still refunded, never charged', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    await abandon(key, { ms: 800, ignore_abort: true }, 200);
+    await settled(account.id);
+    // Past the tool's end: the late answer must not turn the refund into a charge.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await balanceOf(db, account.id)).toBe(150);
+    expect(await ledgerSum(db, account.id)).toBe(150);
+  });
+
+  it('the v1 SDK client giving up on a slow call (its request timeout) is not charged', async () => {
+    const { account, key } = await createAccountWithKey(db);
+    const client = await mcpClient(svc.url, 'market-intelligence', key);
+    await expect(client.callTool({ name: 'bench_sleep', arguments: { ms: 1500, ignore_abort: true } }, undefined, { timeout: 300 })).rejects.toThrow();
+    await client.close();
+    await new Promise((r) => setTimeout(r, 1800));
+    await settled(account.id);
+    expect(await balanceOf(db, account.id)).toBe(150);
+  });
+
+  it('50 clients giving up at once beside 20 answered calls: exactly the 20 are charged, the ledger balances', async () => {
+    const { account, key } = await createAccountWithKey(db, { plan: 'roomy' });
+    const answered = Array.from({ length: 20 }, (_, i) => post(url, toolCall('bench_sleep', { ms: 100 }, `ok-${i}`), { 'x-api-key': key }));
+    const gaveUp = Array.from({ length: 50 }, (_, i) => abandon(key, { ms: 2000, ignore_abort: i % 2 === 0 }, 150 + (i % 5) * 20, `gone-${i}`));
+    const results = await Promise.all(answered);
+    await Promise.all(gaveUp);
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    await settled(account.id);
+    await new Promise((r) => setTimeout(r, 2200));
+    expect(await balanceOf(db, account.id)).toBe(1000 - 20);
+    expect(await ledgerSum(db, account.id)).toBe(1000 - 20);
+    expect(await unresolved(account.id)).toBe(0);
+  });
+});
