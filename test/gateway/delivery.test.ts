@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 /** Posts a tools/call and gives up (aborts the request) after `afterMs`. */
-async function abandon(key: string, args: Record<string, unknown>, afterMs: number, id = 1): Promise<void> {
+async function abandon(key: string, args: Record<string, unknown>, afterMs: number, id: number | string = 1): Promise<void> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), afterMs);
   await fetch(url, {
