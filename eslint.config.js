@@ -18,4 +18,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  {
+    // The tool contract (DESIGN.md §2): the tool definition, registry, envelope and the nine
+    // server names import nothing from the app, so servers and gateway both build on it.
+    files: ['server/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*', 'fastify', '@fastify/*', 'pg'], message: 'server/mcp/ is the tool contract: it imports nothing from the app.' }] },
+      ],
+    },
+  },
 );

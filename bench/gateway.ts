@@ -19,8 +19,11 @@
 // SELECT 1: bench/servers/bare-fastify.ts). Last, (e), (b), (f1) and (f) run in rounds of fresh
 // processes, with (e) twice: as an A/A control (e2/e), and as a baseline of two processes, against
 // which the others are compared (observabilityRounds).
-// Targets (issue 2): a/b >= 0.8, b/c >= 2, p99 delta <= 2 ms; (issue 6): f1/e >= 0.9, what metrics
-// and tracing together cost as shipped; f/e is printed against the same bar.
+//   (am), (bm), (cm) as (a), (b), (c), driven with 2026-07-28 messages (per-request _meta, headers)
+// Then the server CPU of one connect under each generation (connectCost).
+// Targets (issue 19, for each generation): a/b >= 0.85, b/c >= 3, a/d >= 0.35, a 2026-07-28 connect
+// at most half the 2025 handshake's CPU; (issue 2): p99 delta <= 2 ms; (issue 6): f1/e >= 0.9, what
+// metrics and tracing together cost as shipped; f/e is printed against the same bar.
 // 32 connections by default: with 16, (a) was bound by the PostgreSQL round trip's latency (the
 // server idled ~20% of the time) rather than reaching its maximum.
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -30,7 +33,7 @@ import path from 'node:path';
 import { migrate } from '../server/db/migrate.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { openBenchDatabase } from './support/database.ts';
-import { gatewayRequests, loadGateway, median, pairedRatio, summarize, type Sample } from './support/load.ts';
+import { CONNECT, gatewayRequests, loadGateway, median, pairedRatio, summarize, type Era, type Sample } from './support/load.ts';
 import { pacedLoad, type PacedSample } from './support/paced.ts';
 import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer } from '../test/helpers/process.ts';
@@ -46,7 +49,11 @@ const OBS_ROUNDS = Number(process.env.BENCH_OBS_ROUNDS ?? 8);
  * without the (a)-(d) comparison and the half-load runs (issue 2's targets).
  */
 const ONLY_OBSERVABILITY = process.env.BENCH_ONLY === 'observability';
-if (process.env.BENCH_ONLY !== undefined && !ONLY_OBSERVABILITY) throw new Error(`BENCH_ONLY must be "observability", not "${process.env.BENCH_ONLY}"`);
+/** BENCH_ONLY=protocol: only the (a)-(d) comparison under both generations and the connect cost (issue 19). */
+const ONLY_PROTOCOL = process.env.BENCH_ONLY === 'protocol';
+if (process.env.BENCH_ONLY !== undefined && !ONLY_OBSERVABILITY && !ONLY_PROTOCOL) {
+  throw new Error(`BENCH_ONLY must be "observability" or "protocol", not "${process.env.BENCH_ONLY}"`);
+}
 /**
  * BENCH_PIN=1: every server on core 0; this process (the load generator) and the PostgreSQL it
  * starts on the last core. In production PostgreSQL has its own hardware; pinned, it no longer
@@ -77,6 +84,8 @@ interface Target {
   port: number;
   metricsPort?: number;
   child: ChildProcess;
+  /** The protocol generation the workload speaks (default: 2025). */
+  era?: Era;
 }
 
 const children: ChildProcess[] = [];
@@ -130,10 +139,55 @@ function quantile(before: Map<number, number>, after: Map<number, number>, q: nu
   return Infinity;
 }
 
-const load = (target: Pick<Target, 'port' | 'child'>, keys: string[], opts: { seconds: number; rate?: number }) =>
-  loadGateway(target, keys, { connections: CONNECTIONS, ...opts });
+const load = (target: Pick<Target, 'port' | 'child' | 'era'>, keys: string[], opts: { seconds: number; rate?: number }) =>
+  loadGateway(target, keys, { connections: CONNECTIONS, ...(target.era ? { era: target.era } : {}), ...opts });
+
+/**
+ * The server CPU of one connect under each generation (issue 19: 2026-07-28 at most half the 2025
+ * handshake): a client's whole connect sequence (CONNECT in support/load.ts), over and over, on
+ * one unmetered process whose connect bucket is out of the way; CPU per request times the
+ * sequence's length, interleaved by round.
+ */
+async function connectCost(databaseUrl: string, keys: string[]): Promise<void> {
+  const server = await startService(databaseUrl, { ...UNMETERED, CONNECT_REQUESTS_PER_MINUTE: '100000000', CONNECT_BURST: '1000000' });
+  const eras: Era[] = ['legacy', 'modern'];
+  const perConnect = new Map<Era, number[]>(eras.map((e) => [e, []]));
+  const run = (era: Era, seconds: number) => loadGateway(server, keys, { connections: CONNECTIONS, seconds, era, messages: CONNECT[era] });
+  for (const era of eras) await run(era, 3);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const era of round % 2 === 0 ? eras : [...eras].reverse()) {
+      const sample = await run(era, SECONDS);
+      if (sample.non2xx + sample.errors > 0) console.log(`  WARNING: ${sample.non2xx + sample.errors} failed requests in the ${era} connect run`);
+      perConnect.get(era)!.push(sample.cpuUs * CONNECT[era].length);
+    }
+  }
+  await stopServer(server.child);
+  const legacy = perConnect.get('legacy')!;
+  const modern = perConnect.get('modern')!;
+  const ratios = modern.map((m, i) => m / legacy[i]!).sort((x, y) => x - y);
+  console.log(`
+server CPU of one connect (unmetered, ${ROUNDS} rounds, median):`);
+  console.log(`  2025 (initialize, notifications/initialized, tools/list):  ${median(legacy).toFixed(0)} us`);
+  console.log(`  2026-07-28 (server/discover, tools/list):                  ${median(modern).toFixed(0)} us`);
+  console.log(`  2026-07-28 / 2025 = ${median(ratios).toFixed(2)} (rounds ${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)})   (target <= 0.5: ${verdict(median(ratios) <= 0.5)})`);
+}
 
 const UNMETERED = { CRYPTOMCP_BENCH_UNMETERED: '1' };
+
+/** Issue 19's three throughput ratios, for each protocol generation. */
+function printProtocolRatios(summary: Map<string, Sample>): void {
+  const d = summary.get('d')!;
+  console.log('  issue 19, for each generation: metered/unmetered >= 0.85, unmetered/naive v2 SDK >= 3, metered/bare Fastify >= 0.35');
+  for (const [era, suffix] of [
+    ['2025', ''],
+    ['2026-07-28', 'm'],
+  ] as const) {
+    const [x, y, z] = ['a', 'b', 'c'].map((l) => summary.get(l + suffix)!) as [Sample, Sample, Sample];
+    console.log(
+      `  ${era.padEnd(10)}  metered/unmetered ${(x.rps / y.rps).toFixed(2)} (${verdict(x.rps / y.rps >= 0.85)})   unmetered/naive ${(y.rps / z.rps).toFixed(2)} (${verdict(y.rps / z.rps >= 3)})   metered/bare ${(x.rps / d.rps).toFixed(2)} (${verdict(x.rps / d.rps >= 0.35)})`,
+    );
+  }
+}
 
 async function observabilityRounds(databaseUrl: string, keys: string[], sinkPort: number): Promise<void> {
   const configs: { label: string; name: string; env: Record<string, string> }[] = [
@@ -220,8 +274,17 @@ async function main() {
     };
     await addService('a', 'service, metering on');
     await addService('b', 'service, metering bypassed', UNMETERED);
-    await addReference('c', 'naive SDK per request', 'bench/servers/naive-sdk.ts');
+    await addReference('c', 'naive v2 SDK per request', 'bench/servers/naive-sdk.ts');
     await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
+    // The same three processes, driven with 2026-07-28 messages.
+    for (const [label, of, name] of [
+      ['am', 'a', 'as (a), 2026-07-28'],
+      ['bm', 'b', 'as (b), 2026-07-28'],
+      ['cm', 'c', 'as (c), 2026-07-28'],
+    ] as const) {
+      const same = targets.find((t) => t.label === of)!;
+      targets.push({ ...same, label, name, era: 'modern' });
+    }
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
     if (PG_PRIORITY) console.log('PostgreSQL at nice -10 (BENCH_PG_PRIORITY=1): it does not wait for a core');
@@ -243,7 +306,13 @@ async function main() {
     const a = summary.get('a')!;
     const b = summary.get('b')!;
     const c = summary.get('c')!;
-    const d = summary.get('d')!;
+    if (ONLY_PROTOCOL) {
+      console.log('\nratios');
+      printProtocolRatios(summary);
+      for (const t of targets) if (t.child.exitCode === null) await stopServer(t.child);
+      await connectCost(databaseUrl, keys);
+      return;
+    }
 
     // Half load is paced request by request (bench/support/paced.ts): autocannon's overallRate
     // sends each second's quota back to back and then idles, so its "half load" p99 was the
@@ -291,9 +360,7 @@ async function main() {
     );
 
     console.log('\nratios');
-    console.log(`  a/b = ${(a.rps / b.rps).toFixed(2)}   (target >= 0.8: ${verdict(a.rps / b.rps >= 0.8)})`);
-    console.log(`  b/c = ${(b.rps / c.rps).toFixed(2)}   (target >= 2: ${verdict(b.rps / c.rps >= 2)})`);
-    console.log(`  b/d = ${(b.rps / d.rps).toFixed(2)}   (reference: the HTTP stack's ceiling)`);
+    printProtocolRatios(summary);
     const metering = p99Delta(targets[0]!, targets[1]!);
     console.log(`  metering p99 cost at half load, end to end (a - b) = ${metering.text}   (target <= 2 ms: ${verdict(metering.median <= 2)})`);
     console.log(`    A/A control (b2 - b) = ${p99Delta(b2, targets[1]!).text}   (what a p99 difference resolves on this machine)`);
@@ -310,6 +377,7 @@ async function main() {
     // order rotated by round and stops them. (e2) is (e) again, an A/A control: its ratio to (e)
     // is what this measurement resolves.
     for (const t of [...targets, b2, dbFloor]) if (t.child.exitCode === null) await stopServer(t.child);
+    await connectCost(databaseUrl, keys);
     await observabilityRounds(databaseUrl, keys, sink.port);
   } finally {
     cleanup();

@@ -6,6 +6,7 @@ import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
 import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { BODY_LIMIT_BYTES, gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
+import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
@@ -80,7 +81,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const { ready, checks } = await deps.ready();
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans()));
+  app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans(), deps.connectLimit));
 
   await app.register(async (mcp) => gatewayPlugin(mcp, deps), { prefix: '/mcp' });
   if (deps.dashboard) {
@@ -105,7 +106,7 @@ function fromFrameworkError(err: FastifyError | ApiError): ApiError {
   return toApiError(err);
 }
 
-export function catalog(registry: Registry, plans: Plan[]) {
+export function catalog(registry: Registry, plans: Plan[], connectLimit: ConnectLimit) {
   return {
     servers: [...registry.values()].map((s) => ({
       name: s.name,
@@ -127,5 +128,17 @@ export function catalog(registry: Registry, plans: Plan[]) {
       servers: p.servers,
       max_keys: p.max_keys,
     })),
+    // The rule behind "connecting never locks a key out" (DESIGN.md §3).
+    rate_limits: {
+      tools_call: "each tools/call counts toward the plan's requests_per_minute and burst, per account",
+      connect: {
+        methods: ['server/discover', 'initialize', 'notifications/*', 'tools/list', 'ping', 'any other method but tools/call'],
+        credits: 0,
+        counted_against_plan: false,
+        requests_per_minute: connectLimit.requestsPerMinute,
+        burst: connectLimit.burst,
+        scope: 'per key, per replica',
+      },
+    },
   };
 }

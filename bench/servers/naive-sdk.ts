@@ -1,30 +1,31 @@
-// Reference (c) of bench:gateway: the SDK's documented stateless pattern, done naively — a new
-// McpServer (with its own JSON Schema validator) and tool registration on every request, and the
-// Node transport adapter. No auth, no metering: only the protocol cost.
+// Reference (c) of bench:gateway: the v2 SDK's documented per-request pattern, done naively, as
+// docs/serving/fastify.md shows it — createMcpHandler with a factory that builds a new McpServer
+// and registers the tool (zod schema) on every request, mounted through toNodeHandler. It serves
+// both protocol generations (2026-07-28 on the modern path, 2025 through its stateless legacy
+// fallback). No auth, no metering: only the protocol cost.
 import Fastify from 'fastify';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
-const app = Fastify({ logger: false });
-app.post('/mcp/:server', async (request, reply) => {
+const handler = createMcpHandler(() => {
   const server = new McpServer({ name: 'naive', version: '1.0.0' });
   server.registerTool(
     'bench_echo',
-    { description: 'Returns its input unchanged.', inputSchema: { message: z.string().max(200).default('ping') } },
+    { description: 'Returns its input unchanged.', inputSchema: z.object({ message: z.string().max(200).default('ping') }) },
     async ({ message }) => {
       const envelope = { success: true, data: { echo: message }, metadata: { timestamp: new Date().toISOString() } };
       return { content: [{ type: 'text', text: JSON.stringify(envelope) }], structuredContent: envelope };
     },
   );
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  return server;
+});
+const node = toNodeHandler(handler);
+
+const app = Fastify({ logger: false });
+app.post('/mcp/:server', (request, reply) => {
   reply.hijack();
-  reply.raw.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(request.raw, reply.raw, request.body);
+  return node(request.raw, reply.raw, request.body);
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();

@@ -6,16 +6,53 @@ import autocannon from 'autocannon';
 import type { PacedRequest } from './paced.ts';
 import { cpuSeconds } from './processes.ts';
 
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'bench_echo', arguments: { message: 'ping' } },
-});
+/** The protocol generation a workload speaks: 2025 (stateless initialize) or 2026-07-28. */
+export type Era = 'legacy' | 'modern';
+
+const MODERN = '2026-07-28';
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+interface Message {
+  method: string;
+  params?: Record<string, unknown>;
+  /** A notification (no id, no answer). */
+  notification?: boolean;
+}
+
+/** One message as a client of that generation sends it: body and the headers it adds. */
+function framed(era: Era, m: Message, id: number): { body: string; headers: Record<string, string> } {
+  const params = era === 'modern' ? { ...m.params, _meta: MODERN_META } : m.params;
+  const body = JSON.stringify({ jsonrpc: '2.0', ...(m.notification ? {} : { id }), method: m.method, ...(params ? { params } : {}) });
+  if (era === 'legacy') return { body, headers: {} };
+  const headers: Record<string, string> = { 'mcp-protocol-version': MODERN, 'mcp-method': m.method };
+  if (typeof m.params?.name === 'string') headers['mcp-name'] = m.params.name;
+  return { body, headers };
+}
+
+const TOOL_CALL: Message = { method: 'tools/call', params: { name: 'bench_echo', arguments: { message: 'ping' } } };
+
+/** What a client sends to connect: 2025 initialize + initialized + tools/list; 2026-07-28 server/discover + tools/list. */
+export const CONNECT: Record<Era, Message[]> = {
+  legacy: [
+    { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' } } },
+    { method: 'notifications/initialized', notification: true },
+    { method: 'tools/list' },
+  ],
+  modern: [{ method: 'server/discover' }, { method: 'tools/list' }],
+};
 
 /** The same workload as requests for another load generator (bench/support/paced.ts), one per key. */
-export function gatewayRequests(keys: string[]): PacedRequest[] {
-  return keys.map((key) => ({ path: PATH, headers: headersFor(key), body: BODY }));
+export function gatewayRequests(keys: string[], era: Era = 'legacy', messages: Message[] = [TOOL_CALL]): PacedRequest[] {
+  return keys.flatMap((key) =>
+    messages.map((m, i) => {
+      const { body, headers } = framed(era, m, i + 1);
+      return { path: PATH, headers: { ...headersFor(key), ...headers }, body };
+    }),
+  );
 }
 
 const PATH = '/mcp/market-intelligence';
@@ -35,7 +72,7 @@ export interface Sample {
 export async function loadGateway(
   target: { port: number; child: ChildProcess },
   keys: string[],
-  opts: { connections: number; seconds: number; rate?: number },
+  opts: { connections: number; seconds: number; rate?: number; era?: Era; messages?: Message[] },
 ): Promise<Sample> {
   const cpuBefore = cpuSeconds(target.child.pid);
   const result = await autocannon({
@@ -43,7 +80,7 @@ export async function loadGateway(
     connections: opts.connections,
     duration: opts.seconds,
     ...(opts.rate ? { overallRate: opts.rate } : {}),
-    requests: gatewayRequests(keys).map((r) => ({ method: 'POST' as const, ...r })),
+    requests: gatewayRequests(keys, opts.era, opts.messages).map((r) => ({ method: 'POST' as const, ...r })),
   });
   return {
     rps: result.requests.average,

@@ -344,7 +344,10 @@ describe('clients', () => {
     const body = (await res.json()) as {
       servers: { name: string; tools: { name: string; credits: number; input_schema: { type: string } }[] }[];
       plans: { name: string; credits: number; renewal: string; requests_per_minute: number; burst: number; servers: string[]; max_keys: number }[];
+      rate_limits: { connect: { counted_against_plan: boolean; credits: number; requests_per_minute: number; burst: number } };
     };
+    // The connect rule, with the defaults the service runs with.
+    expect(body.rate_limits.connect).toMatchObject({ counted_against_plan: false, credits: 0, requests_per_minute: 300, burst: 60 });
     expect(body.servers.map((s) => s.name)).toEqual([...SERVER_NAMES]);
     for (const s of body.servers) for (const t of s.tools) expect(t.input_schema.type).toBe('object');
     const free = body.plans.find((p) => p.name === 'free');
