@@ -125,39 +125,46 @@ describe('exact accounting (DESIGN §5)', () => {
     expect(await ledgerSum(db, account.id)).toBe(0);
   });
 
-  it('free methods (tools/list, ping) cost 0 but count toward the rate limit: with the clock frozen, 10 pass (the burst) and the 11th gets 429', async () => {
+  it('tools/call counts toward the plan rate limit and free methods (tools/list, ping) do not: with the clock frozen, 10 calls pass (the burst), the 11th gets 429, listing still answers at 0 credits', async () => {
     const { account, key } = await createAccountWithKey(db, { plan: 'free' });
     const url = `${svc.url}/mcp/market-intelligence`;
     const h = { 'x-api-key': key };
     // The clock does not move during this test: only the burst tolerance admits requests.
     for (let i = 0; i < 10; i++) {
-      const body = i % 2 === 0 ? { jsonrpc: '2.0', id: i, method: 'tools/list' } : { jsonrpc: '2.0', id: i, method: 'ping' };
-      const res = await post(url, body, h);
-      expect(res.status, `request ${i + 1} of the burst: ${JSON.stringify(res.body)}`).toBe(200);
-      expect(res.headers.get('x-credits-used')).toBe('0');
-      expect(res.headers.get('x-credits-remaining')).toBe('150');
+      const free = await post(url, i % 2 === 0 ? { jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' } : { jsonrpc: '2.0', id: `p${i}`, method: 'ping' }, h);
+      expect(free.status).toBe(200);
+      expect(free.headers.get('x-credits-used')).toBe('0');
+      const res = await post(url, toolCall('bench_echo', {}, i), h);
+      expect(res.status, `call ${i + 1} of the burst: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.headers.get('x-credits-used')).toBe('1');
+      expect(res.headers.get('x-credits-remaining')).toBe(String(149 - i));
       expect(res.headers.get('ratelimit')).toBe(`"free";r=${9 - i};t=${2 * (i + 1)}`);
     }
-    const limited = await post(url, { jsonrpc: '2.0', id: 10, method: 'ping' }, h);
+    const limited = await post(url, toolCall('bench_echo', {}, 10), h);
     expect(limited.status).toBe(429);
     const err = (limited.body as ErrorBody).error;
     expect(err.code).toBe('RATE_LIMITED');
-    expect(err.details).toMatchObject({ limit_per_minute: 30, retry_after_seconds: 2 });
+    expect(err.details).toMatchObject({ limit_per_minute: 30, retry_after_seconds: 2, bucket: 'plan' });
     expect(limited.headers.get('retry-after')).toBe('2');
+    expect(limited.headers.get('x-credits-used')).toBe('0');
 
-    // A paid call is refused by the rate limit too (row 6 before row 7), and charged nothing.
-    const paid = await post(url, toolCall('bench_echo'), h);
-    expect(paid.status).toBe(429);
+    // Listing is not counted against the plan, so it still answers, and costs nothing.
+    const listed = await post(url, { jsonrpc: '2.0', id: 'after', method: 'tools/list' }, h);
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('x-credits-used')).toBe('0');
 
-    // Nothing was charged and nothing but the opening grant is in the ledger.
-    expect(await balanceOf(db, account.id)).toBe(150);
-    expect(await ledgerSum(db, account.id)).toBe(150);
-    const rows = await db.query<{ kind: string }>('SELECT kind FROM credit_ledger WHERE account_id = $1', [account.id]);
-    expect(rows.rows.map((r) => r.kind)).toEqual(['grant']);
+    // Charged exactly the ten answered calls; the refused one left nothing in the ledger.
+    expect(await balanceOf(db, account.id)).toBe(140);
+    expect(await ledgerSum(db, account.id)).toBe(140);
+    const rows = await db.query<{ kind: string; n: number }>('SELECT kind, count(*)::int AS n FROM credit_ledger WHERE account_id = $1 GROUP BY kind ORDER BY kind', [account.id]);
+    expect(rows.rows).toEqual([
+      { kind: 'grant', n: 1 },
+      { kind: 'reserve', n: 10 },
+    ]);
 
-    // One emission interval later, exactly one more request is admitted.
+    // One emission interval later, exactly one more call is admitted.
     tick();
-    expect((await post(url, { jsonrpc: '2.0', id: 11, method: 'ping' }, h)).status).toBe(200);
-    expect((await post(url, { jsonrpc: '2.0', id: 12, method: 'ping' }, h)).status).toBe(429);
+    expect((await post(url, toolCall('bench_echo', {}, 11), h)).status).toBe(200);
+    expect((await post(url, toolCall('bench_echo', {}, 12), h)).status).toBe(429);
   });
 });

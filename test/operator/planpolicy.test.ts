@@ -88,10 +88,11 @@ describe('PlanPolicy → plans table → gateway', () => {
     // The operator writes the row first and the status after it: wait for both.
     await eventually(async () => (await planGet(db, 'tiny'))?.requests_per_minute === 1, 20_000, 'row updated');
     await eventually(() => policy('tiny')?.status?.observedGeneration === 2, 20_000, 'status observedGeneration 2');
-    const list = (id: number) => post(`${gateway.url}/mcp/market-intelligence`, { jsonrpc: '2.0', id, method: 'tools/list' }, { 'x-api-key': key });
-    const a = await list(10);
+    // get_usage: a tools/call (so it counts toward the plan's rate) that costs nothing.
+    const usage = (id: number) => post(`${gateway.url}/mcp/market-intelligence`, toolCall('get_usage', {}, id), { 'x-api-key': key });
+    const a = await usage(10);
     expect(a.headers.get('ratelimit-policy')).toBe('"tiny";q=1;w=60');
-    const b = await list(11);
+    const b = await usage(11);
     expect(b.status).toBe(429);
     expect((b.body as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
   });
