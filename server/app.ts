@@ -5,7 +5,7 @@ import type { Plan } from './accounts/plans.ts';
 import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
 import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
-import { BODY_LIMIT_BYTES, gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
+import { gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
@@ -21,6 +21,9 @@ export interface AppDeps extends GatewayDeps {
   /** The web dashboard (/app and its JSON API /api); absent in gateway-only tests. */
   dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys'>;
 }
+
+/** The largest body any route reads (the gateway sets its own on /mcp). */
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after'];
 

@@ -34,6 +34,13 @@ export interface ProtocolAnswer {
 /** How long a client may cache a server's tools/list (2026-07-28 ttlMs): costs change only on restart. */
 const TOOLS_LIST_TTL_MS = 5 * 60_000;
 
+/**
+ * Methods whose result depends only on the server and the protocol version, never on the caller:
+ * the SDK's first answer to each is kept (as JSON) and re-framed with the next request's id, so a
+ * connect costs the SDK's work once per process instead of once per client.
+ */
+const CONSTANT_METHODS: ReadonlySet<string> = new Set(['tools/list', 'server/discover']);
+
 /** The headers the SDK's modern path reads; nothing else of the HTTP request reaches it. */
 const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
 
@@ -42,6 +49,8 @@ export class ProtocolAnswerer {
   readonly #modern = new Map<ServerName, McpHttpHandler>();
   /** The tools/call result for the request a modern factory call serves (keyed by its Request). */
   readonly #results = new WeakMap<Request, CallToolResult>();
+  /** SDK results of CONSTANT_METHODS, as JSON, by era, server, method and protocol version. */
+  readonly #constant = new Map<string, string>();
 
   constructor(registry: Registry, version: string, onError: (error: Error) => void) {
     this.#version = version;
@@ -58,6 +67,22 @@ export class ProtocolAnswerer {
   }
 
   async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+    const key = constantKey(call);
+    const id = call.message.id;
+    if (key !== undefined && (typeof id === 'string' || typeof id === 'number')) {
+      const known = this.#constant.get(key);
+      if (known !== undefined) return { status: 200, contentType: 'application/json', body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${known}}`, jsonrpcError: false };
+    }
+    const answer = await this.sdkAnswer(call, headers, result);
+    if (key !== undefined && answer.status === 200 && !answer.jsonrpcError) {
+      const parsed = JSON.parse(answer.body) as { result?: unknown };
+      if (parsed.result !== undefined) this.#constant.set(key, JSON.stringify(parsed.result));
+    }
+    return answer;
+  }
+
+  /** The SDK's own answer, never a kept one (answer() uses it; tests compare the two). */
+  sdkAnswer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
     return call.era === 'modern' ? this.#answerModern(call, headers, result) : this.#answerLegacy(call, result);
   }
 
@@ -116,6 +141,16 @@ export class ProtocolAnswerer {
     });
     return mcp;
   }
+}
+
+/** The cache key of a message whose answer is the same for every caller, or undefined. */
+function constantKey(call: Classified): string | undefined {
+  const method = call.message.method;
+  if (typeof method !== 'string' || !CONSTANT_METHODS.has(method)) return undefined;
+  // Only the plain request: any parameter but _meta (a cursor, say) could change the answer.
+  const params = call.message.params as Record<string, unknown> | undefined;
+  if (params !== undefined && Object.keys(params).some((k) => k !== '_meta')) return undefined;
+  return `${call.era}|${call.server.name}|${method}|${call.protocolVersion ?? ''}`;
 }
 
 function isJsonRpcError(body: string): boolean {

@@ -100,3 +100,30 @@ describe('2026-07-28 (the SDK createMcpHandler)', () => {
     expect(answers.map((a) => (JSON.parse(a.body) as { result: CallToolResult }).result.content)).toEqual(results.map((r) => r.content));
   });
 });
+
+describe('answers that are the same for every caller are kept', () => {
+  const otherMeta = { ...MODERN_META, 'io.modelcontextprotocol/clientInfo': { name: 'another-client', version: '9' }, 'io.modelcontextprotocol/clientCapabilities': { roots: {} } };
+  it.each([
+    ['legacy', 'tools/list'],
+    ['modern', 'tools/list'],
+    ['modern', 'server/discover'],
+  ] as const)('%s %s: the kept answer, re-framed with a new id, is what the SDK answers that request', async (era, method) => {
+    const message = (id: number | string, meta: Record<string, unknown>) =>
+      era === 'modern' ? { jsonrpc: '2.0', id, method, params: { _meta: meta } } : { jsonrpc: '2.0', id, method };
+    const classified = (m: Record<string, unknown>) =>
+      ({ era, message: m, server, protocolVersion: era === 'modern' ? '2026-07-28' : undefined }) as unknown as Classified;
+    const headers = era === 'modern' ? modernHeaders(method) : {};
+    await answerer.answer(classified(message(1, MODERN_META)), headers, undefined); // kept from here on
+    const kept = await answerer.answer(classified(message('second', otherMeta)), headers, undefined);
+    const fresh = await answerer.sdkAnswer(classified(message('second', otherMeta)), headers, undefined);
+    expect(JSON.parse(kept.body)).toEqual(JSON.parse(fresh.body));
+    expect(kept).toMatchObject({ status: fresh.status, jsonrpcError: false });
+  });
+
+  it('a tools/list with a cursor is not answered from what was kept', async () => {
+    const m = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { cursor: 'abc' } };
+    const answer = await answerer.answer({ era: 'legacy', message: m, server } as unknown as Classified, {}, undefined);
+    const fresh = await answerer.sdkAnswer({ era: 'legacy', message: m, server } as unknown as Classified, {}, undefined);
+    expect(answer.body).toBe(fresh.body);
+  });
+});

@@ -76,13 +76,13 @@ describe('the official MCP conformance suite', () => {
 });
 
 describe('mcp-remote (the stdio bridge for desktop apps that only launch local commands)', () => {
-  it('a stdio MCP client reaches a server through mcp-remote with the key as a header, lists its tools and calls one', async () => {
+  it.each(SERVER_NAMES)('%s: a stdio MCP client reaches it through mcp-remote with the key as a header, lists its tools and calls one', async (server) => {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-mcp-remote-'));
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ['node_modules/mcp-remote/dist/proxy.js', `${svc.url}/mcp/market-intelligence`, '--header', `x-api-key:${key}`],
+      args: ['node_modules/mcp-remote/dist/proxy.js', `${svc.url}/mcp/${server}`, '--header', `x-api-key:${key}`],
       env: { ...(process.env as Record<string, string>), MCP_REMOTE_CONFIG_DIR: configDir },
       stderr: 'pipe',
     });
@@ -90,12 +90,18 @@ describe('mcp-remote (the stdio bridge for desktop apps that only launch local c
     try {
       await client.connect(transport);
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toContain('get_prices');
-      const result = await client.callTool({ name: 'get_prices', arguments: { assets: ['bitcoin'] } });
-      const env = result.structuredContent as { success: boolean; data: { prices: { asset_id: string }[] }; metadata: { credits_used: number } };
+      expect(tools.map((t) => t.name)).toContain('get_capabilities');
+      const result = await client.callTool({ name: 'get_capabilities', arguments: {} });
+      const env = result.structuredContent as { success: boolean; data: { server: string }; metadata: { credits_used: number } };
       expect(env.success).toBe(true);
-      expect(env.data.prices[0]?.asset_id).toBe('bitcoin');
-      expect(env.metadata.credits_used).toBe(1);
+      expect(env.data.server).toBe(server);
+      expect(env.metadata.credits_used).toBe(0);
+      if (server === 'market-intelligence') {
+        const prices = await client.callTool({ name: 'get_prices', arguments: { assets: ['bitcoin'] } });
+        const paid = prices.structuredContent as { data: { prices: { asset_id: string }[] }; metadata: { credits_used: number } };
+        expect(paid.data.prices[0]?.asset_id).toBe('bitcoin');
+        expect(paid.metadata.credits_used).toBe(1);
+      }
     } finally {
       await client.close();
       fs.rmSync(configDir, { recursive: true, force: true });
