@@ -97,7 +97,19 @@ function jsonRpcMessage(body: unknown): Record<string, unknown> {
   return message;
 }
 
+/**
+ * Methods that would hold the HTTP exchange open as a stream. The servers' tools never change
+ * (listChanged: false), so there is nothing to listen for, and a stateless JSON answer is all any
+ * request gets here.
+ */
+const STREAMING_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
+
 function callOf(authorized: Authorized, message: Record<string, unknown>, method: string | undefined): Call {
+  if (method !== undefined && STREAMING_METHODS.has(method)) {
+    throw new ApiError('INVALID_REQUEST', `${method} is not served: these servers publish no change notifications (listChanged: false).`, {
+      method,
+    });
+  }
   if (method !== 'tools/call') return { kind: 'connect', method: method ?? 'response' };
   if (message.id === undefined) throw new ApiError('INVALID_REQUEST', 'tools/call must be a request with an id.');
   const params = message.params as { name?: unknown; arguments?: unknown } | undefined;

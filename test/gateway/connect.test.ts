@@ -59,6 +59,16 @@ describe('a fresh free key connects all nine servers at once', () => {
   });
 });
 
+describe('streams', () => {
+  it('2026-07-28 subscriptions/listen is refused at once with the envelope (nothing changes, so nothing is held open)', async () => {
+    const { key } = await createAccountWithKey(db);
+    const m = inEra('modern', { jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { filter: { toolsListChanged: true } } }, { 'x-api-key': key });
+    const res = await post(`${svc.url}/mcp/kol-analytics`, m.body, m.headers);
+    expect(res.status).toBe(400);
+    expect((res.body as { error: { code: string; details: { method: string } } }).error).toMatchObject({ code: 'INVALID_REQUEST', details: { method: 'subscriptions/listen' } });
+  });
+});
+
 describe('paths', () => {
   it.each(['legacy', 'modern'] as const)('%s: /mcp/{server}/ (trailing slash) reaches the same server', async (era) => {
     const { key } = await createAccountWithKey(db);
