@@ -11,10 +11,12 @@ import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
 import { TalliedCounter, TalliedHistogram } from './telemetry/tallies.ts';
 
 /**
- * The JSON-RPC methods an MCP client may send (spec 2025-06-18). The method is client input, so
- * anything else is counted as "other" to keep the label bounded.
+ * The JSON-RPC methods an MCP client may send (specs 2025-06-18 to 2026-07-28). The method is
+ * client input, so anything else is counted as "other" to keep the label bounded.
  */
 export const MCP_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'subscriptions/listen',
   'initialize',
   'ping',
   'tools/list',
