@@ -138,6 +138,24 @@ describe('get_kol_calls and get_kol_performance', () => {
     expect(env.metadata.credits_used).toBe(5);
   });
 
+  it('a truncated page\'s cursor resumes exactly where the page stopped: paging Cointelegraph at limit 100 returns every scored call once', async () => {
+    type Perf = { calls_with_prices: number; scored_calls: { asset: string; date: string; post: { url: string } }[] };
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let truncatedPages = 0;
+    let total: number | undefined;
+    do {
+      const env = await suite.call<Perf>('get_kol_performance', { handle: 'Cointelegraph', limit: 100, ...(cursor ? { cursor } : {}) });
+      total = env.data.calls_with_prices;
+      seen.push(...env.data.scored_calls.map((c) => `${c.date}|${c.asset}|${JSON.stringify(c.post)}`));
+      if ((env.metadata as { truncated?: boolean }).truncated) truncatedPages++;
+      cursor = env.metadata.next_cursor;
+    } while (cursor);
+    expect(truncatedPages).toBeGreaterThan(0);
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+  }, 90_000);
+
   it('calls the price history cannot score are said so with the range it covers', async () => {
     // Reddit 2025 calls on Ethereum: ETH's prices in the snapshot end 2025-02-11.
     const ethCallers = rawReddit().filter((r) => r.author !== '[deleted]' && extractor.assets(r.text).includes('ethereum') && stanceOf(sentimentScore(r.text)) !== 'neutral');

@@ -167,7 +167,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const calls = extractCalls(inRange(kol.posts, kol.platform, args), { asset: asset?.id, includeRetweets: args.include_retweets })
           .filter((c) => args.stance === 'any' || c.stance === args.stance)
           .reverse();
-        const { items, next_cursor } = page(calls, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(calls, args.limit, args.cursor);
         return {
           data: {
             handle: kol.handle,
@@ -180,6 +180,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           source: src(kol.platform),
           data_as_of: asOf(kol.platform),
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -224,12 +225,13 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             data_as_of: asOf(kol.platform),
           };
         }
-        const { items, next_cursor } = page([...priced].reverse(), args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page([...priced].reverse(), args.limit, args.cursor);
         return {
           data: { ...base, covered: true, summary: summarise(priced), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
           source: `${src(kol.platform)}+snapshot:prices`,
           data_as_of: asOf(kol.platform),
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -269,7 +271,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const key = args.metric === 'hit_rate' ? 'hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
         rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
         const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
-        const { items, next_cursor } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
         return {
           data: {
             platform: args.platform,
@@ -284,6 +286,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           source: `${src(args.platform)}+snapshot:prices`,
           data_as_of: asOf(args.platform),
           next_cursor,
+          truncated,
         };
       },
     }),

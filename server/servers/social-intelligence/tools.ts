@@ -121,7 +121,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           unique_authors: r.authors.size,
           engagement: hasEngagement ? r.engagement : null,
         }));
-        const { items, next_cursor } = page(series, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(series, args.limit, args.cursor);
         return {
           data: {
             asset: asset ? brief(asset) : null,
@@ -137,6 +137,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           source,
           data_as_of: window.to,
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -274,7 +275,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
         const ranked = posts
           .filter((p) => args.kind === 'all' || p.kind === args.kind)
           .sort((x, y) => (engagement(y) ?? 0) - (engagement(x) ?? 0) || (x.id < y.id ? -1 : 1));
-        const { items, next_cursor } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
         return {
           data: {
             asset: brief(asset!),
@@ -288,6 +289,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           source,
           data_as_of: window.to,
           next_cursor,
+          truncated,
         };
       },
     }),
