@@ -2,10 +2,10 @@
 // the covered range when a window lies outside it.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { addDays, daysBetween } from '../../lib/dates.ts';
+import { addDays, daysBetween, isoDaySchema } from '../../lib/dates.ts';
 import type { Coverage } from './types.ts';
 
-export const isoDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+export const isoDay = isoDaySchema;
 
 export const windowFields = {
   from: isoDay.optional().describe("First day (inclusive); default: `days` before `to`."),
