@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { chainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
+import { pastHead } from '../common/onchain.ts';
 import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { solanaHistory } from './solana.ts';
@@ -71,6 +72,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
               issues: [{ path: 'from_block', message: `at most ${MAX_SCAN_BLOCKS} blocks from from_block to to_block` }],
             });
           }
+          pastHead(args, head);
           const to = Math.min(requestedTo, head);
           const numbers = Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => BigInt(to - i));
           // One batched request for the range; final blocks come from the cache.
