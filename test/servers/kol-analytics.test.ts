@@ -108,7 +108,13 @@ describe('get_kol_calls and get_kol_performance', () => {
         horizons: { days: number; return: number | null; directional_return: number | null; excess_return: number | null; hit: boolean | null }[];
       }[];
     }>('get_kol_performance', { handle: 'rogerkver', from, to, limit: 100 });
-    const calls = env.data.scored_calls;
+    // Every page: one page of 100 may stop early to fit the answer's size.
+    const calls = [...env.data.scored_calls];
+    for (let cursor = env.metadata.next_cursor; cursor; ) {
+      const next = await suite.call<typeof env.data>('get_kol_performance', { handle: 'rogerkver', from, to, limit: 100, cursor });
+      calls.push(...next.data.scored_calls);
+      cursor = next.metadata.next_cursor;
+    }
     expect(calls.length).toBeGreaterThan(5);
     const btcSource = snapshot.series.bitcoin!;
     const dirs: number[][] = [[], [], []];

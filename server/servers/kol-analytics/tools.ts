@@ -142,6 +142,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: src(kol.platform),
           data_as_of: asOf(kol.platform),
+          empty: posts.length === 0 && influence(kol).value === null,
         };
       },
     }),
@@ -181,6 +182,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: asOf(kol.platform),
           next_cursor,
           truncated,
+          empty: calls.length === 0,
         };
       },
     }),
@@ -223,6 +225,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             },
             source: src(kol.platform),
             data_as_of: asOf(kol.platform),
+            empty: true,
           };
         }
         const { items, next_cursor, truncated } = page([...priced].reverse(), args.limit, args.cursor);
@@ -287,6 +290,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: asOf(args.platform),
           next_cursor,
           truncated,
+          empty: ranked.length === 0,
         };
       },
     }),
@@ -322,6 +326,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: src(args.platform),
           data_as_of: asOf(args.platform),
+          empty: posts.length === 0,
         };
       },
     }),

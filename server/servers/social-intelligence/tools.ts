@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { engagement, type Platform, type SocialPost } from '../../providers/social/types.ts';
-import { resolveWindow, windowFields } from '../../providers/social/window.ts';
+import { coverageGaps, resolveWindow, windowFields } from '../../providers/social/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -58,7 +58,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
         const { asset, window, posts, source } = await scoped(args, ctx.signal);
         const a = asset!;
         if (posts.length === 0) {
-          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to };
+          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to, empty: true, notes: window.gaps };
         }
         const byWeek = new Map<string, SocialPost[]>();
         for (const p of posts) {
@@ -86,6 +86,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
         };
       },
     }),
@@ -136,8 +137,10 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
           next_cursor,
           truncated,
+          empty: posts.length === 0,
         };
       },
     }),
@@ -195,6 +198,8 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source: cur.source,
           data_as_of: cur.window.to,
+          // Both windows are compared: a kind of item missing from either makes the growth mislead.
+          notes: coverageGaps(cur.cov, prevFrom, cur.window.to),
         };
       },
     }),
@@ -253,6 +258,8 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
+          empty: posts.length === 0,
         };
       },
     }),
@@ -288,8 +295,10 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
           next_cursor,
           truncated,
+          empty: ranked.length === 0,
         };
       },
     }),
