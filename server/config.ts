@@ -99,6 +99,7 @@ const EnvSchema = z.object({
   EXPLORER_API_KEY: z.string().min(1).optional(),
   EVM_TIMEOUT_MS: intFrom(10000, 100),
   EVM_RETRIES: intFrom(2, 0),
+  EVM_DEADLINE_MS: intFrom(8000, 100),
   EVM_FINALITY_DEPTH: intFrom(64, 0),
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
@@ -150,7 +151,7 @@ export interface Config {
   /** GitHub REST for developer activity; on when PROJECT_DATA=live or GITHUB_API_URL / GITHUB_TOKEN is set. */
   github: { baseUrl: string; token: string | undefined; timeoutMs: number } | undefined;
   /** EVM JSON-RPC per network (public defaults), with per-attempt timeout and retries. */
-  evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number };
+  evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number; retries: number; deadlineMs: number };
   /** Blocks below the head after which blocks and receipts are cached as final. */
   evmFinalityDepth: number;
   /** Solana JSON-RPC (shares the EVM timeout and retries). */
@@ -241,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       },
       timeoutMs: e.EVM_TIMEOUT_MS,
       retries: e.EVM_RETRIES,
+      deadlineMs: e.EVM_DEADLINE_MS,
     },
     evmFinalityDepth: e.EVM_FINALITY_DEPTH,
     solanaRpcUrl: e.SOLANA_RPC_URL,

@@ -120,7 +120,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         networks: EVM_NETWORKS.filter((n) => config.evm.rpcUrls[n] === devnet.rpc_url),
       },
     }),
-    solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries }),
+    solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries, deadlineMs: config.evm.deadlineMs }),
     chainCache: new ChainCache({ finalityDepth: config.evmFinalityDepth }),
     explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
     // Social and DeFi data load on first use, so a process not serving those tools never holds them.

@@ -1,5 +1,6 @@
-// Calls of key opinion leaders and how they did. A call is a post (not a retweet) that mentions an
-// asset with a clear stance (VADER compound >= 0.05 bullish, <= -0.05 bearish). Its return over h
+// Calls of key opinion leaders and how they did. A call is a post (not a retweet, not an advert)
+// that names exactly one asset with a clear stance (VADER compound >= 0.05 bullish, <= -0.05
+// bearish); see exclusionOf for the rule and the README for how it measured on a labelled sample. Its return over h
 // days runs from the close of the post's UTC day to the close h days later (the post may come
 // before that close, never after: no look-ahead). A bearish call gains when the price falls:
 // directional return = return for bullish, -return for bearish; a hit is a directional return
@@ -32,14 +33,49 @@ export interface Call {
 
 export const isRetweet = (text: string) => /^RT @\w+/.test(text);
 
+/**
+ * Promotion rather than a view: an invitation (join, stop by, sign up, register), a contest or
+ * giveaway, deals and discounts, tickets and events (meetups, panels, watch parties), a product
+ * pitch (try it, we have you covered, our new partner, now accepting orders, read our guide), a
+ * price index or feed the account publishes ("Fresh Bitcoin and Ethereum Prices every day",
+ * #CT_index), links to Telegram or Discord.
+ */
+export const ADVERT =
+  /\b(join(ing)? (us|our)|please join|stop by|sign ?up|register (now|today|here)|giveaway|give away|chance to win|win (a|two|free|\d+)|winning|contest|tickets?\b|swag|deals?\b|discount|promo(tion)?\b|coupon|watch party|meetup|be sure to|check out|try it|we have you covered|our (new )?partner|now accepting orders|read our guide|here's how|auction|price index|prices every day|ct_index|telegram|discord|t\.me\/|subscribe|catch up on this week)/i;
+
+/** Names of other coins that contain a major asset's name: a post naming one is not about the major asset. */
+const LOOKALIKES: Record<string, RegExp> = {
+  bitcoin: /bitcoin ?(cash|gold|classic|unlimited|diamond|private|sv)\b|\b(bch|btg|bsv|bcash)\b/i,
+  ethereum: /ethereum ?classic\b|\betc\b/i,
+};
+
+export type Exclusion = 'retweet' | 'advert' | 'several_assets' | 'other_asset';
+
+/**
+ * Why a post with a stance is not a call on `asset`, or null when it is one. The rule, in order:
+ * a retweet repeats someone else's words; an advert promotes (ADVERT); a post naming several
+ * assets gives no stance on any one of them; a post naming a coin whose name contains the asset's
+ * ("#BitcoinCash" for Bitcoin) is about that other coin.
+ */
+export function exclusionOf(post: CallPost, asset: string, opts: { includeRetweets?: boolean } = {}): Exclusion | null {
+  if (!opts.includeRetweets && isRetweet(post.text)) return 'retweet';
+  if (ADVERT.test(post.text)) return 'advert';
+  if (post.assets.length > 1) return 'several_assets';
+  if (LOOKALIKES[asset]?.test(post.text)) return 'other_asset';
+  return null;
+}
+
+export const CALL_RULE =
+  'a call is a post with VADER compound >= 0.05 (bullish) or <= -0.05 (bearish) naming exactly one asset, leaving out retweets (unless asked), adverts (invitations, contests, deals, events, product pitches, price feeds, Telegram/Discord links) and posts naming a coin whose name contains the asset\'s (Bitcoin Cash, Ethereum Classic)';
+
 export function extractCalls(posts: readonly CallPost[], opts: { includeRetweets?: boolean; asset?: string } = {}): Call[] {
   const calls: Call[] = [];
   for (const p of posts) {
-    if (!opts.includeRetweets && isRetweet(p.text)) continue;
     const stance = stanceOf(p.compound);
     if (stance === 'neutral') continue;
     for (const a of p.assets) {
       if (opts.asset && a !== opts.asset) continue;
+      if (exclusionOf(p, a, opts) !== null) continue;
       calls.push({ asset: a, date: p.created.slice(0, 10), created: p.created, stance, compound: p.compound, post: { id: p.id, text: p.text, url: p.url } });
     }
   }
@@ -115,4 +151,67 @@ export function summarise(calls: readonly ScoredCall[]): HorizonSummary[] {
       mean_excess_return: ex.length ? ex.reduce((a, b) => a + b, 0) / ex.length : null,
     };
   });
+}
+
+/**
+ * The share of the days of one calendar year on which the asset's close h days later was higher
+ * (up) or lower (down): what a call of that stance would hit by saying it every day that year.
+ */
+export function yearBaseRate(closeOn: CloseOn, asset: string, year: number, horizonDays: number): { up: number; down: number; days: number } | null {
+  let days = 0;
+  let up = 0;
+  let down = 0;
+  for (let d = `${year}-01-01`; d <= `${year}-12-31`; d = addDays(d, 1)) {
+    const a = closeOn(asset, d);
+    const b = a && closeOn(asset, addDays(d, horizonDays));
+    if (!a || !b) continue;
+    days++;
+    if (b.close > a.close) up++;
+    else if (b.close < a.close) down++;
+  }
+  return days ? { up: up / days, down: down / days, days } : null;
+}
+
+export interface EdgeSummary {
+  days: Horizon;
+  calls_scored: number;
+  hit_rate: number | null;
+  /** Mean over the calls of the base rate of each (its asset, stance and year). */
+  base_rate: number | null;
+  /** hit_rate − base_rate. */
+  excess_hit_rate: number | null;
+  /**
+   * 95% interval of excess_hit_rate: calls less than a horizon apart share days, so the variance
+   * is a Newey-West (Bartlett) estimate over calendar distance, never below the independent one.
+   */
+  ci95: [number, number] | null;
+  versus_base: 'above' | 'below' | 'indistinguishable' | null;
+}
+
+/** Hit rate against the base rate of the same calls at one horizon (index into HORIZONS). */
+export function edgeOverBase(calls: readonly ScoredCall[], hi: number, baseOf: (c: ScoredCall) => number | null): EdgeSummary {
+  const h = HORIZONS[hi]!;
+  const rows = calls
+    .map((c) => ({ c, r: c.horizons[hi]!, base: baseOf(c) }))
+    .filter((x) => x.r.hit !== null && x.base !== null)
+    .map((x) => ({ t: Date.parse(`${x.c.date}T00:00:00Z`) / 86_400_000, hit: x.r.hit ? 1 : 0, base: x.base! }))
+    .sort((a, b) => a.t - b.t);
+  const n = rows.length;
+  if (n === 0) return { days: h, calls_scored: 0, hit_rate: null, base_rate: null, excess_hit_rate: null, ci95: null, versus_base: null };
+  const hit = rows.reduce((s, r) => s + r.hit, 0) / n;
+  const base = rows.reduce((s, r) => s + r.base, 0) / n;
+  const e = hit - base;
+  let s = 0;
+  let iid = 0;
+  for (let i = 0; i < n; i++) {
+    const xi = rows[i]!.hit - rows[i]!.base - e;
+    s += xi * xi;
+    iid += xi * xi;
+    for (let j = i + 1; j < n && rows[j]!.t - rows[i]!.t < h; j++) {
+      s += 2 * (1 - (rows[j]!.t - rows[i]!.t) / h) * xi * (rows[j]!.hit - rows[j]!.base - e);
+    }
+  }
+  const half = 1.959964 * Math.sqrt(Math.max(s, iid) / (n * n));
+  const ci95: [number, number] = [e - half, e + half];
+  return { days: h, calls_scored: n, hit_rate: hit, base_rate: base, excess_hit_rate: e, ci95, versus_base: ci95[0] > 0 ? 'above' : ci95[1] < 0 ? 'below' : 'indistinguishable' };
 }

@@ -35,6 +35,11 @@ export interface SignalRule {
   description: string;
   /** Fewest candles the rule can decide on; shorter histories are never given to it. */
   minCandles: number;
+  /**
+   * Candles the rule reads in full (every component present and warmed up). A replay scores only
+   * days with this much history, so the rule replayed is the rule answered today. Default minCandles.
+   */
+  fullCandles?: number;
   evaluate(history: readonly DailyCandle[]): TradingSignal;
 }
 
@@ -63,6 +68,7 @@ export const compositeRule: SignalRule = {
     'Mean of ±1 votes: close vs SMA50, SMA50 vs SMA200, RSI(14) beyond 30/70, MACD(12,26,9) ' +
     'histogram sign, close outside Bollinger(20,2); buy at ≥ 0.35, sell at ≤ −0.35, else hold.',
   minCandles: 50,
+  fullCandles: LOOKBACK,
   evaluate(history) {
     if (history.length < 50) {
       throw new RangeError(
@@ -154,6 +160,18 @@ export interface HitCount {
   hits: number;
   /** hits / signals; null with no signals. */
   hitRate: number | null;
+  /**
+   * 95% interval of the hit rate. Windows of consecutive signal days overlap (a 7-day horizon
+   * shares 6 days with the next), so hits are correlated: the variance is a Newey-West (Bartlett)
+   * estimate over signal days less than a horizon apart, never below the independent-trials one.
+   */
+  ci95: [number, number] | null;
+  /** What saying the same every replayed day would have scored: the up share for buys, the down share for sells. */
+  baseRate: number | null;
+  /** hitRate − baseRate. */
+  excessOverBase: number | null;
+  /** 'above' / 'below' when ci95 excludes baseRate, else 'indistinguishable'. */
+  versusBase: 'above' | 'below' | 'indistinguishable' | null;
 }
 
 export interface HistoricalHitRate {
@@ -168,71 +186,107 @@ export interface HistoricalHitRate {
    * whatever the rule said: the rates a buy or sell hit rate has to beat to add anything.
    */
   baseline: { up: number | null; down: number | null };
-  /** Days the rule was replayed on (those with a close `horizonDays` later). */
+  /** Days the rule was replayed on (those with a close `horizonDays` later and the rule's full history). */
   daysEvaluated: number;
+  /** The replay window asked for (days); daysEvaluated is less only when the history is too short. */
+  replayDaysRequested: number | null;
   /** First and last replayed day; null if none. */
   from: string | null;
   to: string | null;
 }
 
 /**
- * Replays `rule` on every past day that has a close exactly `horizonDays` calendar days later,
- * giving it only the candles up to and including that day (no look-ahead). A buy is a hit when
- * the later close is higher, a sell when it is lower; holds are not scored.
+ * Replays `rule` on past days that have a close exactly `horizonDays` calendar days later and the
+ * rule's full history (fullCandles) behind them, the last `replayDays` of them when given, giving
+ * it only the candles up to and including that day (no look-ahead). A buy is a hit when the later
+ * close is higher, a sell when it is lower; holds are not scored. Each hit rate comes with the
+ * base rate of the same days and a 95% interval that allows for overlapping horizons.
  */
 export function historicalHitRate(
   candles: readonly DailyCandle[],
   rule: SignalRule,
   horizonDays: number,
+  opts: { replayDays?: number } = {},
 ): HistoricalHitRate {
   if (!Number.isInteger(horizonDays) || horizonDays < 1) {
     throw new RangeError(`horizonDays must be a whole number ≥ 1, got ${horizonDays}`);
   }
   assertCandles(candles, rule.minCandles, `candles for rule ${rule.name}`);
   const closeOn = new Map(candles.map((c) => [c.date, c.close]));
-  const buy = { signals: 0, hits: 0 };
-  const sell = { signals: 0, hits: 0 };
-  let daysEvaluated = 0;
+  // Days with the rule's full history and a close h days later; the replay is the last replayDays of them.
+  const candidates: number[] = [];
+  for (let i = (rule.fullCandles ?? rule.minCandles) - 1; i < candles.length; i++) {
+    const day = candles[i];
+    if (day && closeOn.has(addDays(day.date, horizonDays))) candidates.push(i);
+  }
+  const replayed = opts.replayDays !== undefined ? candidates.slice(-opts.replayDays) : candidates;
+  const buy: Outcome[] = [];
+  const sell: Outcome[] = [];
   let upDays = 0;
   let downDays = 0;
-  let from: string | null = null;
-  let to: string | null = null;
-  for (let i = rule.minCandles - 1; i < candles.length; i++) {
-    const day = candles[i];
-    if (!day) continue;
-    const later = closeOn.get(addDays(day.date, horizonDays));
-    if (later === undefined) continue;
+  for (const i of replayed) {
+    const day = candles[i]!;
+    const later = closeOn.get(addDays(day.date, horizonDays))!;
     const signal = rule.evaluate(candles.slice(0, i + 1));
-    daysEvaluated++;
     if (later > day.close) upDays++;
     if (later < day.close) downDays++;
-    from ??= day.date;
-    to = day.date;
-    if (signal.action === 'buy') {
-      buy.signals++;
-      if (later > day.close) buy.hits++;
-    } else if (signal.action === 'sell') {
-      sell.signals++;
-      if (later < day.close) sell.hits++;
-    }
+    const t = Date.parse(`${day.date}T00:00:00Z`) / 86_400_000;
+    if (signal.action === 'buy') buy.push({ t, hit: later > day.close });
+    else if (signal.action === 'sell') sell.push({ t, hit: later < day.close });
   }
-  const count = (c: { signals: number; hits: number }): HitCount => ({
-    ...c,
-    hitRate: c.signals > 0 ? c.hits / c.signals : null,
-  });
+  const n = replayed.length;
+  const up = n > 0 ? upDays / n : null;
+  const down = n > 0 ? downDays / n : null;
+  const all = [...buy, ...sell].sort((a, b) => a.t - b.t);
   return {
     rule: rule.name,
     horizonDays,
-    buy: count(buy),
-    sell: count(sell),
-    all: count({ signals: buy.signals + sell.signals, hits: buy.hits + sell.hits }),
-    baseline: {
-      up: daysEvaluated > 0 ? upDays / daysEvaluated : null,
-      down: daysEvaluated > 0 ? downDays / daysEvaluated : null,
-    },
-    daysEvaluated,
-    from,
-    to,
+    buy: count(buy, horizonDays, up),
+    sell: count(sell, horizonDays, down),
+    // Buys and sells together have no single base rate.
+    all: count(all, horizonDays, null),
+    baseline: { up, down },
+    daysEvaluated: n,
+    replayDaysRequested: opts.replayDays ?? null,
+    from: n > 0 ? candles[replayed[0]!]!.date : null,
+    to: n > 0 ? candles[replayed[n - 1]!]!.date : null,
+  };
+}
+
+interface Outcome {
+  /** The signal's day, in days since the epoch. */
+  t: number;
+  hit: boolean;
+}
+
+const Z95 = 1.959964;
+
+function count(outcomes: readonly Outcome[], horizonDays: number, baseRate: number | null): HitCount {
+  const n = outcomes.length;
+  const hits = outcomes.filter((o) => o.hit).length;
+  if (n === 0) return { signals: 0, hits: 0, hitRate: null, ci95: null, baseRate, excessOverBase: null, versusBase: null };
+  const p = hits / n;
+  // Newey-West with Bartlett weights on the calendar distance between signal days (outcomes are in day order).
+  let s = 0;
+  for (let i = 0; i < n; i++) {
+    const xi = (outcomes[i]!.hit ? 1 : 0) - p;
+    s += xi * xi;
+    for (let j = i + 1; j < n && outcomes[j]!.t - outcomes[i]!.t < horizonDays; j++) {
+      const w = 1 - (outcomes[j]!.t - outcomes[i]!.t) / horizonDays;
+      s += 2 * w * xi * ((outcomes[j]!.hit ? 1 : 0) - p);
+    }
+  }
+  const variance = Math.max(s / (n * n), (p * (1 - p)) / n);
+  const half = Z95 * Math.sqrt(variance);
+  const ci95: [number, number] = [Math.max(0, p - half), Math.min(1, p + half)];
+  return {
+    signals: n,
+    hits,
+    hitRate: p,
+    ci95,
+    baseRate,
+    excessOverBase: baseRate === null ? null : p - baseRate,
+    versusBase: baseRate === null ? null : ci95[0] > baseRate ? 'above' : ci95[1] < baseRate ? 'below' : 'indistinguishable',
   };
 }
 

@@ -3,6 +3,7 @@
 // on, and a manifest of everything it created. The same devnet backs the test suite.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import {
@@ -21,6 +22,7 @@ import {
 import { mnemonicToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { freePort } from '../db/embedded.ts';
+import { ApiError } from '../errors.ts';
 
 /** Anvil's well-known test mnemonic: its accounts are public and worthless. */
 const MNEMONIC = 'test test test test test test test test test test test junk';
@@ -102,7 +104,8 @@ async function startAnvil(port: number): Promise<ChildProcess> {
     if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr}`);
     try {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
-      if (res.ok) return child;
+      // Answered, and by our child: it is still running (one that failed to bind has exited).
+      if (res.ok && child.exitCode === null) return child;
     } catch {
       // not listening yet
     }
@@ -112,8 +115,26 @@ async function startAnvil(port: number): Promise<ChildProcess> {
   throw new Error(`anvil did not answer on ${url}: ${stderr}`);
 }
 
+/**
+ * Refuses a port something already listens on: anvil would fail to bind and exit, while the
+ * readiness probe reached (and the seed then wrote to) the other process on that port.
+ */
+async function assertPortFree(port: number): Promise<void> {
+  const free = await new Promise<boolean>((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+  if (!free) {
+    throw new ApiError('INVALID_PARAMS', `Port ${port} is already in use on 127.0.0.1; the devnet was not started and nothing was seeded.`, {
+      issues: [{ path: 'port', message: 'already in use' }],
+    });
+  }
+}
+
 /** Starts anvil on `port` (0: any free port), deploys and seeds; resolves when seeding is done. */
 export async function startDevnet(opts: { port?: number } = {}): Promise<Devnet> {
+  if (opts.port) await assertPortFree(opts.port);
   const port = opts.port || (await freePort());
   const anvil = await startAnvil(port);
   // Whatever ends this process, the node must not outlive it (kill is synchronous).

@@ -50,6 +50,17 @@ export interface ToolOutput {
   data_as_of?: string | null;
   truncated?: boolean;
   next_cursor?: string;
+  /**
+   * One-line statements an agent must read beside the numbers: figures resting on different
+   * dates, coverage gaps inside the requested window. The gateway copies them to
+   * `metadata.notes` (omitted when absent or empty).
+   */
+  notes?: string[];
+  /**
+   * True when the answer holds no data for what was asked (no posts, no calls, no rows): the
+   * gateway charges nothing for it (refund, `metadata.credits_used: 0`).
+   */
+  empty?: boolean;
 }
 
 /** What a tool that changes state says about itself (MCP tool annotations); reads need nothing. */

@@ -25,8 +25,11 @@ export interface LoggedForecast {
 
 export interface ForecastLog {
   record(f: LoggedForecast): Promise<void>;
-  /** Forecasts of an asset whose target days are all on or before `maturedBy`. */
-  matured(assetId: string, maturedBy: string, limit: number): Promise<LoggedForecast[]>;
+  /**
+   * Forecasts of an asset whose target days are all on or before `maturedBy`, of one horizon and
+   * made from one price source (a forecast is scored only against the prices it was made from).
+   */
+  matured(assetId: string, maturedBy: string, limit: number, only: { horizon: number; source: string }): Promise<LoggedForecast[]>;
 }
 
 export class SqlForecastLog implements ForecastLog {
@@ -43,14 +46,14 @@ export class SqlForecastLog implements ForecastLog {
     );
   }
 
-  async matured(assetId: string, maturedBy: string, limit: number): Promise<LoggedForecast[]> {
+  async matured(assetId: string, maturedBy: string, limit: number, only: { horizon: number; source: string }): Promise<LoggedForecast[]> {
     const res = await this.#db.query<LoggedForecast & { base_date: string }>(
       `SELECT request_id, account_id, asset_id, model, horizon, source, to_char(base_date, 'YYYY-MM-DD') AS base_date,
               base_close, path, created_at
          FROM forecast_log
-        WHERE asset_id = $1 AND base_date + horizon <= $2::date
+        WHERE asset_id = $1 AND base_date + horizon <= $2::date AND horizon = $4 AND source = $5
         ORDER BY base_date DESC, id DESC LIMIT $3`,
-      [assetId, maturedBy, limit],
+      [assetId, maturedBy, limit, only.horizon, only.source],
     );
     return res.rows;
   }

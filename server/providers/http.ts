@@ -18,6 +18,11 @@ export interface GetJsonOptions {
   timeoutMs?: number;
   /** Attempts after the first one. Default 2. */
   retries?: number;
+  /**
+   * All attempts and the waits between them, together: past it the call fails as a timeout
+   * naming the provider, well before the tool's own time is up. Default 10000.
+   */
+  deadlineMs?: number;
   /** Backoff before retry n (0-based) is random() * min(maxDelayMs, baseDelayMs * 2^n). */
   baseDelayMs?: number;
   /** Also the longest Retry-After we wait for; a longer one ends the retries. Default 5000. */
@@ -29,6 +34,9 @@ export interface GetJsonOptions {
   random?: () => number;
   now?: () => number;
 }
+
+/** The default deadline of one upstream call, retries included: well under the tool timeout (30 s). */
+export const DEFAULT_DEADLINE_MS = 10_000;
 
 async function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   try {
@@ -57,15 +65,23 @@ export async function getJson(url: string, options: GetJsonOptions): Promise<unk
   const maxDelayMs = options.maxDelayMs ?? 5000;
   const sleep = options.sleep ?? defaultSleep;
   const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const deadline = now() + deadlineMs;
+  const perAttempt = options.timeoutMs ?? 8000;
 
   for (let attempt = 0; ; attempt++) {
-    const outcome = await observedAttempt(url, options, attempt);
+    const remaining = deadline - now();
+    const outcome = await observedAttempt(url, { ...options, timeoutMs: Math.max(1, Math.min(perAttempt, remaining)) }, attempt);
     if (outcome.ok) return outcome.value;
     const { error, retryable, retryAfterMs } = outcome.failure;
     if (!retryable || attempt >= retries) throw error;
     // A Retry-After beyond what we are willing to wait means retrying now would only fail again.
     if (retryAfterMs !== undefined && retryAfterMs > maxDelayMs) throw error;
     const waitMs = retryAfterMs ?? random() * Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
+    if (now() + waitMs >= deadline) {
+      throw error.kind === 'timeout' ? new ProviderError(options.provider, 'timeout', `no answer within the ${deadlineMs} ms deadline`) : error;
+    }
     await sleep(waitMs, options.signal);
   }
 }

@@ -70,12 +70,14 @@ export class SolanaRpc {
   readonly #url: string;
   readonly #timeoutMs: number;
   readonly #retries: number;
+  readonly #deadlineMs: number | undefined;
   #id = 0;
 
-  constructor(opts: { url: string; timeoutMs?: number; retries?: number }) {
+  constructor(opts: { url: string; timeoutMs?: number; retries?: number; deadlineMs?: number }) {
     this.#url = opts.url;
     this.#timeoutMs = opts.timeoutMs ?? 10_000;
     this.#retries = opts.retries ?? 2;
+    this.#deadlineMs = opts.deadlineMs;
   }
 
   async #call<T>(method: string, params: unknown[], schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
@@ -84,6 +86,7 @@ export class SolanaRpc {
       body: { jsonrpc: '2.0', id: ++this.#id, method, params },
       timeoutMs: this.#timeoutMs,
       retries: this.#retries,
+      ...(this.#deadlineMs !== undefined ? { deadlineMs: this.#deadlineMs } : {}),
       signal,
     });
     const envelope = rpcEnvelope.safeParse(raw);

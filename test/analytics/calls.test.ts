@@ -1,7 +1,9 @@
 // KOL call scoring (server/analytics/calls.ts) and TVL statistics (server/analytics/tvl.ts) on small
 // hand-made series whose answers are worked out in the comments.
 import { describe, expect, it } from 'vitest';
-import { extractCalls, scoreCall, summarise, type CloseOn } from '../../server/analytics/calls.ts';
+import { exclusionOf, extractCalls, scoreCall, summarise, yearBaseRate, type CloseOn } from '../../server/analytics/calls.ts';
+import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
+import { measureCallRule } from '../../scripts/measure-kol-calls.ts';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../server/analytics/tvl.ts';
 
 // ETH 100 on 01-01, 110 a day later, 90 a week later, 120 thirty days later; BTC flat at 1000
@@ -61,5 +63,48 @@ describe('TVL statistics', () => {
   });
   it('concentration: HHI of shares and the top share', () => {
     expect(concentration([60, 30, 10], 1)).toEqual({ hhi: expect.closeTo(0.36 + 0.09 + 0.01, 12), top_share: 0.6 });
+  });
+});
+
+describe('what counts as a call (exclusionOf)', () => {
+  const tweet = (text: string, assets: string[], compound = 0.6) => ({ id: 'x', created: '2017-10-01T00:00:00Z', text, compound, assets, url: '' });
+
+  it('an advert is not a call: the price-feed tweet that scored a bullish ETH call', () => {
+    const ad = tweet('Fresh #Bitcoin and #Ethereum Prices every day! Join our Telegram https://t.me/x', ['bitcoin', 'ethereum']);
+    expect(exclusionOf(ad, 'ethereum')).toBe('advert');
+    expect(extractCalls([ad])).toEqual([]);
+  });
+
+  it('a post about a lookalike coin is not a call on the major one: "the real Bitcoin, #BitcoinCash" is not bullish BTC', () => {
+    const bch = tweet('Time to start using the real Bitcoin, #BitcoinCash', ['bitcoin']);
+    expect(exclusionOf(bch, 'bitcoin')).toBe('other_asset');
+    expect(exclusionOf(tweet('Ethereum Classic is the real chain', ['ethereum']), 'ethereum')).toBe('other_asset');
+  });
+
+  it('a post naming several assets gives no stance on one; a plain view on one asset is a call', () => {
+    expect(exclusionOf(tweet('Bitcoin and Litecoin both look strong', ['bitcoin', 'litecoin']), 'bitcoin')).toBe('several_assets');
+    expect(exclusionOf(tweet('The entire world will be interested in Bitcoin soon. Mark my words.', ['bitcoin']), 'bitcoin')).toBeNull();
+  });
+
+  it('on the held-out labelled sample it keeps at least 90% of calls and leaves out at least half of the adverts and other-asset posts (as README states)', () => {
+    const held = measureCallRule().samples.find((s) => s.sample === 'heldout')!;
+    expect(held.rows).toBe(61);
+    expect(held.calls_kept.share!).toBeGreaterThanOrEqual(0.9);
+    expect(held.non_calls_excluded.share!).toBeGreaterThanOrEqual(0.5);
+  });
+});
+
+describe('yearBaseRate', () => {
+  it("is the share of a year's days on which the close h days later was higher (lower), from the snapshot's BTC closes", () => {
+    const series = loadSnapshot().series.bitcoin!;
+    const close = new Map(series.dates.map((d, i) => [d, series.close[i]!]));
+    const closeOn: CloseOn = (asset, date) => (asset === 'bitcoin' && close.has(date) ? { close: close.get(date)!, source: 's' } : undefined);
+    const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+    const days = series.dates.filter((d) => d.startsWith('2017-') && close.has(addDays(d, 7)));
+    const up = days.filter((d) => close.get(addDays(d, 7))! > close.get(d)!).length;
+    const b = yearBaseRate(closeOn, 'bitcoin', 2017, 7)!;
+    expect(b.days).toBe(days.length);
+    expect(b.up).toBeCloseTo(up / days.length, 12);
+    expect(yearBaseRate(closeOn, 'bitcoin', 1999, 7)).toBeNull();
   });
 });

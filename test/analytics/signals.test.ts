@@ -122,7 +122,7 @@ describe('historicalHitRate', () => {
     const hr = historicalHitRate(candles, followYesterday, 1);
     expect(hr.buy.signals).toBe(19);
     expect(hr.sell.signals).toBe(19);
-    expect(hr.all).toEqual({ signals: 38, hits: 0, hitRate: 0 });
+    expect(hr.all).toMatchObject({ signals: 38, hits: 0, hitRate: 0 });
     expect(hr.baseline).toEqual({ up: 0.5, down: 0.5 });
   });
 
@@ -150,10 +150,10 @@ describe('historicalHitRate', () => {
     // (105 → 120, miss), buy on day 4 (120 → 90, miss); with h = 2, buy on day 2 (110 → 120,
     // hit), sell on day 3 (105 → 90, hit).
     const candles = fromCloses([100, 110, 105, 120, 90]);
-    expect(historicalHitRate(candles, followYesterday, 1).all).toEqual({ signals: 3, hits: 0, hitRate: 0 });
+    expect(historicalHitRate(candles, followYesterday, 1).all).toMatchObject({ signals: 3, hits: 0, hitRate: 0 });
     const h2 = historicalHitRate(candles, followYesterday, 2);
-    expect(h2.buy).toEqual({ signals: 1, hits: 1, hitRate: 1 });
-    expect(h2.sell).toEqual({ signals: 1, hits: 1, hitRate: 1 });
+    expect(h2.buy).toMatchObject({ signals: 1, hits: 1, hitRate: 1 });
+    expect(h2.sell).toMatchObject({ signals: 1, hits: 1, hitRate: 1 });
   });
 
   it('skips days whose horizon lands on a missing date, and reports null rates with no signals', () => {
@@ -161,17 +161,18 @@ describe('historicalHitRate', () => {
     // Jan 2 → Jan 4 is missing; only Jan 3 (→ Jan 5) is scored: a sell, 105 → 90, a hit.
     const hr = historicalHitRate(candles, followYesterday, 2);
     expect(hr.daysEvaluated).toBe(1);
-    expect(hr.sell).toEqual({ signals: 1, hits: 1, hitRate: 1 });
-    expect(hr.buy).toEqual({ signals: 0, hits: 0, hitRate: null });
+    expect(hr.sell).toMatchObject({ signals: 1, hits: 1, hitRate: 1 });
+    expect(hr.buy).toMatchObject({ signals: 0, hits: 0, hitRate: null, ci95: null });
     expect(hr.baseline).toEqual({ up: 0, down: 1 });
   });
 
   it('replays the composite rule exactly as a day-by-day evaluation would', () => {
-    const candles = fromCloses(walk(140, 4));
+    const candles = fromCloses(walk(420, 4));
     const h = 5;
     let signals = 0;
     let hits = 0;
-    for (let i = 49; i + h < candles.length; i++) {
+    // Only days with the rule's full 300 candles behind them: the rule answered today.
+    for (let i = 299; i + h < candles.length; i++) {
       const s = compositeRule.evaluate(candles.slice(0, i + 1));
       const now = candles[i]?.close ?? Number.NaN;
       const later = candles[i + h]?.close ?? Number.NaN;
@@ -184,6 +185,47 @@ describe('historicalHitRate', () => {
     expect(hr.all.hits).toBe(hits);
     expect(hr.all.signals).toBeGreaterThan(0);
     expect(hr.buy.signals + hr.sell.signals).toBe(hr.all.signals);
+  });
+
+  it('replays exactly replayDays days, the last ones with an outcome, each with the full history the rule reads', () => {
+    const candles = fromCloses(walk(800, 5));
+    const lengths: number[] = [];
+    const spy: SignalRule = {
+      ...followYesterday,
+      fullCandles: 300,
+      evaluate(history): TradingSignal {
+        lengths.push(history.length);
+        return followYesterday.evaluate(history);
+      },
+    };
+    const hr = historicalHitRate(candles, spy, 7, { replayDays: 365 });
+    expect(hr.daysEvaluated).toBe(365);
+    expect(lengths).toHaveLength(365);
+    expect(Math.min(...lengths)).toBeGreaterThanOrEqual(300);
+    expect(hr.to).toBe(candles[candles.length - 1 - 7]!.date);
+    expect(hr.replayDaysRequested).toBe(365);
+    // Too short a history: fewer days, said by daysEvaluated < replayDaysRequested.
+    expect(historicalHitRate(candles.slice(0, 400), spy, 7, { replayDays: 365 }).daysEvaluated).toBe(400 - 299 - 7);
+  });
+
+  it('puts the base rate of the same days beside each hit rate, and a 95% interval widened for overlapping windows', () => {
+    // A rule that always buys: its hit rate IS the up base rate, so no edge.
+    const alwaysBuy: SignalRule = { ...followYesterday, evaluate: (h) => ({ ...followYesterday.evaluate(h), action: 'buy' }) };
+    const candles = fromCloses(walk(600, 6));
+    const h1 = historicalHitRate(candles, alwaysBuy, 1);
+    expect(h1.buy.baseRate).toBe(h1.baseline.up);
+    expect(h1.buy.hitRate).toBe(h1.baseline.up);
+    expect(h1.buy.excessOverBase).toBe(0);
+    expect(h1.buy.versusBase).toBe('indistinguishable');
+    const h7 = historicalHitRate(candles, alwaysBuy, 7);
+    const p = h7.buy.hitRate!;
+    const binomialHalf = 1.959964 * Math.sqrt((p * (1 - p)) / h7.buy.signals);
+    const half = (h7.buy.ci95![1] - h7.buy.ci95![0]) / 2;
+    // Consecutive 7-day windows share 6 days: the interval is much wider than independent trials'.
+    expect(half).toBeGreaterThan(1.5 * binomialHalf);
+    expect(h7.buy.ci95![0]).toBeLessThanOrEqual(p);
+    expect(h7.buy.ci95![1]).toBeGreaterThanOrEqual(p);
+    expect(h7.sell).toMatchObject({ signals: 0, baseRate: h7.baseline.down, ci95: null });
   });
 
   it('throws RangeError on a bad horizon or too little history for the rule', () => {

@@ -1,4 +1,8 @@
 // The devnet: a real anvil node seeded as its manifest says, checked with independent reads.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, getAddress, http, parseAbi, parseAbiItem, type Address } from 'viem';
 import { compile } from '../../scripts/devnet-compile.ts';
@@ -64,4 +68,39 @@ describe('cryptomcp devnet', () => {
     }
     expect(devnet.manifest.accounts.filter((a) => a.kind === 'exchange')).toHaveLength(3);
   });
+});
+
+describe('cryptomcp devnet --port', () => {
+  it('refuses a port another node already holds: exit 1, INVALID_PARAMS naming the port, and that node is not seeded again', async () => {
+    const port = Number(new URL(devnet.manifest.rpc_url).port);
+    const client = createPublicClient({ transport: http(devnet.manifest.rpc_url) });
+    const deployer = devnet.manifest.accounts.find((a) => a.label === 'Devnet deployer')!.address;
+    const nonceBefore = await client.getTransactionCount({ address: deployer });
+    const blockBefore = await client.getBlockNumber();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devnet-busy-'));
+    const res = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['server/cli.ts', '--json', 'devnet', '--port', String(port)], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.on('error', reject);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
+    expect(res.code, res.stdout + res.stderr).toBe(1);
+    const body = JSON.parse(res.stdout) as { success: boolean; error: { code: string; message: string } };
+    expect(body).toMatchObject({ success: false, error: { code: 'INVALID_PARAMS' } });
+    expect(body.error.message).toContain(String(port));
+    expect(await client.getTransactionCount({ address: deployer })).toBe(nonceBefore);
+    expect(await client.getBlockNumber()).toBe(blockBefore);
+    expect(fs.existsSync(path.join(dataDir, 'devnet', 'manifest.json'))).toBe(false);
+  }, 90_000);
 });

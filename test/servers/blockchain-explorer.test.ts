@@ -137,6 +137,25 @@ describe('get_token_transfers and get_transaction', () => {
     expect(JSON.stringify(res.body)).toContain('10000');
   });
 
+  it('a to_block past the chain head is 400 INVALID_PARAMS naming to_block and the head (not 502), free of charge', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const head = Number(BigInt(await rawRpc<string>('eth_blockNumber', [])));
+    const url = `${suite.svc.url}/mcp/blockchain-explorer`;
+    for (const [tool, args] of [
+      ['get_token_transfers', { token: devnet.manifest.tokens[0]!.address, to_block: head + 1000 }],
+      ['get_token_transfers', { token: devnet.manifest.tokens[0]!.address, from_block: head + 1, to_block: head + 5 }],
+      ['get_address_transactions', { address: devnet.manifest.accounts[0]!.address, from_block: head + 1, to_block: head + 10 }],
+    ] as const) {
+      const res = await post(url, toolCall(tool, args), { 'x-api-key': suite.key });
+      expect(res.status, `${tool} ${JSON.stringify(args)}`).toBe(400);
+      const err = (res.body as { error: { code: string; details: { issues: { path: string }[]; latest_block: number } } }).error;
+      expect(err.code).toBe('INVALID_PARAMS');
+      expect(['to_block', 'from_block']).toContain(err.details.issues[0]!.path);
+      expect(err.details.latest_block).toBeGreaterThanOrEqual(head);
+    }
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+
   it('get_transaction decodes a seeded ERC-20 transfer: the call, the Transfer log, the fee and the labels', async () => {
     const t = devnet.manifest.transfers.find((x) => x.asset === 'DPT')!;
     const token = devnet.manifest.tokens.find((k) => k.symbol === 'DPT')!;
@@ -200,6 +219,23 @@ describe('read_contract and get_contract_info', () => {
     expect((await post(url, toolCall('read_contract', { address: devnet.manifest.tokens[0]!.address, signature: 'not a function at all' }), h)).status).toBe(400);
     const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)' }), h);
     expect(reverting.status).toBe(400);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+
+  it('an argument that is not of its ABI type is 400 INVALID_PARAMS naming args.<i> (was 502 UPSTREAM_ERROR), free of charge', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const url = `${suite.svc.url}/mcp/blockchain-explorer`;
+    const token = devnet.manifest.tokens[0]!.address;
+    for (const [signature, args, path] of [
+      ['function balanceOf(address) view returns (uint256)', ['notanaddress'], 'args.0'],
+      ['function allowance(address,address) view returns (uint256)', [token, 'nope'], 'args.1'],
+      ['function tokenURI(uint256) view returns (string)', ['abc'], 'args.0'],
+    ] as const) {
+      const res = await post(url, toolCall('read_contract', { address: token, signature, args }), { 'x-api-key': suite.key });
+      expect(res.status).toBe(400);
+      const err = (res.body as { error: { code: string; details: { issues: { path: string }[] } } }).error;
+      expect(err).toMatchObject({ code: 'INVALID_PARAMS', details: { issues: [{ path }] } });
+    }
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   });
 });

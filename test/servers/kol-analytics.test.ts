@@ -2,7 +2,7 @@
 // Reddit CSVs; call returns from the raw price CSV each call's price source names (yahoo,
 // cryptocompare, coinmarketcap), so neither the built datasets nor the tools are trusted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRetweet } from '../../server/analytics/calls.ts';
+import { exclusionOf, isRetweet } from '../../server/analytics/calls.ts';
 import { sentimentScore, stanceOf } from '../../server/analytics/sentiment.ts';
 import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
 import { mentionExtractor } from '../../server/providers/social/extractor.ts';
@@ -74,12 +74,18 @@ describe('get_kol_profile', () => {
 describe('get_kol_calls and get_kol_performance', () => {
   const from = '2017-03-01';
   const to = '2017-05-31';
-  // Independently: rogerkver's own tweets (no retweets) in the window with a stance and an asset.
+  // From the raw tweets: rogerkver's own tweets (no retweets) in the window with a stance, naming
+  // one asset, that the call rule (adverts, lookalike coins) keeps.
   const expectedCalls = tweets
     .filter((t) => t.author === 'rogerkver' && t.day >= from && t.day <= to && !isRetweet(t.text))
     .flatMap((t) => {
-      const stance = stanceOf(sentimentScore(t.text));
-      return stance === 'neutral' ? [] : extractor.assets(t.text).map((asset) => ({ asset, day: t.day, stance, id: t.id }));
+      const compound = sentimentScore(t.text);
+      const stance = stanceOf(compound);
+      const assets = extractor.assets(t.text);
+      if (stance === 'neutral') return [];
+      return assets
+        .filter((asset) => exclusionOf({ id: t.id, created: t.created, text: t.text, compound, assets, url: '' }, asset) === null)
+        .map((asset) => ({ asset, day: t.day, stance, id: t.id }));
     });
 
   it("rogerkver's calls in a window are his own tweets with a stance and an asset, newest first", async () => {
@@ -108,7 +114,13 @@ describe('get_kol_calls and get_kol_performance', () => {
         horizons: { days: number; return: number | null; directional_return: number | null; excess_return: number | null; hit: boolean | null }[];
       }[];
     }>('get_kol_performance', { handle: 'rogerkver', from, to, limit: 100 });
-    const calls = env.data.scored_calls;
+    // Every page: one page of 100 may stop early to fit the answer's size.
+    const calls = [...env.data.scored_calls];
+    for (let cursor = env.metadata.next_cursor; cursor; ) {
+      const next = await suite.call<typeof env.data>('get_kol_performance', { handle: 'rogerkver', from, to, limit: 100, cursor });
+      calls.push(...next.data.scored_calls);
+      cursor = next.metadata.next_cursor;
+    }
     expect(calls.length).toBeGreaterThan(5);
     const btcSource = snapshot.series.bitcoin!;
     const dirs: number[][] = [[], [], []];
@@ -138,9 +150,32 @@ describe('get_kol_calls and get_kol_performance', () => {
     expect(env.metadata.credits_used).toBe(5);
   });
 
+  it('a truncated page\'s cursor resumes exactly where the page stopped: paging Cointelegraph at limit 100 returns every scored call once', async () => {
+    type Perf = { calls_with_prices: number; scored_calls: { asset: string; date: string; post: { url: string } }[] };
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let truncatedPages = 0;
+    let total: number | undefined;
+    do {
+      const env = await suite.call<Perf>('get_kol_performance', { handle: 'Cointelegraph', limit: 100, ...(cursor ? { cursor } : {}) });
+      total = env.data.calls_with_prices;
+      seen.push(...env.data.scored_calls.map((c) => `${c.date}|${c.asset}|${JSON.stringify(c.post)}`));
+      if ((env.metadata as { truncated?: boolean }).truncated) truncatedPages++;
+      cursor = env.metadata.next_cursor;
+    } while (cursor);
+    expect(truncatedPages).toBeGreaterThan(0);
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+  }, 90_000);
+
   it('calls the price history cannot score are said so with the range it covers', async () => {
     // Reddit 2025 calls on Ethereum: ETH's prices in the snapshot end 2025-02-11.
-    const ethCallers = rawReddit().filter((r) => r.author !== '[deleted]' && extractor.assets(r.text).includes('ethereum') && stanceOf(sentimentScore(r.text)) !== 'neutral');
+    const ethCallers = rawReddit().filter((r) => {
+      if (r.author === '[deleted]') return false;
+      const compound = sentimentScore(r.text);
+      const assets = extractor.assets(r.text);
+      return assets.includes('ethereum') && stanceOf(compound) !== 'neutral' && exclusionOf({ id: r.id, created: r.created, text: r.text, compound, assets, url: '' }, 'ethereum') === null;
+    });
     const env = await suite.call<{ covered: boolean; calls: number; price_history_covers: Record<string, { to: string }> }>('get_kol_performance', {
       handle: ethCallers[0]!.author,
       platform: 'reddit',
@@ -154,16 +189,25 @@ describe('get_kol_calls and get_kol_performance', () => {
 });
 
 describe('rank_kols and get_asset_kol_mentions', () => {
-  it('the leaderboard holds only accounts with at least min_calls scored calls, best hit rate first, consistent with each account\'s performance', async () => {
-    const env = await suite.call<{ leaderboard: { handle: string; calls_scored: number; hit_rate: number }[]; accounts_below_min_calls: number }>('rank_kols', {
+  it('the leaderboard holds only accounts with at least min_calls scored calls, ranked by hit rate minus base rate with an interval, consistent with each account\'s performance', async () => {
+    type Row = { handle: string; calls_scored: number; hit_rate: number; base_rate: number; excess_hit_rate: number; excess_hit_rate_ci95: [number, number]; versus_base: string };
+    const env = await suite.call<{ leaderboard: Row[]; accounts_below_min_calls: number; ranked_by: string }>('rank_kols', {
       metric: 'hit_rate',
       horizon_days: 7,
       min_calls: 50,
     });
     const board = env.data.leaderboard;
+    expect(env.data.ranked_by).toBe('excess_hit_rate');
     expect(board.length).toBeGreaterThan(2);
     expect(board.every((r) => r.calls_scored >= 50)).toBe(true);
-    expect(board.map((r) => r.hit_rate)).toEqual([...board.map((r) => r.hit_rate)].sort((a, b) => b - a));
+    expect(board.map((r) => r.excess_hit_rate)).toEqual([...board.map((r) => r.excess_hit_rate)].sort((a, b) => b - a));
+    for (const r of board) {
+      expect(r.excess_hit_rate).toBeCloseTo(r.hit_rate - r.base_rate, 12);
+      expect(r.base_rate).toBeGreaterThan(0.3);
+      expect(r.excess_hit_rate_ci95[0]).toBeLessThanOrEqual(r.excess_hit_rate);
+      expect(r.excess_hit_rate_ci95[1]).toBeGreaterThanOrEqual(r.excess_hit_rate);
+      expect(r.versus_base).toBe(r.excess_hit_rate_ci95[0] > 0 ? 'above' : r.excess_hit_rate_ci95[1] < 0 ? 'below' : 'indistinguishable');
+    }
     expect(env.data.accounts_below_min_calls).toBeGreaterThan(0);
     const perf = await suite.call<{ summary: { days: number; calls_scored: number; hit_rate: number }[] }>('get_kol_performance', { handle: board[0]!.handle });
     expect(perf.data.summary[1]).toMatchObject({ days: 7, calls_scored: board[0]!.calls_scored, hit_rate: board[0]!.hit_rate });

@@ -116,6 +116,16 @@ describe('get_ohlcv', () => {
     });
   });
 
+  it('a day that is not on the calendar (2025-02-30) is 400 INVALID_PARAMS naming `from`, and costs nothing', async () => {
+    const before = await balanceOf(db, accountId);
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_ohlcv', { asset: 'bitcoin', from: '2025-02-30' }), { 'x-api-key': key });
+    expect(res.status).toBe(400);
+    const err = (res.body as { error: { code: string; details: { issues: { path: unknown; message: string }[] } } }).error;
+    expect(err.code).toBe('INVALID_PARAMS');
+    expect(JSON.stringify(err.details.issues)).toContain('from');
+    expect(await balanceOf(db, accountId)).toBe(before);
+  });
+
   it('a range where from is after to is 400 INVALID_PARAMS', async () => {
     const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_ohlcv', { asset: 'btc', from: '2024-02-01', to: '2024-01-01' }), {
       'x-api-key': key,
@@ -142,7 +152,7 @@ describe('search_assets, get_market_overview, get_top_movers', () => {
     expect(env.data.market_cap.btc_dominance_pct).toBeGreaterThan(30);
     expect(env.data.breadth_24h.advancers + env.data.breadth_24h.decliners).toBeLessThanOrEqual(env.data.breadth_24h.assets);
     expect(env.data.defi_tvl.as_of).toBe('2025-12-19');
-    expect(env.metadata.data_as_of).toBe(env.data.breadth_24h.as_of);
+    expect(env.metadata.data_as_of).toBe(env.data.market_cap.as_of);
   });
 
   it('top movers are sorted, all on one day, and respect the volume floor', async () => {
@@ -155,6 +165,16 @@ describe('search_assets, get_market_overview, get_top_movers', () => {
     expect(g).toEqual([...g].sort((a, b) => b - a));
     expect(env.data.gainers.every((x) => x.volume_24h_usd >= 5_000_000)).toBe(true);
     expect(env.data.losers[0]!.change_pct).toBeLessThanOrEqual(env.data.gainers[env.data.gainers.length - 1]!.change_pct);
+  });
+
+  it('a gainer rose and a loser fell: no asset with a positive 7d change is listed under losers (FLOKI +0.50% was)', async () => {
+    for (const window of ['24h', '7d', '30d']) {
+      const env = await call<{ gainers: { change_pct: number }[]; losers: { id: string; change_pct: number }[] }>('get_top_movers', { window, limit: 50, min_volume_usd: 0 });
+      expect(env.data.gainers.every((x) => x.change_pct > 0)).toBe(true);
+      expect(env.data.losers.every((x) => x.change_pct < 0), `${window} losers: ${JSON.stringify(env.data.losers.filter((x) => x.change_pct >= 0))}`).toBe(true);
+      const l = env.data.losers.map((x) => x.change_pct);
+      expect(l).toEqual([...l].sort((a, b) => a - b));
+    }
   });
 });
 

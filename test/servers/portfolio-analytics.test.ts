@@ -9,8 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { loadSnapshot, SnapshotProvider } from '../../server/providers/market/snapshot.ts';
-import { countingProxy, jsonRpcReplay, rawRpc, splTokenAccount, writeManifest, type LoopbackServer } from '../helpers/chain.ts';
-import { balanceOf, post, toolCall } from '../helpers/service.ts';
+import { countingProxy, jsonRpcReplay, listen, rawRpc, splTokenAccount, writeManifest, type LoopbackServer } from '../helpers/chain.ts';
+import http from 'node:http';
+import { loadConfig } from '../../server/config.ts';
+import { DEFAULT_DEADLINE_MS } from '../../server/providers/http.ts';
+import { balanceOf, post, startTestService, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
@@ -23,6 +26,7 @@ let devnet: Devnet;
 let suite: ToolSuite;
 let proxy: Awaited<ReturnType<typeof countingProxy>>;
 let solana: LoopbackServer;
+let manifestFile: string;
 const holder = mnemonicToAccount(MNEMONIC, { addressIndex: 15 }).address;
 const fiftyTokens: { address: Address; symbol: string; supply: bigint }[] = [];
 const snapshot = new SnapshotProvider(loadSnapshot(undefined));
@@ -55,7 +59,7 @@ beforeAll(async () => {
     }
     return { error: { code: -32601, message: 'Method not found' } };
   });
-  const manifestFile = writeManifest({
+  manifestFile = writeManifest({
     ...devnet.manifest,
     rpc_url: proxy.url,
     tokens: [...devnet.manifest.tokens, ...fiftyTokens.map((t) => ({ symbol: t.symbol, name: t.symbol, decimals: 18, kind: 'plain' as const, address: t.address }))],
@@ -118,6 +122,41 @@ describe('get_portfolio', () => {
     const env = await suite.call<Portfolio>('get_portfolio', { addresses: [holder], chains: ['ethereum', 'base'] });
     expect(env.data.unavailable).toEqual([{ chain: 'base', code: 'UPSTREAM_ERROR', provider: 'evm:base' }]);
     expect(env.data.wallets[0]!.holdings.length).toBe(51);
+  });
+
+  it('a chain whose node never answers is listed under unavailable as UPSTREAM_TIMEOUT naming evm:<chain>, within its deadline, and the others answer', async () => {
+    // Accepts connections and never answers: per attempt 20 s x 3 attempts would outlast the tool's 6 s.
+    const silent = http.createServer(() => {});
+    const hung = await listen(silent);
+    const svc = await startTestService(suite.db.url, {
+      MCP_SERVERS: 'portfolio-analytics',
+      ETHEREUM_RPC_URL: proxy.url,
+      POLYGON_RPC_URL: hung.url,
+      EVM_TIMEOUT_MS: '20000',
+      EVM_RETRIES: '2',
+      EVM_DEADLINE_MS: '1000',
+      TOOL_TIMEOUT_MS: '6000',
+      DEVNET_MANIFEST: manifestFile,
+    });
+    try {
+      const started = Date.now();
+      const res = await post(`${svc.url}/mcp/portfolio-analytics`, toolCall('get_portfolio', { addresses: [holder], chains: ['ethereum', 'polygon'] }), { 'x-api-key': suite.key });
+      expect(res.status).toBe(200);
+      const env = (res.body as { result: { structuredContent: { data: Portfolio } } }).result.structuredContent;
+      expect(env.data.unavailable).toEqual([{ chain: 'polygon', code: 'UPSTREAM_TIMEOUT', provider: 'evm:polygon' }]);
+      expect(env.data.wallets[0]!.holdings.length).toBe(51);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await svc.close();
+      await hung.close();
+    }
+  }, 30_000);
+
+  it('the default per-provider deadline is well under the 30 s tool timeout', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/x' });
+    expect(config.evm.deadlineMs).toBeLessThanOrEqual(10_000);
+    expect(config.evm.deadlineMs).toBeLessThan(config.toolTimeoutMs / 2);
+    expect(DEFAULT_DEADLINE_MS).toBeLessThan(config.toolTimeoutMs / 2);
   });
 
   it('fails with 502 and charges nothing when no chain asked for can be read', async () => {

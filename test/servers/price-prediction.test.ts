@@ -146,4 +146,30 @@ describe('get_prediction_track_record with matured forecasts', () => {
     expect(scored).toMatchObject({ forecast: 100000, actual, inside_80: actual >= 90000 && actual <= 110000 });
     expect(scored.abs_pct_error).toBeCloseTo((Math.abs(actual - 100000) / actual) * 100, 9);
   });
+
+  it('scores only forecasts of the asked horizon made from the same price source, and counts flat forecasts apart', async () => {
+    const log = (id: string, horizon: number, source: string, baseDate: string, target: string, point: number, baseClose: number) =>
+      db.query(
+        `INSERT INTO forecast_log (request_id, account_id, asset_id, model, horizon, source, base_date, base_close, path)
+         VALUES ($1, $2, 'bitcoin', 'drift', $3, $4, $5, $6, $7)`,
+        [id, accountId, horizon, source, baseDate, baseClose, JSON.stringify([{ date: target, point, p50: [point, point], p80: [point * 0.9, point * 1.1], p95: [point * 0.8, point * 1.2] }])],
+      );
+    await log('tr-7d-up', 7, 'snapshot', '2025-10-01', '2025-10-08', 130000, 118000);
+    await log('tr-7d-flat', 7, 'snapshot', '2025-10-02', '2025-10-09', 120000, 120000);
+    await log('tr-1d-other-horizon', 1, 'snapshot', '2025-10-03', '2025-10-04', 1, 120000);
+    await log('tr-30d-other-horizon', 30, 'snapshot', '2025-09-01', '2025-10-01', 1, 110000);
+    await log('tr-7d-live-source', 7, 'live:test', '2025-10-04', '2025-10-11', 1, 120000);
+    const env = await call<{
+      horizon: number;
+      forecasts: { made_from: string; horizon: number; direction: string; direction_right: boolean | null }[];
+      summary: { count: number; flat_forecasts: number; directional_forecasts: number; directional_accuracy: number | null };
+    }>('get_prediction_track_record', { asset: 'btc', horizon: 7, limit: 100 });
+    expect(env.data.forecasts.map((f) => f.made_from).sort()).toEqual(['2025-10-01', '2025-10-02']);
+    expect(env.data.forecasts.every((f) => f.horizon === 7)).toBe(true);
+    const flat = env.data.forecasts.find((f) => f.made_from === '2025-10-02')!;
+    expect(flat).toMatchObject({ direction: 'flat', direction_right: null });
+    expect(env.data.summary).toMatchObject({ count: 2, flat_forecasts: 1, directional_forecasts: 1 });
+    const up = env.data.forecasts.find((f) => f.made_from === '2025-10-01')!;
+    expect(env.data.summary.directional_accuracy).toBe(up.direction_right ? 1 : 0);
+  });
 });

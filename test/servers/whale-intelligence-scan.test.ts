@@ -1,9 +1,10 @@
 // Pure parts of the whale tools: pages that always fit the gateway's result cap, and the
 // exchange direction and venue rules.
 import { describe, expect, it } from 'vitest';
-import { ANSWER_ITEM_CHARS, direction, exchangeName, fittingPage } from '../../server/servers/whale-intelligence/scan.ts';
+import { ANSWER_ITEM_CHARS, page } from '../../server/servers/common/paging.ts';
+import { direction, exchangeName } from '../../server/servers/whale-intelligence/scan.ts';
 
-describe('fittingPage', () => {
+describe('page (common/paging)', () => {
   it('a page stops before the item that would pass the character budget, and the cursor resumes exactly there', () => {
     const items = Array.from({ length: 100 }, (_, i) => ({ i, pad: 'x'.repeat(990) }));
     const size = JSON.stringify(items[0]).length + 1;
@@ -11,7 +12,7 @@ describe('fittingPage', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const p = fittingPage(items, 100, cursor);
+      const p = page(items, 100, cursor);
       expect(p.items.length).toBeLessThanOrEqual(Math.floor(ANSWER_ITEM_CHARS / size));
       seen.push(...p.items.map((x) => x.i));
       cursor = p.next_cursor;
@@ -22,11 +23,11 @@ describe('fittingPage', () => {
   });
 
   it('the limit still applies, and one item larger than the budget comes alone so a caller always progresses', () => {
-    expect(fittingPage([1, 2, 3, 4, 5], 2, undefined)).toMatchObject({ items: [1, 2] });
+    expect(page([1, 2, 3, 4, 5], 2, undefined)).toMatchObject({ items: [1, 2] });
     const huge = ['y'.repeat(ANSWER_ITEM_CHARS * 2), 'small'];
-    const first = fittingPage(huge, 20, undefined);
+    const first = page(huge, 20, undefined);
     expect(first.items).toEqual([huge[0]]);
-    expect(fittingPage(huge, 20, first.next_cursor)).toEqual({ items: ['small'] });
+    expect(page(huge, 20, first.next_cursor)).toMatchObject({ items: ['small'] });
   });
 });
 

@@ -1,7 +1,7 @@
 // EVM chain access: one viem public client per network, over HTTP JSON-RPC with request batching
 // (concurrent calls share one HTTP request), timeouts and retries. RPC URLs come from
 // configuration; the defaults are public endpoints.
-import { createPublicClient, http, type PublicClient } from 'viem';
+import { createPublicClient, http, TimeoutError, type PublicClient, type Transport } from 'viem';
 import { base, bsc, mainnet, polygon } from 'viem/chains';
 import { observedFetch } from '../http.ts';
 
@@ -19,8 +19,30 @@ const CHAINS = { ethereum: mainnet, base, polygon, bsc } as const;
 
 export interface EvmOptions {
   rpcUrls: Record<EvmNetwork, string>;
+  /** Per attempt. */
   timeoutMs: number;
   retries: number;
+  /** One request, all attempts and waits together; past it the request fails as a timeout. Default: unbounded. */
+  deadlineMs?: number;
+}
+
+/**
+ * The transport with a deadline over all of one request's attempts: viem's own timeout is per
+ * attempt, so a node that never answers would otherwise hold a call for (retries + 1) timeouts.
+ */
+function withDeadline(transport: Transport, deadlineMs: number | undefined, url: string): Transport {
+  if (deadlineMs === undefined) return transport;
+  return (params) => {
+    const t = transport(params);
+    const request = ((args, options) => {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TimeoutError({ body: { method: args.method }, url })), deadlineMs);
+      });
+      return Promise.race([t.request(args, options), expired]).finally(() => clearTimeout(timer));
+    }) as typeof t.request;
+    return { ...t, request };
+  };
 }
 
 export interface EvmClients {
@@ -43,12 +65,16 @@ export function createEvmClients(opts: EvmOptions): EvmClients {
           // a tool asked for "up to the latest block" must see the block mined a second ago.
           cacheTime: 0,
           // observedFetch: every JSON-RPC request is counted and traced under provider evm:<network>.
-          transport: http(opts.rpcUrls[network], {
-            batch: { wait: 0 },
-            timeout: opts.timeoutMs,
-            retryCount: opts.retries,
-            fetchFn: observedFetch(`evm:${network}`),
-          }),
+          transport: withDeadline(
+            http(opts.rpcUrls[network], {
+              batch: { wait: 0 },
+              timeout: opts.timeoutMs,
+              retryCount: opts.retries,
+              fetchFn: observedFetch(`evm:${network}`),
+            }),
+            opts.deadlineMs,
+            opts.rpcUrls[network],
+          ),
         }) as PublicClient;
         clients.set(network, c);
       }

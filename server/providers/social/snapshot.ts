@@ -143,12 +143,19 @@ export class SnapshotSocialSource implements SocialSource {
 
   async coverage(platform: Platform): Promise<Coverage> {
     const posts = this.dataset().byPlatform(platform);
+    const kinds = new Map<SocialPost['kind'], { kind: SocialPost['kind']; from: string; to: string }>();
+    for (const p of posts) {
+      const k = kinds.get(p.kind);
+      if (!k) kinds.set(p.kind, { kind: p.kind, from: day(p.created), to: day(p.created) });
+      else k.to = day(p.created);
+    }
     return {
       platform,
       from: day(posts[0]?.created ?? ''),
       to: day(posts[posts.length - 1]?.created ?? ''),
       items: posts.length,
       source: `snapshot:${platform}`,
+      kinds: [...kinds.values()],
     };
   }
 

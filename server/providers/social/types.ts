@@ -33,6 +33,8 @@ export interface Coverage {
   to: string;
   items: number;
   source: string;
+  /** Per kind of item, where kinds end (or start) at different days: Reddit comments end before its posts. */
+  kinds?: { kind: SocialPost['kind']; from: string; to: string }[];
 }
 
 export interface PostQuery {

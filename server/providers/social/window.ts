@@ -2,10 +2,10 @@
 // the covered range when a window lies outside it.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { addDays, daysBetween } from '../../lib/dates.ts';
+import { addDays, daysBetween, isoDaySchema } from '../../lib/dates.ts';
 import type { Coverage } from './types.ts';
 
-export const isoDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+export const isoDay = isoDaySchema;
 
 export const windowFields = {
   from: isoDay.optional().describe("First day (inclusive); default: `days` before `to`."),
@@ -20,6 +20,22 @@ export interface Window {
   /** True when the asked window reached past the data and was cut to it. */
   clamped: boolean;
   covered: { from: string; to: string };
+  /** One line per kind of item the data lacks for part of the window (e.g. comments ending early). */
+  gaps: string[];
+}
+
+/** Where a kind of item (comments, posts) starts or ends inside the window, said in one line each. */
+export function coverageGaps(cov: Coverage, from: string, to: string): string[] {
+  const gaps: string[] = [];
+  for (const k of cov.kinds ?? []) {
+    if (k.to < to && k.to >= from) {
+      gaps.push(`The ${cov.platform} ${k.kind}s in the data end ${k.to}: from ${addDays(k.to, 1)} to ${to} they are missing, so counts there are not comparable with earlier days.`);
+    }
+    if (k.from > from && k.from <= to) {
+      gaps.push(`The ${cov.platform} ${k.kind}s in the data start ${k.from}: from ${from} to ${addDays(k.from, -1)} they are missing.`);
+    }
+  }
+  return gaps;
 }
 
 /**
@@ -41,5 +57,5 @@ export function resolveWindow(cov: Coverage, args: { from?: string | undefined; 
   }
   const f = from < cov.from ? cov.from : from;
   const t = to > cov.to ? cov.to : to;
-  return { from: f, to: t, days: daysBetween(f, t) + 1, clamped: f !== from || t !== to, covered };
+  return { from: f, to: t, days: daysBetween(f, t) + 1, clamped: f !== from || t !== to, covered, gaps: coverageGaps(cov, f, t) };
 }

@@ -1,9 +1,9 @@
 // read_contract and get_contract_info: view calls, and what a contract is (proxy, standards, owner).
-import { getAddress, parseAbiItem, type AbiFunction, type Address } from 'viem';
+import { encodeAbiParameters, getAddress, parseAbiItem, type AbiFunction, type Address } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
+import { addressSchema, causedBy, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import { eip1967Proxy, tryCall } from '../common/onchain.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -45,9 +45,19 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
             issues: [{ path: 'args', message: `expected ${fn.inputs.length} argument(s)` }],
           });
         }
+        // Each argument is checked against its ABI type here: a bad one is the caller's mistake (400
+        // naming args.i), not the node's.
         const callArgs = fn.inputs.map((input, i) => {
           const v = args.args[i]!;
-          return /^u?int\d*$/.test(input.type) ? BigInt(v as string | number) : v;
+          try {
+            const value = /^u?int\d*$/.test(input.type) ? BigInt(v as string | number) : v;
+            encodeAbiParameters([input], [value]);
+            return value;
+          } catch {
+            throw new ApiError('INVALID_PARAMS', `Argument ${i} (${input.name || input.type}) is not a valid ${input.type}: ${JSON.stringify(v)}.`, {
+              issues: [{ path: `args.${i}`, message: `expected ${input.type}` }],
+            });
+          }
         });
         const client = evm.client(network);
         const result = await rpc(network, async () => {
@@ -61,6 +71,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
             });
           } catch (err) {
             const name = (err as { name?: string }).name ?? '';
+            if (causedBy(err, 'TimeoutError') || causedBy(err, 'HttpRequestError')) throw err;
             if (name === 'ContractFunctionExecutionError' || name === 'ContractFunctionRevertedError' || name === 'ContractFunctionZeroDataError') {
               throw new ApiError('INVALID_PARAMS', `The call reverted or returned nothing: ${(err as { shortMessage?: string }).shortMessage ?? 'no reason'}.`, {
                 issues: [{ path: 'signature', message: 'the contract did not answer this call' }],

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { chainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
+import { pastHead } from '../common/onchain.ts';
 import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { solanaHistory } from './solana.ts';
@@ -13,6 +14,9 @@ import { solanaHistory } from './solana.ts';
 /** Blocks one scan reads in full: each can carry hundreds of transactions on a busy chain. */
 export const MAX_SCAN_BLOCKS = 200;
 const DEFAULT_SCAN_BLOCKS = 50;
+
+/** Rows read from the block-explorer API per request (its page size). */
+const EXPLORER_PAGE = 100;
 
 export function historyTools(deps: ServerDeps): ToolDefinition[] {
   const { evm, labels, explorer, chainCache } = deps;
@@ -39,19 +43,22 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
         const network = evmNetwork(args.chain, 'get_address_transactions');
         const address = getAddress(args.address);
         if (explorer) {
-          // Explorer pages are 1-based; our cursor carries the next page number.
-          const pageNo = decodeCursor(args.cursor) + 1;
-          const rows = await explorer.transactions(network, address, { page: pageNo, pageSize: args.limit, sort: 'desc', startBlock: args.from_block, endBlock: args.to_block }, ctx.signal);
+          // The cursor is an item offset; the explorer is read in fixed pages of EXPLORER_PAGE (1-based)
+          // and a page of ours never crosses one, so it resumes exactly at the first row not returned.
+          const offset = decodeCursor(args.cursor);
+          const pageNo = Math.floor(offset / EXPLORER_PAGE) + 1;
+          const rows = await explorer.transactions(network, address, { page: pageNo, pageSize: EXPLORER_PAGE, sort: 'desc', startBlock: args.from_block, endBlock: args.to_block }, ctx.signal);
+          const views = rows.map((t) => ({ ...t, from: getAddress(t.from), from_label: labelOf(t.from), to: t.to ? getAddress(t.to) : null, to_label: labelOf(t.to), value: formatEther(BigInt(t.value_wei)) }));
+          const within = offset % EXPLORER_PAGE;
+          const fitted = page(views, args.limit, encodeCursor(within));
+          const next = offset + fitted.items.length;
+          const more = fitted.next_cursor !== undefined || rows.length === EXPLORER_PAGE;
           return {
-            data: {
-              chain: network,
-              address,
-              method: 'explorer',
-              transactions: rows.map((t) => ({ ...t, from: getAddress(t.from), from_label: labelOf(t.from), to: t.to ? getAddress(t.to) : null, to_label: labelOf(t.to), value: formatEther(BigInt(t.value_wei)) })),
-            },
+            data: { chain: network, address, method: 'explorer', transactions: fitted.items },
             source: 'explorer',
             data_as_of: null,
-            next_cursor: rows.length === args.limit ? encodeCursor(pageNo) : undefined,
+            next_cursor: more ? encodeCursor(next) : undefined,
+            truncated: fitted.truncated,
           };
         }
 
@@ -66,6 +73,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
               issues: [{ path: 'from_block', message: `at most ${MAX_SCAN_BLOCKS} blocks from from_block to to_block` }],
             });
           }
+          pastHead(args, head);
           const to = Math.min(requestedTo, head);
           const numbers = Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => BigInt(to - i));
           // One batched request for the range; final blocks come from the cache.
@@ -98,7 +106,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
               method_id: t.input.length >= 10 ? t.input.slice(0, 10) : null,
             })),
         );
-        const { items, next_cursor } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
@@ -112,6 +120,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           source: `rpc:${network}`,
           data_as_of: null,
           next_cursor,
+          truncated,
         };
       },
     }),

@@ -48,7 +48,15 @@ export function evmNetwork(chain: EvmNetwork | 'solana', tool: string): EvmNetwo
   return chain;
 }
 
-/** Runs JSON-RPC work, turning transport failures into UPSTREAM_ERROR / UPSTREAM_TIMEOUT. */
+/** True when the error or any error in its `cause` chain has this name (viem wraps transport errors). */
+export function causedBy(err: unknown, name: string): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 10; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { name?: string }).name === name) return true;
+  }
+  return false;
+}
+
+/** Runs JSON-RPC work, turning transport failures into UPSTREAM_ERROR / UPSTREAM_TIMEOUT naming the chain. */
 export async function rpc<T>(network: EvmNetwork, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -56,7 +64,7 @@ export async function rpc<T>(network: EvmNetwork, fn: () => Promise<T>): Promise
     if (err instanceof ApiError) throw err;
     const name = (err as { name?: string }).name ?? '';
     const provider = `evm:${network}`;
-    if (name === 'TimeoutError') throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider });
+    if (causedBy(err, 'TimeoutError')) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider });
     if (name === 'BlockNotFoundError' || name === 'TransactionNotFoundError' || name === 'TransactionReceiptNotFoundError') {
       throw new ApiError('NOT_FOUND', 'No such block or transaction on this chain.', { chain: network });
     }

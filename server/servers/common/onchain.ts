@@ -41,7 +41,21 @@ export async function resolveBlockRange(
       issues: [{ path: 'from_block', message: `at most ${max} blocks from from_block to to_block` }],
     });
   }
+  pastHead(args, latest);
   return { from, to: Math.min(requestedTo, latest), latest };
+}
+
+/** A block past the chain's head is the caller's mistake: 400 naming the argument and the head. */
+export function pastHead(args: { from_block?: number | undefined; to_block?: number | undefined }, latest: number): void {
+  for (const field of ['to_block', 'from_block'] as const) {
+    const n = args[field];
+    if (n !== undefined && n > latest) {
+      throw new ApiError('INVALID_PARAMS', `${field} ${n} is past the chain's latest block ${latest}.`, {
+        issues: [{ path: field, message: `at most the latest block, ${latest}` }],
+        latest_block: latest,
+      });
+    }
+  }
 }
 
 export interface TransferLog {

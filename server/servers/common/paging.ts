@@ -22,8 +22,31 @@ export function decodeCursor(cursor: string | undefined): number {
   });
 }
 
-export function page<T>(items: T[], limit: number, cursor: string | undefined): { items: T[]; next_cursor?: string } {
+/** Characters of list items one answer carries, below the gateway's cap of about 40,000 for the whole result. */
+export const ANSWER_ITEM_CHARS = 30_000;
+
+export interface Page<T> {
+  items: T[];
+  next_cursor?: string;
+  /** True when the page stopped before `limit` items to fit the answer's size. */
+  truncated: boolean;
+}
+
+/**
+ * A page of at most `limit` items that also fits ANSWER_ITEM_CHARS (at least one item), with a
+ * cursor to the first item left out: the gateway then never has to cut a page, which would drop
+ * the items between its cut and the cursor.
+ */
+export function page<T>(items: readonly T[], limit: number, cursor: string | undefined, maxChars = ANSWER_ITEM_CHARS): Page<T> {
   const offset = decodeCursor(cursor);
-  const slice = items.slice(offset, offset + limit);
-  return offset + limit < items.length ? { items: slice, next_cursor: encodeCursor(offset + limit) } : { items: slice };
+  const out: T[] = [];
+  let chars = 0;
+  for (const item of items.slice(offset, offset + limit)) {
+    chars += JSON.stringify(item).length + 1;
+    if (out.length > 0 && chars > maxChars) break;
+    out.push(item);
+  }
+  const next = offset + out.length;
+  const truncated = out.length < Math.min(limit, Math.max(0, items.length - offset));
+  return next < items.length ? { items: out, next_cursor: encodeCursor(next), truncated } : { items: out, truncated };
 }

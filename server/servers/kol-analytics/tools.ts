@@ -2,7 +2,7 @@
 // authors 2025, and the 2017 influencer graph), what they called and how those calls did.
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
-import { extractCalls, HORIZONS, isRetweet, scoreCall, summarise, type ScoredCall } from '../../analytics/calls.ts';
+import { CALL_RULE, edgeOverBase, extractCalls, HORIZONS, isRetweet, scoreCall, summarise, yearBaseRate, type ScoredCall } from '../../analytics/calls.ts';
 import { stanceOf } from '../../analytics/sentiment.ts';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -99,6 +99,15 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       : { kind: 'influencer_graph_in_degree_2017', value: null, note: 'Not covered: the handle is not in the 2017 influencer graph.' };
   };
 
+  // Base rates by asset, year and horizon, computed once per process.
+  const bases = new Map<string, ReturnType<typeof yearBaseRate>>();
+  const baseOf = (hi: number) => (c: ScoredCall) => {
+    const key = `${c.asset}|${c.date.slice(0, 4)}|${HORIZONS[hi]}`;
+    if (!bases.has(key)) bases.set(key, yearBaseRate(prices().closeOn, c.asset, Number(c.date.slice(0, 4)), HORIZONS[hi]!));
+    const b = bases.get(key);
+    return b ? (c.stance === 'bullish' ? b.up : b.down) : null;
+  };
+
   const src = (pl: Platform) => `snapshot:${pl}`;
   const asOf = (pl: Platform) => coverage(pl).to;
 
@@ -143,6 +152,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: src(kol.platform),
           data_as_of: asOf(kol.platform),
+          empty: posts.length === 0 && influence(kol).value === null,
         };
       },
     }),
@@ -169,7 +179,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const calls = extractCalls(inRange(kol.posts, kol.platform, args), { asset: asset?.id, includeRetweets: args.include_retweets })
           .filter((c) => args.stance === 'any' || c.stance === args.stance)
           .reverse();
-        const { items, next_cursor } = page(calls, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(calls, args.limit, args.cursor);
         return {
           data: {
             handle: kol.handle,
@@ -177,11 +187,13 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             total: calls.length,
             ...(calls.length === 0 ? { covered: false, reason: `No ${args.stance === 'any' ? '' : `${args.stance} `}calls${asset ? ` on ${asset.name}` : ''} by ${kol.handle} in the data (${coverage(kol.platform).from} to ${coverage(kol.platform).to}).` } : {}),
             calls: items,
-            method: 'a call is a post (retweets excluded unless asked) mentioning an asset with VADER compound >= 0.05 (bullish) or <= -0.05 (bearish); one call per asset mentioned',
+            method: CALL_RULE,
           },
           source: src(kol.platform),
           data_as_of: asOf(kol.platform),
           next_cursor,
+          truncated,
+          empty: calls.length === 0,
         };
       },
     }),
@@ -225,14 +237,16 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             },
             source: src(kol.platform),
             data_as_of: asOf(kol.platform),
+            empty: true,
           };
         }
-        const { items, next_cursor } = page([...priced].reverse(), args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page([...priced].reverse(), args.limit, args.cursor);
         return {
-          data: { ...base, covered: true, summary: summarise(priced), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
+          data: { ...base, covered: true, summary: summarise(priced), versus_base_rate: HORIZONS.map((_, i) => edgeOverBase(priced, i, baseOf(i))), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
           source: `${src(kol.platform)}+snapshot:prices`,
           data_as_of: asOf(kol.platform),
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -268,12 +282,27 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             continue;
           }
           const reach = influence(kol);
-          rows.push({ handle: author, calls_scored: s.calls_scored, hit_rate: s.hit_rate, mean_return: s.mean_return, median_return: s.median_return, mean_excess_return: s.mean_excess_return, reach: reach.value ?? null, reach_kind: reach.kind });
+          const edge = edgeOverBase(calls, hi, baseOf(hi));
+          rows.push({
+            handle: author,
+            calls_scored: s.calls_scored,
+            hit_rate: s.hit_rate,
+            base_rate: edge.base_rate,
+            excess_hit_rate: edge.excess_hit_rate,
+            excess_hit_rate_ci95: edge.ci95,
+            versus_base: edge.versus_base,
+            mean_return: s.mean_return,
+            median_return: s.median_return,
+            mean_excess_return: s.mean_excess_return,
+            reach: reach.value ?? null,
+            reach_kind: reach.kind,
+          });
         }
-        const key = args.metric === 'hit_rate' ? 'hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
+        // A hit rate means nothing without the base rate: 'hit_rate' ranks by the excess over it.
+        const key = args.metric === 'hit_rate' ? 'excess_hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
         rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
         const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
-        const { items, next_cursor } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
         return {
           data: {
             platform: args.platform,
@@ -282,12 +311,16 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             min_calls: args.min_calls,
             accounts_ranked: ranked.length,
             accounts_below_min_calls: tooFew,
+            ranked_by: key,
+            base_rate_rule: `a call's base rate is the share of days of its calendar year on which its asset moved its way over ${args.horizon_days} days (up for bullish, down for bearish); excess_hit_rate = hit rate minus the mean base rate of the account's calls; its 95% interval allows for calls less than a horizon apart sharing days`,
             ...(ranked.length === 0 ? { covered: false, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
             leaderboard: items,
           },
           source: `${src(args.platform)}+snapshot:prices`,
           data_as_of: asOf(args.platform),
           next_cursor,
+          truncated,
+          empty: ranked.length === 0,
         };
       },
     }),
@@ -324,6 +357,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: src(args.platform),
           data_as_of: asOf(args.platform),
+          empty: posts.length === 0,
         };
       },
     }),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { Quote } from '../../providers/market/types.ts';
+import { datedAnswer } from '../common/dating.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /**
@@ -45,6 +46,11 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
         const sorted = [...withChange].sort((a, b) => b.change_24h_pct! - a.change_24h_pct!);
         const tvl = deps.snapshot.data.defi_tvl;
         const lastTvl = tvl.daily.dates.length - 1;
+        const { data_as_of, notes } = datedAnswer([
+          { label: 'market cap and dominance', as_of: global.as_of },
+          { label: 'breadth, gainers and losers', as_of: day },
+          { label: 'DeFi TVL', as_of: tvl.protocols_total.as_of },
+        ]);
         return {
           data: {
             market_cap: {
@@ -63,8 +69,8 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
               unchanged: withChange.filter((q) => q.change_24h_pct === 0).length,
               assets_on_other_days_left_out: left_out,
             },
-            top_gainers_24h: sorted.slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
-            top_losers_24h: sorted.slice(-5).reverse().map((q) => brief(q, q.change_24h_pct)),
+            top_gainers_24h: sorted.filter((q) => q.change_24h_pct! > 0).slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
+            top_losers_24h: sorted.filter((q) => q.change_24h_pct! < 0).reverse().slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
             defi_tvl: {
               total_usd: tvl.protocols_total.tvl_usd,
               as_of: tvl.protocols_total.as_of,
@@ -74,7 +80,8 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
             },
           },
           source: deps.market.name === 'snapshot' ? 'snapshot' : global.source,
-          data_as_of: day,
+          data_as_of,
+          notes,
         };
       },
     }),
@@ -97,6 +104,8 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
         const field = WINDOWS[args.window];
         const eligible = quotes.filter((q) => q[field] !== null && (q.volume_24h_usd ?? 0) >= args.min_volume_usd);
         const sorted = [...eligible].sort((a, b) => b[field]! - a[field]!);
+        const rising = sorted.filter((q) => q[field]! > 0);
+        const falling = sorted.filter((q) => q[field]! < 0).reverse();
         return {
           data: {
             window: args.window,
@@ -104,8 +113,12 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
             assets_considered: eligible.length,
             below_min_volume: quotes.filter((q) => q[field] !== null && (q.volume_24h_usd ?? 0) < args.min_volume_usd).length,
             assets_on_other_days_left_out: left_out,
-            ...(args.direction !== 'losers' ? { gainers: sorted.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
-            ...(args.direction !== 'gainers' ? { losers: sorted.slice(-args.limit).reverse().map((q) => brief(q, q[field])) } : {}),
+            // A gainer rose and a loser fell: with fewer movers than `limit` on a side, the list is shorter.
+            rule: 'gainers: change > 0, largest first; losers: change < 0, largest fall first; unchanged assets are in neither',
+            ...(args.direction !== 'losers' ? { gainers: rising.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
+            ...(args.direction !== 'gainers' ? { losers: falling.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
+            advancers: rising.length,
+            decliners: falling.length,
           },
           source: deps.market.name === 'snapshot' ? 'snapshot' : deps.market.name,
           data_as_of: day,

@@ -1,17 +1,16 @@
 // search_assets, get_prices, get_ohlcv: the registry, quotes and candles.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { addDays } from '../../lib/dates.ts';
+import { addDays, isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
+import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 
-const ISO_DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const ISO_DAY = isoDaySchema;
 const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH", "Solana".');
 
-/** The most recent as-of among quotes, as the answer's data_as_of. */
-const latest = (dates: string[]) => dates.reduce((a, b) => (b > a ? b : a), '');
 
 export function priceTools({ market }: ServerDeps): ToolDefinition[] {
   return [
@@ -24,8 +23,8 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
       credits: 0,
       handler: async (args) => {
         const hits = market.registry.search(args.query, 500);
-        const { items, next_cursor } = page(hits, args.limit, args.cursor);
-        return { data: { query: args.query, total: hits.length, assets: items }, source: 'registry', data_as_of: null, next_cursor };
+        const { items, next_cursor, truncated } = page(hits, args.limit, args.cursor);
+        return { data: { query: args.query, total: hits.length, assets: items }, source: 'registry', data_as_of: null, next_cursor, truncated };
       },
     }),
     defineTool({
@@ -37,10 +36,13 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
       handler: async (args, ctx) => {
         const entries = resolveAssets(market.registry, args.assets);
         const quotes = await market.quotes(entries.map((e) => e.id), ctx.signal);
+        // Each quote carries its own as_of; the answer is as old as its oldest quote.
+        const { data_as_of, notes } = datedAnswer(quotes.map((q) => ({ label: q.symbol.toUpperCase(), as_of: q.as_of })));
         return {
           data: { prices: quotes },
           source: market.name === 'snapshot' ? 'snapshot' : quotes[0]?.source ?? market.name,
-          data_as_of: latest(quotes.map((q) => q.as_of)) || null,
+          data_as_of,
+          notes,
         };
       },
     }),
@@ -72,12 +74,13 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
             as_of: all.as_of,
           });
         }
-        const { items, next_cursor } = page(inRange, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(inRange, args.limit, args.cursor);
         return {
           data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles: items },
           source: all.source,
           data_as_of: all.as_of,
           next_cursor,
+          truncated,
         };
       },
     }),

@@ -10,7 +10,7 @@ import { ApiError, toApiError } from '../../errors.ts';
 import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import type { TokenEntry } from '../../providers/tokens.ts';
-import { rpc } from '../common/evm.ts';
+import { causedBy, rpc } from '../common/evm.ts';
 export { walletAddressSchema } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -160,7 +160,13 @@ async function scanEvm(deps: ServerDeps, chain: EvmNetwork, addresses: Address[]
   ];
   const results = await rpc(chain, () => client.multicall({ contracts, allowFailure: true, batchSize: MULTICALL_CHUNK_BYTES }));
   const head = results[0]!;
-  if (head.status !== 'success') throw new ApiError('UPSTREAM_ERROR', 'The chain has no Multicall3 contract to batch reads with.', { provider: `evm:${chain}` });
+  if (head.status !== 'success') {
+    // With allowFailure, multicall reports a transport failure (a node that never answered) as
+    // failed calls rather than throwing it.
+    if (causedBy(head.error, 'TimeoutError')) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: `evm:${chain}` });
+    if (causedBy(head.error, 'HttpRequestError')) throw new ApiError('UPSTREAM_ERROR', undefined, { provider: `evm:${chain}` });
+    throw new ApiError('UPSTREAM_ERROR', 'The chain has no Multicall3 contract to batch reads with.', { provider: `evm:${chain}` });
+  }
   const raws: RawHolding[] = [];
   let i = 1;
   for (const a of addresses) {

@@ -131,37 +131,48 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const matured = await forecasts.matured(asset.id, series.as_of, args.limit);
+        // Only forecasts of the asked horizon, made from the prices they are scored against.
+        const matured = await forecasts.matured(asset.id, series.as_of, args.limit, { horizon: args.horizon, source: market.name });
         const byDate = new Map(series.candles.map((c) => [c.date, c.close]));
         const scored = matured
           .map((f) => {
             const target = f.path[f.path.length - 1]!;
             const actual = byDate.get(target.date);
             if (actual === undefined) return null;
+            const called = Math.sign(target.point - f.base_close);
             return {
               made_from: f.base_date,
               target_date: target.date,
+              horizon: f.horizon,
               model: f.model,
               forecast: target.point,
               actual,
               abs_pct_error: (Math.abs(actual - target.point) / actual) * 100,
               inside_80: actual >= target.p80[0] && actual <= target.p80[1],
-              direction_right: Math.sign(target.point - f.base_close) === Math.sign(actual - f.base_close),
+              // A flat forecast calls no direction: it is counted apart, never as a wrong one.
+              direction: called > 0 ? 'up' : called < 0 ? 'down' : 'flat',
+              direction_right: called === 0 ? null : called === Math.sign(actual - f.base_close),
             };
           })
           .filter((x) => x !== null);
         if (scored.length > 0) {
+          const directional = scored.filter((s) => s.direction_right !== null);
           return {
             data: {
               asset,
               kind: 'logged forecasts scored against realised prices',
+              horizon: args.horizon,
+              price_source: market.name,
               forecasts: scored,
               summary: {
                 count: scored.length,
                 mape: scored.reduce((a, s) => a + s.abs_pct_error, 0) / scored.length,
                 coverage_80: scored.filter((s) => s.inside_80).length / scored.length,
-                directional_accuracy: scored.filter((s) => s.direction_right).length / scored.length,
+                directional_forecasts: directional.length,
+                flat_forecasts: scored.length - directional.length,
+                directional_accuracy: directional.length ? directional.filter((s) => s.direction_right).length / directional.length : null,
               },
+              rule: `forecasts of horizon ${args.horizon} made from ${market.name} prices only; directional accuracy counts forecasts that called a direction (flat ones are counted apart)`,
             },
             source: series.source,
             data_as_of: series.as_of,

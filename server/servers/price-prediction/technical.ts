@@ -60,14 +60,27 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        // The rule reads up to 300 days, so the replay keeps that much warm-up before its window.
-        const candles = lastNDays(series.candles, args.replay_days + 300);
+        // Exactly replay_days scored days, each with the rule's full 300 days behind it, ending
+        // horizon_days before the last close (the last day whose outcome is known).
+        const candles = lastNDays(series.candles, args.replay_days + 300 + args.horizon_days);
         const { signal, record } = analyse('not enough history', () => ({
           signal: compositeRule.evaluate(candles),
-          record: historicalHitRate(candles, compositeRule, args.horizon_days),
+          record: historicalHitRate(candles, compositeRule, args.horizon_days, { replayDays: args.replay_days }),
         }));
+        const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+        const said = (label: string, c: typeof record.buy) =>
+          c.signals === 0
+            ? `no ${label} signals in the replay`
+            : `${label}s hit ${pct(c.hitRate)} (95% ${pct(c.ci95![0])}-${pct(c.ci95![1])}, ${c.signals} signals) against a base rate of ${pct(c.baseRate)}: ${c.versusBase === 'indistinguishable' ? 'no measurable edge' : c.versusBase === 'above' ? 'above the base rate' : 'below the base rate'}`;
         return {
-          data: { asset, rule: { name: compositeRule.name, description: compositeRule.description }, signal, historical_hit_rate: record },
+          data: {
+            asset,
+            rule: { name: compositeRule.name, description: compositeRule.description },
+            signal,
+            historical_hit_rate: record,
+            verdict: `Over ${record.daysEvaluated} replayed days (${record.from} to ${record.to}), ${said('buy', record.buy)}; ${said('sell', record.sell)}.`,
+            ...(record.daysEvaluated < args.replay_days ? { note: `Only ${record.daysEvaluated} of the ${args.replay_days} days asked for have the rule's full 300-day history and a known outcome.` } : {}),
+          },
           source: series.source,
           data_as_of: series.as_of,
         };

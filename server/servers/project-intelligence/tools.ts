@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../analytics/tvl.ts';
 import { ApiError } from '../../errors.ts';
+import { isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { REPO_PATTERN } from '../../providers/github.ts';
 import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
@@ -10,7 +11,7 @@ import type { ServerDeps } from '../deps.ts';
 import { findChain, findProject, projectToken, sameChain } from './common.ts';
 import { dueDiligence } from './diligence.ts';
 
-const ISO_DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD');
+const ISO_DAY = isoDaySchema;
 const projectSchema = z.string().trim().min(1).max(100).describe('A DeFi project by name or DefiLlama slug, e.g. "Aave V3", "lido".');
 const chainSchema = z.string().trim().min(1).max(60).describe('A chain by DefiLlama name, e.g. "Ethereum", "Solana", "BSC".');
 
@@ -67,8 +68,8 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
               (args.min_tvl_usd === undefined || (p.tvl_usd ?? 0) >= args.min_tvl_usd),
           )
           .sort((a, b) => (b.tvl_usd ?? -1) - (a.tvl_usd ?? -1) || (a.name < b.name ? -1 : 1));
-        const { items, next_cursor } = page(hits, args.limit, args.cursor);
-        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor };
+        const { items, next_cursor, truncated } = page(hits, args.limit, args.cursor);
+        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor, truncated };
       },
     }),
     defineTool({
@@ -150,12 +151,13 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           });
         }
         const points = all.filter((p) => (!args.from || p.date >= args.from) && (!args.to || p.date <= args.to));
-        const { items, next_cursor } = page(points, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(points, args.limit, args.cursor);
         return {
           data: { subject: history.subject, covered_range: { from: first, to: last }, total: points.length, points: items },
           source: sourceOf(history.source),
           data_as_of: last,
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -242,7 +244,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           return { data: summarise(cat, byCat.get(cat)!), source: sourceOf(list.source), data_as_of: list.as_of };
         }
         const all = [...byCat.entries()].map(([c, ps]) => summarise(c, ps)).sort((a, b) => b.tvl_usd - a.tvl_usd || (a.category < b.category ? -1 : 1));
-        const { items, next_cursor } = page(all, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(all, args.limit, args.cursor);
         return {
           data: {
             categories_total: all.length,
@@ -253,6 +255,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           source: sourceOf(list.source),
           data_as_of: list.as_of,
           next_cursor,
+          truncated,
         };
       },
     }),

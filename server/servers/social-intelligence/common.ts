@@ -32,7 +32,7 @@ export function postView(p: SocialPost) {
 }
 
 export function windowView(w: Window) {
-  return { from: w.from, to: w.to, days: w.days, cut_to_data: w.clamped, covered_range: w.covered };
+  return { from: w.from, to: w.to, days: w.days, cut_to_data: w.clamped, covered_range: w.covered, ...(w.gaps.length ? { coverage_gaps: w.gaps } : {}) };
 }
 
 /** Said instead of zeros when nothing in the window mentions the asset. */

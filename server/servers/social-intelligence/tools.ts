@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { engagement, type Platform, type SocialPost } from '../../providers/social/types.ts';
-import { resolveWindow, windowFields } from '../../providers/social/window.ts';
+import { coverageGaps, resolveWindow, windowFields } from '../../providers/social/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -59,7 +59,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
         const { asset, window, posts, source } = await scoped(args, ctx.signal);
         const a = asset!;
         if (posts.length === 0) {
-          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to };
+          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to, empty: true, notes: window.gaps };
         }
         const byWeek = new Map<string, SocialPost[]>();
         for (const p of posts) {
@@ -87,6 +87,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
         };
       },
     }),
@@ -123,7 +124,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           unique_authors: r.authors.size,
           engagement: hasEngagement ? r.engagement : null,
         }));
-        const { items, next_cursor } = page(series, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(series, args.limit, args.cursor);
         return {
           data: {
             asset: asset ? brief(asset) : null,
@@ -138,7 +139,10 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
           next_cursor,
+          truncated,
+          empty: posts.length === 0,
         };
       },
     }),
@@ -197,6 +201,8 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source: cur.source,
           data_as_of: cur.window.to,
+          // Both windows are compared: a kind of item missing from either makes the growth mislead.
+          notes: coverageGaps(cur.cov, prevFrom, cur.window.to),
         };
       },
     }),
@@ -256,6 +262,8 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
+          empty: posts.length === 0,
         };
       },
     }),
@@ -279,7 +287,7 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
         const ranked = posts
           .filter((p) => args.kind === 'all' || p.kind === args.kind)
           .sort((x, y) => (engagement(y) ?? 0) - (engagement(x) ?? 0) || (x.id < y.id ? -1 : 1));
-        const { items, next_cursor } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
         return {
           data: {
             asset: brief(asset!),
@@ -292,7 +300,10 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           },
           source,
           data_as_of: window.to,
+          notes: window.gaps,
           next_cursor,
+          truncated,
+          empty: ranked.length === 0,
         };
       },
     }),

@@ -8,7 +8,6 @@ import type { Quote } from '../../providers/market/types.ts';
 import { rpc } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
 import { erc20Metadata, resolveBlockRange, TRANSFER_EVENT, type BlockRange } from '../common/onchain.ts';
-import { decodeCursor, encodeCursor } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /**
@@ -216,24 +215,3 @@ export function labeller(labels: LabelBook, network: EvmNetwork) {
 }
 
 export const labelView = (l: AddressLabel | undefined) => (l ? { label: l.label, kind: l.kind } : null);
-
-/** Characters of list items one answer carries, below the gateway's cap of about 40,000 for the whole result. */
-export const ANSWER_ITEM_CHARS = 30_000;
-
-/**
- * A page of at most `limit` items that also fits ANSWER_ITEM_CHARS (at least one item), with a
- * cursor to the first item left out: the gateway then never has to cut a page, which would drop
- * the items between the cut and the cursor.
- */
-export function fittingPage<T>(items: T[], limit: number, cursor: string | undefined): { items: T[]; next_cursor?: string } {
-  const offset = decodeCursor(cursor);
-  const out: T[] = [];
-  let chars = 0;
-  for (const item of items.slice(offset, offset + limit)) {
-    chars += JSON.stringify(item).length + 1;
-    if (out.length > 0 && chars > ANSWER_ITEM_CHARS) break;
-    out.push(item);
-  }
-  const next = offset + out.length;
-  return next < items.length ? { items: out, next_cursor: encodeCursor(next) } : { items: out };
-}

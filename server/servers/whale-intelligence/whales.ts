@@ -5,13 +5,12 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork } from '../common/evm.ts';
-import { cursorSchema, limitSchema } from '../common/paging.ts';
+import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import {
   assetFacts,
   direction,
   exchangeName,
-  fittingPage,
   labeller,
   labelView,
   pricesAsOf,
@@ -108,7 +107,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
               direction: direction(from, to),
             };
           });
-        const { items, next_cursor } = fittingPage(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
         const count = (d: string) => rows.filter((r) => r.direction === d).length;
         return {
           data: {
@@ -127,6 +126,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           source: `rpc:${network}`,
           data_as_of: pricesAsOf(facts.values()),
           next_cursor,
+          truncated,
         };
       },
     }),
@@ -208,7 +208,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           inflow += e.inflow;
           outflow += e.outflow;
         }
-        const { items, next_cursor } = fittingPage(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
@@ -225,6 +225,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           source: `rpc:${network}`,
           data_as_of: pricesAsOf(facts.values()),
           next_cursor,
+          truncated,
         };
       },
     }),

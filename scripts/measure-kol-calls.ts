@@ -1,0 +1,105 @@
+// npm run measure:kol — how the KOL call rule (server/analytics/calls.ts, exclusionOf) does on the
+// hand-labelled sample test/fixtures/kol-calls-labelled.tsv: per sample (tuning, heldout), the
+// share of non-calls (adverts, other assets) it leaves out and the share of calls it keeps, with
+// Wilson 95% intervals; and how many calls the whole tweet set had before and after the rule.
+// The README's KOL figures are this command's output.
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { exclusionOf, isRetweet, type Exclusion } from '../server/analytics/calls.ts';
+import { stanceOf } from '../server/analytics/sentiment.ts';
+import { lazySocialDataset } from '../server/providers/social/snapshot.ts';
+
+const FIXTURE = fileURLToPath(new URL('../test/fixtures/kol-calls-labelled.tsv', import.meta.url));
+
+export interface Share {
+  n: number;
+  k: number;
+  share: number | null;
+  ci95: [number, number] | null;
+}
+
+export interface SampleMeasure {
+  sample: string;
+  rows: number;
+  labels: Record<'call' | 'advert' | 'other_asset', number>;
+  /** Of the rows labelled advert or other_asset, how many the rule leaves out. */
+  non_calls_excluded: Share;
+  /** Of the adverts, how many the rule leaves out (for any reason). */
+  adverts_excluded: Share;
+  /** Of the rows labelled call, how many the rule keeps. */
+  calls_kept: Share;
+  /** Of the rows the rule keeps, how many are labelled call. */
+  kept_are_calls: Share;
+  excluded_by: Record<Exclusion, number>;
+}
+
+function wilson(k: number, n: number): Share {
+  if (n === 0) return { n, k, share: null, ci95: null };
+  const z = 1.959964;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const c = (p + (z * z) / (2 * n)) / d;
+  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
+  return { n, k, share: p, ci95: [Math.max(0, c - h), Math.min(1, c + h)] };
+}
+
+export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candidates: number; calls: number; excluded_by: Record<Exclusion, number> } } {
+  const posts = lazySocialDataset()().byPlatform('twitter');
+  const byId = new Map(posts.map((p) => [p.id, p]));
+  const rows = fs
+    .readFileSync(FIXTURE, 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#') && !l.startsWith('sample\t'))
+    .map((l) => {
+      const [sample, id, asset, label] = l.split('\t') as [string, string, string, 'call' | 'advert' | 'other_asset'];
+      const post = byId.get(id);
+      if (!post) throw new Error(`post ${id} of the labelled sample is not in the social dataset`);
+      return { sample, asset, label, excluded: exclusionOf(post, asset) };
+    });
+  const samples = [...new Set(rows.map((r) => r.sample))].map((sample): SampleMeasure => {
+    const rs = rows.filter((r) => r.sample === sample);
+    const non = rs.filter((r) => r.label !== 'call');
+    const ads = rs.filter((r) => r.label === 'advert');
+    const calls = rs.filter((r) => r.label === 'call');
+    const kept = rs.filter((r) => r.excluded === null);
+    const by = { retweet: 0, advert: 0, several_assets: 0, other_asset: 0 };
+    for (const r of rs) if (r.excluded) by[r.excluded]++;
+    return {
+      sample,
+      rows: rs.length,
+      labels: { call: calls.length, advert: ads.length, other_asset: rs.length - calls.length - ads.length },
+      non_calls_excluded: wilson(non.filter((r) => r.excluded !== null).length, non.length),
+      adverts_excluded: wilson(ads.filter((r) => r.excluded !== null).length, ads.length),
+      calls_kept: wilson(calls.filter((r) => r.excluded === null).length, calls.length),
+      kept_are_calls: wilson(kept.filter((r) => r.label === 'call').length, kept.length),
+      excluded_by: by,
+    };
+  });
+  const tweetBy = { retweet: 0, advert: 0, several_assets: 0, other_asset: 0 };
+  let candidates = 0;
+  let calls = 0;
+  for (const p of posts) {
+    if (isRetweet(p.text) || stanceOf(p.compound) === 'neutral') continue;
+    for (const a of p.assets) {
+      candidates++;
+      const why = exclusionOf(p, a);
+      if (why) tweetBy[why]++;
+      else calls++;
+    }
+  }
+  return { samples, tweets: { candidates, calls, excluded_by: tweetBy } };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const m = measureCallRule();
+  const pct = (s: Share) => (s.share === null ? 'n/a' : `${(s.share * 100).toFixed(1)}% (${s.k}/${s.n}; 95% ${(s.ci95![0] * 100).toFixed(1)}-${(s.ci95![1] * 100).toFixed(1)}%)`);
+  for (const s of m.samples) {
+    console.log(`${s.sample}: ${s.rows} rows labelled ${s.labels.call} call, ${s.labels.advert} advert, ${s.labels.other_asset} other_asset`);
+    console.log(`  non-calls left out: ${pct(s.non_calls_excluded)}`);
+    console.log(`  adverts left out:   ${pct(s.adverts_excluded)}`);
+    console.log(`  calls kept:         ${pct(s.calls_kept)}`);
+    console.log(`  kept that are calls: ${pct(s.kept_are_calls)}`);
+    console.log(`  left out by reason: ${JSON.stringify(s.excluded_by)}`);
+  }
+  console.log(`all tweets: ${m.tweets.candidates} stance-bearing (post, asset) pairs without retweets; ${m.tweets.calls} calls under the rule; left out ${JSON.stringify(m.tweets.excluded_by)}`);
+}
