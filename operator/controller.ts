@@ -7,10 +7,10 @@ import type { Database } from '../server/db/pool.ts';
 import { API_VERSION, type MCPServer, type PlanPolicy } from './api/types.ts';
 import { MANAGED_BY } from './builders/mcpserver.ts';
 import type { KubeClient, ResourceType } from './kube/client.ts';
-import { Informer } from './kube/informer.ts';
+import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { OperatorMetrics } from './metrics.ts';
-import { WorkQueue } from './queue.ts';
+import { WorkQueue, type BackoffSettings } from './queue.ts';
 import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
 import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
@@ -27,8 +27,8 @@ export interface ControllerOptions {
   resyncMs: number;
   watchIdleMs: number;
   leader?: { name: string; namespace: string; identity: string; leaseDurationMs: number; retryPeriodMs?: number; renewDeadlineMs?: number };
-  /** Queue backoff after an error (first delay, doubling). */
-  backoffMs?: number;
+  /** Queue backoff after an error; any missing or unusable value falls back to the queue's default. */
+  retry?: Partial<BackoffSettings>;
   inUseRetryMs?: number;
   log?: (line: string) => void;
 }
@@ -52,10 +52,14 @@ export class Controller {
     this.opts = opts;
   }
 
-  /** Caches are synced (leader), or this replica is a healthy standby. */
-  ready(): boolean {
-    if (!this.running) return this.elector !== undefined;
-    return this.loops.every((l) => l.informers.every((i) => i.hasSynced));
+  /**
+   * Ready when this replica is a healthy standby, or leads and every informer has listed once;
+   * otherwise the detail names the caches still missing.
+   */
+  readiness(): { ok: boolean; detail?: string } {
+    if (!this.running) return this.elector ? { ok: true, detail: 'standing by for the lease' } : { ok: false, detail: 'not started' };
+    const missing = this.loops.flatMap((l) => l.informers.filter((i) => !i.hasSynced).map((i) => i.description));
+    return missing.length ? { ok: false, detail: `not listed yet: ${missing.join(', ')}` } : { ok: true };
   }
 
   get isLeading(): boolean {
@@ -80,6 +84,17 @@ export class Controller {
   async stop(): Promise<void> {
     if (this.elector) await this.elector.stop();
     await this.stopLoops();
+  }
+
+  /**
+   * Hands every cached object of a kind to its workers again, ahead of any backoff: for when
+   * what they were failing on came back (the database, after an outage), so they do not wait
+   * out a long retry delay.
+   */
+  retryNow(kind: string): void {
+    for (const loop of this.loops.filter((l) => l.kind === kind)) {
+      for (const inf of loop.informers.filter((i) => i.type.kind === kind)) for (const obj of inf.list()) loop.queue.add(keyOf(obj));
+    }
   }
 
   /** Resolves when every informer of the running loops has listed once. */
@@ -110,7 +125,7 @@ export class Controller {
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
     const queue = (kind: string) => {
       metrics.workqueueDepth.set({ kind }, 0);
-      return new WorkQueue({ baseDelayMs: this.opts.backoffMs, onDepth: (d) => metrics.workqueueDepth.set({ kind }, d) });
+      return new WorkQueue({ ...this.opts.retry, onDepth: (d) => metrics.workqueueDepth.set({ kind }, d) });
     };
 
     const mcp: Loop = { kind: 'MCPServer', queue: queue('MCPServer'), informers: [], reconcile: async () => ({ result: 'success' }) };

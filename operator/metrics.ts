@@ -3,7 +3,7 @@
 // (or a child kind for watch restarts), result and reason are small fixed sets.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue';
 export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'idle';
@@ -19,6 +19,9 @@ export interface OperatorMetrics {
 
 export function createOperatorMetrics(): OperatorMetrics {
   const registry = new Registry();
+  // process_cpu_seconds_total, process_resident_memory_bytes, nodejs_heap_size_used_bytes and
+  // the rest: what the OperatorMemoryNearLimit alert and the dashboard's process row read.
+  collectDefaultMetrics({ register: registry });
   return {
     registry,
     reconcileTotal: new Counter({ name: 'cryptomcp_operator_reconcile_total', help: 'Reconcile passes by kind and result (success, error, requeue).', labelNames: ['kind', 'result'], registers: [registry] }),
@@ -40,8 +43,19 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
-/** /metrics, /healthz (the process answers) and /readyz (caches synced, or standing by). */
-export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, host: string, ready: () => boolean): Promise<ProbeServer> {
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  /** Why it fails (or a note when it passes). */
+  detail?: string;
+}
+
+/**
+ * /metrics; /healthz (the process answers); /readyz runs every check and answers 200 only if
+ * all pass, listing each as the API server's own /readyz?verbose does ("[+]name ok",
+ * "[-]name failed: why"), so `kubectl describe pod` and a curl both say what is missing.
+ */
+export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, host: string, checks: () => Promise<ReadinessCheck[]>): Promise<ProbeServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
@@ -63,9 +77,18 @@ export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, 
       return;
     }
     if (path === '/readyz') {
-      const ok = ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
-      res.end(ok ? 'ok' : 'caches not synced');
+      checks().then(
+        (results) => {
+          const ok = results.every((c) => c.ok);
+          const lines = results.map((c) => (c.ok ? `[+]${c.name} ok${c.detail ? ` (${c.detail})` : ''}` : `[-]${c.name} failed: ${c.detail ?? 'not ready'}`));
+          res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
+          res.end(`${lines.join('\n')}\nreadyz check ${ok ? 'passed' : 'failed'}\n`);
+        },
+        (err: unknown) => {
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          res.end(`readyz check failed: ${(err as Error).message}\n`);
+        },
+      );
       return;
     }
     res.writeHead(404);

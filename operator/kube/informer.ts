@@ -58,6 +58,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.opts = opts;
   }
 
+  /** "Kind" or "Kind in namespace", for logs and /readyz. */
+  get description(): string {
+    return this.namespace ? `${this.type.kind} in ${this.namespace}` : this.type.kind;
+  }
+
   get(key: string): T | undefined {
     return this.cache.get(key);
   }
