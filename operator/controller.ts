@@ -1,11 +1,11 @@
-// Wires the operator together: informers (MCPServers per watched namespace, PlanPolicies, and
-// the Deployments it owns so rollouts wake their MCPServer) feed one work queue per kind;
+// Wires the operator together: informers (MCPServers per watched namespace, the five kinds of
+// child they own, the Secrets they reference, and PlanPolicies) feed one work queue per kind;
 // workers run the reconcilers, count and time every pass, and requeue errors with backoff.
 // With leader election on, informers and workers run only while this replica holds the lease.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Database } from '../server/db/pool.ts';
 import { API_VERSION, type MCPServer, type PlanPolicy } from './api/types.ts';
-import { MANAGED_BY } from './builders/mcpserver.ts';
+import { CHILD_KINDS, MANAGED_BY, referencedSecretKeys } from './builders/mcpserver.ts';
 import type { KubeClient, ResourceType } from './kube/client.ts';
 import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
@@ -16,7 +16,9 @@ import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
 export const MCPSERVERS: ResourceType = { apiVersion: API_VERSION, kind: 'MCPServer', plural: 'mcpservers', namespaced: true };
 export const PLANPOLICIES: ResourceType = { apiVersion: API_VERSION, kind: 'PlanPolicy', plural: 'planpolicies', namespaced: false };
-export const DEPLOYMENTS: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+export const SECRETS: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+/** Every kind an MCPServer owns: a change to one (a deleted Service, an edited PDB) wakes its owner. */
+export const CHILDREN: ResourceType[] = CHILD_KINDS.map((c) => ({ ...c, namespaced: true }));
 
 export interface ControllerOptions {
   client: KubeClient;
@@ -31,6 +33,18 @@ export interface ControllerOptions {
   retry?: Partial<BackoffSettings>;
   inUseRetryMs?: number;
   log?: (line: string) => void;
+}
+
+/** namespace/name of the MCPServer that controls a child, from its owner reference. */
+function ownerKey(obj: KubernetesObject | undefined): string | undefined {
+  const ref = obj?.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'MCPServer' && r.apiVersion === API_VERSION);
+  return ref && obj?.metadata?.namespace ? `${obj.metadata.namespace}/${ref.name}` : undefined;
+}
+
+/** Names of the Secrets an MCPServer references (none for a spec too broken to name any). */
+function secretNames(mcp: MCPServer): Set<string> {
+  if (!mcp.spec?.database?.secretRef?.name) return new Set();
+  return new Set(referencedSecretKeys(mcp.spec).map((ref) => ref.split('/')[0]!));
 }
 
 interface Loop {
@@ -102,15 +116,15 @@ export class Controller {
     await Promise.all(this.loops.flatMap((l) => l.informers.map((i) => i.synced)));
   }
 
-  private informer(loop: Loop, type: ResourceType, namespace: string | undefined, toKey: (key: string, obj: KubernetesObject | undefined) => string | undefined, labelSelector?: string): Informer {
+  /** toKeys maps a change to the keys of the loop's kind it affects (none, itself, its owner, its siblings). */
+  private informer(loop: Loop, type: ResourceType, namespace: string | undefined, toKeys: (key: string, obj: KubernetesObject | undefined, previous: KubernetesObject | undefined) => string[], labelSelector?: string): Informer {
     const { metrics } = this.opts;
     return new Informer(this.opts.client, type, namespace, {
       labelSelector,
       resyncMs: this.opts.resyncMs,
       idleMs: this.opts.watchIdleMs,
-      onChange: (key, obj) => {
-        const target = toKey(key, obj);
-        if (target) loop.queue.add(target);
+      onChange: (key, obj, previous) => {
+        for (const target of toKeys(key, obj, previous)) loop.queue.add(target);
       },
       onRestart: (reason) => metrics.watchRestarts.inc({ kind: type.kind, reason }),
       log: this.opts.log,
@@ -129,20 +143,40 @@ export class Controller {
     };
 
     const mcp: Loop = { kind: 'MCPServer', queue: queue('MCPServer'), informers: [], reconcile: async () => ({ result: 'success' }) };
-    const mcpInformers = namespaces.map((ns) => this.informer(mcp, MCPSERVERS, ns, (key) => key));
-    // A Deployment event wakes the MCPServer that controls it (same namespace and name); only
-    // Deployments the operator manages are listed and watched.
-    const depInformers = namespaces.map((ns) =>
-      this.informer(mcp, DEPLOYMENTS, ns, (key) => key, `app.kubernetes.io/managed-by=${MANAGED_BY}`),
+    const mcpInformers = namespaces.map((ns) => this.informer(mcp, MCPSERVERS, ns, (key) => [key]));
+    const mcpServers = () => mcpInformers.flatMap((i) => i.list()) as unknown as MCPServer[];
+    // A change to a child wakes the MCPServer that controls it, so a deleted or edited child is
+    // repaired at once rather than at the next resync. Only objects the operator manages are
+    // listed and watched; a child's name is its owner's (deterministic), which also covers a
+    // deletion whose object carries no owner reference any more.
+    const childInformers = CHILDREN.flatMap((type) =>
+      namespaces.map((ns) => this.informer(mcp, type, ns, (key, obj, previous) => [ownerKey(obj ?? previous) ?? key], `app.kubernetes.io/managed-by=${MANAGED_BY}`)),
     );
-    mcp.informers = [...mcpInformers, ...depInformers];
+    // A Secret an MCPServer references (database URL, API keys, RPC URLs): a rotation changes the
+    // config hash of the pod template, so the pods roll with the new value.
+    const secretInformers = namespaces.map((ns) =>
+      this.informer(mcp, SECRETS, ns, (key) => {
+        const [secretNs, name] = key.split('/') as [string, string];
+        return mcpServers()
+          .filter((m) => m.metadata.namespace === secretNs && secretNames(m).has(name))
+          .map((m) => `${secretNs}/${m.metadata.name}`);
+      }),
+    );
+    mcp.informers = [...mcpInformers, ...childInformers, ...secretInformers];
     mcp.reconcile = (key) => {
       const obj = mcpInformers.map((i) => i.get(key)).find(Boolean) as MCPServer | undefined;
       return reconcileMcpServer({ client, image: this.opts.image }, obj);
     };
 
     const plans: Loop = { kind: 'PlanPolicy', queue: queue('PlanPolicy'), informers: [], reconcile: async () => ({ result: 'success' }) };
-    const planInformer = this.informer(plans, PLANPOLICIES, undefined, (key) => key);
+    // Policies naming one plan decide together which owns it (the oldest): a change to one (a
+    // deletion, a rename of its plan) wakes the others, so a PlanConflict clears at once.
+    const planOf = (o: KubernetesObject | undefined) => (o as PlanPolicy | undefined)?.spec?.plan;
+    const planInformer: Informer = this.informer(plans, PLANPOLICIES, undefined, (key, obj, previous) => {
+      const names = new Set([planOf(obj), planOf(previous)].filter(Boolean));
+      const siblings = planInformer.list().filter((p) => keyOf(p) !== key && names.has(planOf(p)));
+      return [key, ...siblings.map(keyOf)];
+    });
     plans.informers = [planInformer];
     plans.reconcile = (key) =>
       reconcilePlanPolicy({ client, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);

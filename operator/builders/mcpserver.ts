@@ -22,11 +22,11 @@ export type Child = V1Deployment | V1Service | V1Ingress | V2HorizontalPodAutosc
 
 /** The kinds an MCPServer may own, with their API versions: the operator prunes among exactly these. */
 export const CHILD_KINDS = [
-  { apiVersion: 'apps/v1', kind: 'Deployment' },
-  { apiVersion: 'v1', kind: 'Service' },
-  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
-  { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' },
-  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
+  { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' },
+  { apiVersion: 'v1', kind: 'Service', plural: 'services' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', plural: 'ingresses' },
+  { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
+  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
 ] as const;
 
 export interface BuildOptions {

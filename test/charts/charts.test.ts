@@ -103,15 +103,29 @@ describe('cryptomcp chart', () => {
     expect(servers.map((o) => (o.spec as { server: string }).server)).toEqual([...SERVER_NAMES]);
     for (const s of servers) expect(s.spec).toMatchObject({ database: { secretRef: { name: 'cryptomcp-database', key: 'url' } } });
 
-    // RBAC: no wildcards; Secrets read-only (get); Leases only through the namespaced Role.
+    // RBAC: no wildcards; Secrets read-only (get, and list/watch so rotations are seen); Leases
+    // only through the namespaced Role.
     const rules = (objects.find((o) => o.kind === 'ClusterRole')!.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]);
     for (const r of rules) {
       expect(r.verbs).not.toContain('*');
       expect(r.resources).not.toContain('*');
     }
-    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get']);
+    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get', 'list', 'watch']);
     expect(rules.some((r) => r.resources.includes('leases'))).toBe(false);
     expect((objects.find((o) => o.kind === 'Role')!.rules as { resources: string[] }[])[0]!.resources).toEqual(['leases']);
+  });
+
+  it('with watchNamespaces set, Secrets are readable only in those namespaces (a Role and RoleBinding in each), not cluster-wide', async () => {
+    const objects = await render(PLATFORM, '--set', 'operator.watchNamespaces={team-a,team-b}');
+    await expectAllValid(objects);
+    const clusterRules = objects.find((o) => o.kind === 'ClusterRole')!.rules as { resources: string[] }[];
+    expect(clusterRules.some((r) => r.resources.includes('secrets'))).toBe(false);
+    const roles = objects.filter((o) => o.kind === 'Role' && (o.rules as { resources: string[] }[]).some((r) => r.resources.includes('secrets')));
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    for (const role of roles) expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' && (o.roleRef as { name: string }).name === 'rel-cryptomcp-operator-secrets');
+    expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'rel-cryptomcp-operator', namespace: 'cryptomcp' }]);
   });
 
   it('every workload runs non-root, read-only, without privilege escalation, with liveness and readiness probes and the database from the existing secret', async () => {
