@@ -2,15 +2,18 @@
 // child they own, the Secrets they reference, and PlanPolicies) feed one work queue per kind;
 // workers run the reconcilers, count and time every pass, and requeue errors with backoff.
 // With leader election on, informers and workers run only while this replica holds the lease.
+import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Database } from '../server/db/pool.ts';
-import { API_VERSION, type MCPServer, type PlanPolicy } from './api/types.ts';
+import { API_VERSION, FIELD_MANAGER, type MCPServer, type PlanPolicy } from './api/types.ts';
 import { CHILD_KINDS, MANAGED_BY, referencedSecretKeys } from './builders/mcpserver.ts';
 import type { KubeClient, ResourceType } from './kube/client.ts';
+import { EventRecorder } from './kube/events.ts';
 import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { WorkQueue, type BackoffSettings } from './queue.ts';
+import { errorReason } from './reconcile/errors.ts';
 import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
 import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
@@ -61,9 +64,11 @@ export class Controller {
   private workers: Promise<void>[] = [];
 
   private readonly opts: ControllerOptions;
+  private readonly events: EventRecorder;
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
+    this.events = new EventRecorder(opts.client, { component: FIELD_MANAGER, instance: opts.leader?.identity ?? hostname(), log: opts.log });
   }
 
   /**
@@ -165,7 +170,7 @@ export class Controller {
     mcp.informers = [...mcpInformers, ...childInformers, ...secretInformers];
     mcp.reconcile = (key) => {
       const obj = mcpInformers.map((i) => i.get(key)).find(Boolean) as MCPServer | undefined;
-      return reconcileMcpServer({ client, image: this.opts.image }, obj);
+      return reconcileMcpServer({ client, events: this.events, image: this.opts.image }, obj);
     };
 
     const plans: Loop = { kind: 'PlanPolicy', queue: queue('PlanPolicy'), informers: [], reconcile: async () => ({ result: 'success' }) };
@@ -179,7 +184,7 @@ export class Controller {
     });
     plans.informers = [planInformer];
     plans.reconcile = (key) =>
-      reconcilePlanPolicy({ client, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
+      reconcilePlanPolicy({ client, events: this.events, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
 
     this.loops = [mcp, plans];
     for (const loop of this.loops) {
@@ -199,6 +204,7 @@ export class Controller {
       loop.queue.shutdown();
     }
     await Promise.all(this.workers);
+    await this.events.flush();
     this.workers = [];
     this.loops = [];
   }
@@ -216,8 +222,10 @@ export class Controller {
         metrics.reconcileTotal.inc({ kind: loop.kind, result: outcome.result });
       } catch (err) {
         const delay = loop.queue.addRateLimited(key);
+        const reason = errorReason(err);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: 'error' });
-        this.opts.log?.(`reconcile ${loop.kind} ${key} failed (retry in ${delay} ms): ${(err as Error).message}`);
+        metrics.reconcileErrors.inc({ kind: loop.kind, reason });
+        this.opts.log?.(`reconcile ${loop.kind} ${key} failed, ${reason} (retry in ${delay} ms): ${(err as Error).message}`);
       } finally {
         end();
         loop.queue.done(key);

@@ -1,6 +1,7 @@
 // The operator's Prometheus metrics, on its own registry and port (the dashboards in
-// dashboards/ query exactly these names). Labels are bounded: kind is MCPServer or PlanPolicy
-// (or a child kind for watch restarts), result and reason are small fixed sets.
+// dashboards/ query exactly these names), plus prom-client's default process and Node.js metrics.
+// Labels are bounded: kind is MCPServer or PlanPolicy (or a watched kind for watch restarts),
+// result and reason are small fixed sets.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -11,6 +12,7 @@ export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'idle';
 export interface OperatorMetrics {
   registry: Registry;
   reconcileTotal: Counter<'kind' | 'result'>;
+  reconcileErrors: Counter<'kind' | 'reason'>;
   reconcileDuration: Histogram<'kind'>;
   workqueueDepth: Gauge<'kind'>;
   watchRestarts: Counter<'kind' | 'reason'>;
@@ -25,6 +27,12 @@ export function createOperatorMetrics(): OperatorMetrics {
   return {
     registry,
     reconcileTotal: new Counter({ name: 'cryptomcp_operator_reconcile_total', help: 'Reconcile passes by kind and result (success, error, requeue).', labelNames: ['kind', 'result'], registers: [registry] }),
+    reconcileErrors: new Counter({
+      name: 'cryptomcp_operator_reconcile_errors_total',
+      help: 'Failed reconcile passes by kind and reason (ApplyFailed, DatabaseError, Conflict, ApiError, Unknown); each is retried with backoff.',
+      labelNames: ['kind', 'reason'],
+      registers: [registry],
+    }),
     reconcileDuration: new Histogram({
       name: 'cryptomcp_operator_reconcile_duration_seconds',
       help: 'Time one reconcile pass took.',

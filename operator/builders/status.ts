@@ -69,3 +69,19 @@ export function rejectedStatus(mcp: MCPServer, problems: string[], now: Date): M
     ),
   };
 }
+
+/** A child the API server refused: Ready False with its message; the rest of the status stays. */
+export function applyFailedStatus(mcp: MCPServer, message: string, now: Date): MCPServerStatus {
+  return {
+    ...mcp.status,
+    conditions: mergeConditions(
+      mcp.status?.conditions,
+      [
+        { type: Conditions.Accepted, status: 'True', reason: Reasons.Valid, message: 'spec is valid' },
+        { type: Conditions.Ready, status: 'False', reason: Reasons.ApplyFailed, message },
+      ],
+      mcp.metadata.generation,
+      now,
+    ),
+  };
+}

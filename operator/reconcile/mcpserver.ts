@@ -1,14 +1,19 @@
 // One level-based pass for one MCPServer: read it and the secrets it references, build the
 // desired children with the pure builders, apply each with server-side apply, delete the
 // children it no longer wants, and write status once — only if it changed, so a pass that finds
-// nothing to do writes nothing and triggers nothing.
+// nothing to do writes nothing and triggers nothing. A child the API server refuses sets
+// Ready=False / ApplyFailed with the API server's own message, records a Warning Event and
+// fails the pass (retried with backoff); status transitions record Normal Events.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
-import { API_VERSION, type MCPServer, type MCPServerStatus } from '../api/types.ts';
+import { API_VERSION, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
 import { CHILD_KINDS, desiredChildren, referencedSecretKeys } from '../builders/mcpserver.ts';
-import { acceptedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
+import { transitionEvents } from '../builders/conditions.ts';
+import { acceptedStatus, applyFailedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
 import { validateMcpServer } from '../builders/validate.ts';
-import type { KubeClient } from '../kube/client.ts';
+import { statusOf, type KubeClient } from '../kube/client.ts';
+import type { EventSink } from '../kube/events.ts';
+import { ReconcileError } from './errors.ts';
 
 export interface ReconcileOutcome {
   result: 'success' | 'requeue';
@@ -18,6 +23,7 @@ export interface ReconcileOutcome {
 
 export interface McpServerContext {
   client: KubeClient;
+  events: EventSink;
   image: string;
   now?: () => Date;
 }
@@ -30,6 +36,7 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   const problems = validateMcpServer(mcp.spec);
   if (problems.length > 0) {
     // Stop here: no retry storm on a spec only its author can fix; the next edit brings it back.
+    ctx.events.record(mcp, 'Warning', Reasons.InvalidSpec, problems.join('; '));
     await writeStatus(ctx, mcp, rejectedStatus(mcp, problems, now));
     return { result: 'success' };
   }
@@ -49,7 +56,17 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   const desired = desiredChildren(mcp, { image: ctx.image, secretValues });
   let deployment: V1Deployment | undefined;
   for (const child of desired.children) {
-    const applied = await ctx.client.apply(child);
+    let applied: KubernetesObject;
+    try {
+      applied = await ctx.client.apply(child);
+    } catch (err) {
+      const message = `${child.kind} ${child.metadata?.name}: ${(err as Error).message}`;
+      // A 409 is optimistic concurrency, not a refusal: retry quietly.
+      if (statusOf(err) === 409) throw new ReconcileError('Conflict', message, { cause: err });
+      ctx.events.record(mcp, 'Warning', Reasons.ApplyFailed, message);
+      await writeStatus(ctx, mcp, applyFailedStatus(mcp, message, now)).catch(() => {});
+      throw new ReconcileError('ApplyFailed', message, { cause: err });
+    }
     if (child.kind === 'Deployment') deployment = applied as V1Deployment;
   }
 
@@ -73,6 +90,7 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
   if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
   await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status);
+  for (const e of transitionEvents(mcp.status?.conditions, status.conditions)) ctx.events.record(mcp, 'Normal', e.reason, e.message);
 }
 
 /** Drops undefined members so a status read back from JSON compares equal to a built one. */

@@ -30,7 +30,8 @@
 //                    ready, available, Available condition) one tick after each spec change,
 //                    unless holdRollouts is set
 //   faults           conflicts(n): the next n writes answer 409; dropWatches(); idleWatches (open
-//                    streams stop delivering); compact() (older versions answer 410); restart()
+//                    streams stop delivering); compact() (older versions answer 410); restart();
+//                    deny(kind, message): writes of a kind refused as by an admission webhook
 //
 // Not modelled: authentication and authorization, admission webhooks, managedFields and apply
 // conflicts between different field managers (one manager writes here), strategic-merge list
@@ -147,6 +148,7 @@ export class StandInApiServer {
   private readonly applied = new Map<string, unknown>();
   private readonly bookmarkTimer: NodeJS.Timeout;
   private pendingConflicts = 0;
+  private readonly denials = new Map<string, string>();
   port = 0;
   /** Open watch streams stop delivering events (a hung connection) while true. */
   idleWatches = false;
@@ -197,6 +199,18 @@ export class StandInApiServer {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+  }
+
+  /**
+   * Every write of a kind answers 403 from a (simulated) validating admission webhook with this
+   * message, until allow(kind): a policy engine refusing what the operator applies.
+   */
+  deny(kind: string, message: string): void {
+    this.denials.set(kind, message);
+  }
+
+  allow(kind: string): void {
+    this.denials.delete(kind);
   }
 
   /** The next n writes (create, update, patch, delete) answer 409 Conflict. */
@@ -312,7 +326,7 @@ export class StandInApiServer {
       if (method === 'GET') return this.listResponse(r, namespace, q, req.headers.accept);
       if (method === 'POST') {
         const obj = parse(body, req.headers['content-type']) as Obj;
-        return this.guardWrite(() => this.createObject(r, namespace, obj));
+        return this.guardWrite(r, () => this.createObject(r, namespace, obj));
       }
       throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed on a collection`);
     }
@@ -320,7 +334,7 @@ export class StandInApiServer {
       const o = this.mustGet(r, namespace, name);
       return this.wantsTable(req.headers.accept) ? this.table(r, [o], String(this.rv)) : o;
     }
-    return this.guardWrite(() => {
+    return this.guardWrite(r, () => {
       if (method === 'DELETE') return this.deleteObject(r, namespace, name);
       const patchType = String(req.headers['content-type'] ?? '').split(';')[0] ?? '';
       const input = parse(body, patchType);
@@ -330,7 +344,9 @@ export class StandInApiServer {
     });
   }
 
-  private guardWrite<T>(fn: () => T): T {
+  private guardWrite<T>(r: Resource, fn: () => T): T {
+    const denial = this.denials.get(r.kind);
+    if (denial !== undefined) throw new HttpError(403, 'Forbidden', `admission webhook "policy.example.com" denied the request: ${denial}`);
     if (this.pendingConflicts > 0) {
       this.pendingConflicts -= 1;
       throw new HttpError(409, 'Conflict', 'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again (injected)');
