@@ -21,9 +21,10 @@ export interface OperatorMetrics {
 
 export function createOperatorMetrics(): OperatorMetrics {
   const registry = new Registry();
-  // process_cpu_seconds_total, process_resident_memory_bytes, nodejs_heap_size_used_bytes and
-  // the rest: what the OperatorMemoryNearLimit alert and the dashboard's process row read.
-  collectDefaultMetrics({ register: registry });
+  // cryptomcp_operator_process_cpu_seconds_total, ..._process_resident_memory_bytes and the rest
+  // of prom-client's defaults, prefixed so they never mix with a server pod's: the operator
+  // dashboard's process row and the CryptomcpOperatorMemoryHigh / CPUHigh alerts read them.
+  collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_operator_' });
   return {
     registry,
     reconcileTotal: new Counter({ name: 'cryptomcp_operator_reconcile_total', help: 'Reconcile passes by kind and result (success, error, requeue).', labelNames: ['kind', 'result'], registers: [registry] }),

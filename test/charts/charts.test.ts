@@ -214,6 +214,13 @@ describe('cryptomcp chart', () => {
       expect(m.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
       for (const json of Object.values(m.data as Record<string, string>)) expect(() => JSON.parse(json)).not.toThrow();
     }
+    // Every runbook_url is absolute (a receiver can open it): the configured base plus the anchor.
+    const alerts = (objs: K8sObject[]) => objs.filter((o) => o.kind === 'PrometheusRule').flatMap((r) => (r.spec as { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] }).groups.flatMap((g) => g.rules.filter((x) => x.alert)));
+    expect(alerts(objects).map((a) => a.alert)).toEqual(expect.arrayContaining(['CryptomcpOperatorRetryStorm', 'CryptomcpOperatorNoLeader', 'CryptomcpAvailabilityBudgetBurn']));
+    for (const a of alerts(objects)) expect(a.annotations!.runbook_url, a.alert).toBe(`https://github.com/cryptomcp/cryptomcp/blob/main/dashboards/runbook.md#${a.alert!.toLowerCase()}`);
+    const custom = await render(chart, '-f', path.join(VALUES, 'monitoring.yaml'), '--set', 'monitoring.prometheusRule.runbookBaseUrl=https://wiki.example.com/sre/cryptomcp/');
+    for (const a of alerts(custom)) expect(a.annotations!.runbook_url, a.alert).toBe(`https://wiki.example.com/sre/cryptomcp#${a.alert!.toLowerCase()}`);
+    await expect(helm('template', 'rel', chart, '--set', 'monitoring.prometheusRule.runbookBaseUrl=dashboards/runbook.md')).rejects.toThrow(/schema/);
     // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
     expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
     fs.rmSync(chart, { recursive: true, force: true });

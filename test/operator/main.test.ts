@@ -125,7 +125,7 @@ describe('node operator/main.ts while the database is down', () => {
     const errors = planErrors(after) - planErrors(before);
     expect(errors).toBeGreaterThanOrEqual(1);
     expect(errors).toBeLessThanOrEqual(8);
-    const rss = (text: string) => sample(text, 'process_resident_memory_bytes');
+    const rss = (text: string) => sample(text, 'cryptomcp_operator_process_resident_memory_bytes');
     expect(rss(after)).toBeGreaterThan(0);
     expect(rss(after) - rss(before)).toBeLessThan(32 * 1024 * 1024);
 
