@@ -3,6 +3,7 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Conditions, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
 import { mergeConditions, type ConditionInput } from './conditions.ts';
+import { selectorLabels } from './mcpserver.ts';
 
 export interface ObservedRollout {
   ready: boolean;
@@ -46,6 +47,7 @@ export function acceptedStatus(mcp: MCPServer, input: { rollout: ObservedRollout
     replicas: rollout.replicas,
     readyReplicas: rollout.readyReplicas,
     replicaSummary: `${rollout.readyReplicas}/${rollout.replicas}`,
+    selector: Object.entries(selectorLabels(mcp)).map(([k, v]) => `${k}=${v}`).join(','),
     url: input.url,
     configHash: input.configHash,
     conditions: mergeConditions(mcp.status?.conditions, conditions, mcp.metadata.generation, now),

@@ -7,13 +7,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { API_VERSION, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
-import { CHILD_KINDS, desiredChildren, referencedSecretKeys } from '../builders/mcpserver.ts';
+import { CHILD_KINDS, REPLICAS_FROM_SPEC_ANNOTATION, desiredChildren, hpaOwnsReplicas, referencedSecretKeys } from '../builders/mcpserver.ts';
 import { transitionEvents } from '../builders/conditions.ts';
 import { acceptedStatus, applyFailedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
 import { validateMcpServer } from '../builders/validate.ts';
 import { statusOf, type KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
 import { ReconcileError } from './errors.ts';
+
+/** The field manager that holds replicas for the HPA during a handoff (see handReplicasToHpa). */
+export const HANDOFF_FIELD_MANAGER = 'cryptomcp-operator-hpa-handoff';
 
 export interface ReconcileOutcome {
   result: 'success' | 'requeue';
@@ -33,7 +36,7 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   if (!mcp || mcp.metadata.deletionTimestamp) return { result: 'success' };
   const now = ctx.now?.() ?? new Date();
 
-  const problems = validateMcpServer(mcp.spec);
+  const problems = validateMcpServer(mcp.spec, mcp.metadata.name);
   if (problems.length > 0) {
     // Stop here: no retry storm on a spec only its author can fix; the next edit brings it back.
     ctx.events.record(mcp, 'Warning', Reasons.InvalidSpec, problems.join('; '));
@@ -54,6 +57,7 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   }
 
   const desired = desiredChildren(mcp, { image: ctx.image, secretValues });
+  await handReplicasToHpa(ctx, mcp);
   let deployment: V1Deployment | undefined;
   for (const child of desired.children) {
     let applied: KubernetesObject;
@@ -85,6 +89,23 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   const status = acceptedStatus(mcp, { rollout: rolloutOf(deployment), url: desired.url, configHash: desired.configHash }, now);
   await writeStatus(ctx, mcp, status);
   return { result: 'success' };
+}
+
+/**
+ * From a fixed count to autoscaling without a dip. Server-side apply removes a field its manager
+ * stops sending, and the Deployment's default would then put replicas at 1 until the HPA raises
+ * it. So, as the Kubernetes documentation's "transferring ownership" recipe does, a second field
+ * manager applies the current count (at least the HPA's minimum) first: the field stays, shared,
+ * when the operator's own apply drops it, and the HPA takes it from there.
+ */
+async function handReplicasToHpa(ctx: McpServerContext, mcp: MCPServer): Promise<void> {
+  if (!hpaOwnsReplicas(mcp.spec)) return;
+  const { name, namespace } = mcp.metadata;
+  const current = await ctx.client.get<V1Deployment>('apps/v1', 'Deployment', namespace, name);
+  const replicas = current?.spec?.replicas;
+  if (current?.metadata?.annotations?.[REPLICAS_FROM_SPEC_ANNOTATION] !== 'true' || replicas === undefined) return;
+  const floor = mcp.spec.autoscaling?.minReplicas ?? 2;
+  await ctx.client.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { replicas: Math.max(replicas, floor) } } as V1Deployment, HANDOFF_FIELD_MANAGER);
 }
 
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {

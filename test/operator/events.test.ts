@@ -63,8 +63,8 @@ describe('MCPServer failures and transitions', () => {
     // Retried with backoff, each retry counted on the same Event.
     await eventually(() => (eventsFor(api, NS, mcp()!.metadata.uid).find((e) => e.reason === 'ApplyFailed')?.count ?? 0) >= 2, 10_000, 'Event count grows');
     expect(eventsFor(api, NS, mcp()!.metadata.uid).filter((e) => e.reason === 'ApplyFailed')).toHaveLength(1);
-    const errors = (await op.metrics.reconcileErrors.get()).values.find((v) => v.labels.kind === 'MCPServer' && v.labels.reason === 'ApplyFailed');
-    expect(errors?.value ?? 0).toBeGreaterThanOrEqual(2);
+    const errors = async () => (await op.metrics.reconcileErrors.get()).values.find((v) => v.labels.kind === 'MCPServer' && v.labels.reason === 'ApplyFailed')?.value ?? 0;
+    await eventually(async () => (await errors()) >= 2, 10_000, 'errors{reason="ApplyFailed"} >= 2');
   });
 
   it('once the API server accepts it, Ready=True and a Normal Event records the transition', async () => {
