@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { syncPlan } from '../../scripts/charts-sync.ts';
+import { syncPlan, valuesSchemaText, VALUES_SCHEMA } from '../../scripts/charts-sync.ts';
 import { SERVER_NAMES } from '../../server/servers/names.ts';
 import { ROOT, loadCrd, validate } from '../operator/support/crd-schema.ts';
 import { validateBuiltin } from '../operator/support/k8s-schema.ts';
@@ -224,6 +224,36 @@ describe('cryptomcp chart', () => {
     // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
     expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
     fs.rmSync(chart, { recursive: true, force: true });
+  });
+
+  it('the MCPServers get the chart\'s imagePullSecrets (as the operator and web pods do) unless they set their own', async () => {
+    const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'), '--set', 'servers.overrides.price-prediction.imagePullSecrets[0].name=other-creds');
+    const servers = objects.filter((o) => o.kind === 'MCPServer');
+    expect(servers.length).toBe(3);
+    for (const s of servers) {
+      const want = s.metadata.name === 'price-prediction' ? [{ name: 'other-creds' }] : [{ name: 'registry-creds' }];
+      expect((s.spec as { imagePullSecrets?: unknown }).imagePullSecrets, s.metadata.name).toEqual(want);
+    }
+    expect((await render(PLATFORM)).filter((o) => o.kind === 'MCPServer').some((o) => 'imagePullSecrets' in (o.spec ?? {}))).toBe(false);
+  });
+
+  it('values.schema.json carries the MCPServer spec schema of crds/ (run npm run charts:sync after editing crds/)', () => {
+    expect(fs.readFileSync(VALUES_SCHEMA, 'utf8')).toBe(valuesSchemaText());
+  });
+
+  it('values.schema.json refuses what the CRDs would refuse later, and two operator replicas without leader election', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--set', 'operator.replicas=2', '--set', 'operator.leaderElection.enabled=false'], /leaderElection\/enabled': value must be true/],
+      [['--set', 'servers.defaults.replicas=101'], /servers\/defaults\/replicas': maximum/],
+      [['--set', 'servers.overrides.kol-analytics.labels.team=a b'], /labels\/team': .* does not match pattern/],
+      [['--set', 'servers.defaults.nodeSelector.pool=a/b'], /nodeSelector\/pool/],
+      [['--set', 'servers.defaults.tracing.endpoint=otel:4317'], /tracing\/endpoint/],
+      [['--set', 'servers.defaults.replica=3'], /additional properties 'replica' not allowed/],
+      [['--set', 'servers.overrides.kol-analytics.tolerations[0].effect=Sometimes'], /tolerations\/0\/effect/],
+    ];
+    for (const [args, message] of cases) await expect(helm('template', 'rel', PLATFORM, ...args), args.join(' ')).rejects.toThrow(message);
+    // One replica without leader election is fine, and so is the production file.
+    await expect(helm('template', 'rel', PLATFORM, '--set', 'operator.replicas=1', '--set', 'operator.leaderElection.enabled=false')).resolves.toContain('kind: Deployment');
   });
 
   it('values.schema.json refuses wrong values before anything renders', async () => {
