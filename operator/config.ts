@@ -22,6 +22,8 @@ const EnvSchema = z.object({
   RESYNC_SECONDS: int(300, 1),
   WATCH_IDLE_SECONDS: int(300, 1),
   METRICS_PORT: int(9465, 0),
+  RETRY_BASE_MILLISECONDS: int(500, 1),
+  RETRY_MAX_SECONDS: int(60, 1),
   HOST: z.string().default('0.0.0.0'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -41,6 +43,8 @@ export interface OperatorConfig {
   watchIdleMs: number;
   metricsPort: number;
   host: string;
+  /** Backoff after a failed reconcile: first delay, doubling (jittered) up to the maximum. */
+  retry: { baseDelayMs: number; maxDelayMs: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -66,6 +70,7 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     watchIdleMs: e.WATCH_IDLE_SECONDS * 1000,
     metricsPort: e.METRICS_PORT,
     host: e.HOST,
+    retry: { baseDelayMs: e.RETRY_BASE_MILLISECONDS, maxDelayMs: Math.max(e.RETRY_BASE_MILLISECONDS, e.RETRY_MAX_SECONDS * 1000) },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,22 +1,27 @@
-// Wires the operator together: informers (MCPServers per watched namespace, PlanPolicies, and
-// the Deployments it owns so rollouts wake their MCPServer) feed one work queue per kind;
+// Wires the operator together: informers (MCPServers per watched namespace, the five kinds of
+// child they own, the Secrets they reference, and PlanPolicies) feed one work queue per kind;
 // workers run the reconcilers, count and time every pass, and requeue errors with backoff.
 // With leader election on, informers and workers run only while this replica holds the lease.
+import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Database } from '../server/db/pool.ts';
-import { API_VERSION, type MCPServer, type PlanPolicy } from './api/types.ts';
-import { MANAGED_BY } from './builders/mcpserver.ts';
+import { API_VERSION, FIELD_MANAGER, type MCPServer, type PlanPolicy } from './api/types.ts';
+import { CHILD_KINDS, MANAGED_BY, referencedSecretKeys } from './builders/mcpserver.ts';
 import type { KubeClient, ResourceType } from './kube/client.ts';
-import { Informer } from './kube/informer.ts';
+import { EventRecorder } from './kube/events.ts';
+import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { OperatorMetrics } from './metrics.ts';
-import { WorkQueue } from './queue.ts';
+import { WorkQueue, type BackoffSettings } from './queue.ts';
+import { errorReason } from './reconcile/errors.ts';
 import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
 import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
 export const MCPSERVERS: ResourceType = { apiVersion: API_VERSION, kind: 'MCPServer', plural: 'mcpservers', namespaced: true };
 export const PLANPOLICIES: ResourceType = { apiVersion: API_VERSION, kind: 'PlanPolicy', plural: 'planpolicies', namespaced: false };
-export const DEPLOYMENTS: ResourceType = { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+export const SECRETS: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+/** Every kind an MCPServer owns: a change to one (a deleted Service, an edited PDB) wakes its owner. */
+export const CHILDREN: ResourceType[] = CHILD_KINDS.map((c) => ({ ...c, namespaced: true }));
 
 export interface ControllerOptions {
   client: KubeClient;
@@ -27,10 +32,22 @@ export interface ControllerOptions {
   resyncMs: number;
   watchIdleMs: number;
   leader?: { name: string; namespace: string; identity: string; leaseDurationMs: number; retryPeriodMs?: number; renewDeadlineMs?: number };
-  /** Queue backoff after an error (first delay, doubling). */
-  backoffMs?: number;
+  /** Queue backoff after an error; any missing or unusable value falls back to the queue's default. */
+  retry?: Partial<BackoffSettings>;
   inUseRetryMs?: number;
   log?: (line: string) => void;
+}
+
+/** namespace/name of the MCPServer that controls a child, from its owner reference. */
+function ownerKey(obj: KubernetesObject | undefined): string | undefined {
+  const ref = obj?.metadata?.ownerReferences?.find((r) => r.controller && r.kind === 'MCPServer' && r.apiVersion === API_VERSION);
+  return ref && obj?.metadata?.namespace ? `${obj.metadata.namespace}/${ref.name}` : undefined;
+}
+
+/** Names of the Secrets an MCPServer references (none for a spec too broken to name any). */
+function secretNames(mcp: MCPServer): Set<string> {
+  if (!mcp.spec?.database?.secretRef?.name) return new Set();
+  return new Set(referencedSecretKeys(mcp.spec).map((ref) => ref.split('/')[0]!));
 }
 
 interface Loop {
@@ -47,15 +64,21 @@ export class Controller {
   private workers: Promise<void>[] = [];
 
   private readonly opts: ControllerOptions;
+  private readonly events: EventRecorder;
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
+    this.events = new EventRecorder(opts.client, { component: FIELD_MANAGER, instance: opts.leader?.identity ?? hostname(), log: opts.log });
   }
 
-  /** Caches are synced (leader), or this replica is a healthy standby. */
-  ready(): boolean {
-    if (!this.running) return this.elector !== undefined;
-    return this.loops.every((l) => l.informers.every((i) => i.hasSynced));
+  /**
+   * Ready when this replica is a healthy standby, or leads and every informer has listed once;
+   * otherwise the detail names the caches still missing.
+   */
+  readiness(): { ok: boolean; detail?: string } {
+    if (!this.running) return this.elector ? { ok: true, detail: 'standing by for the lease' } : { ok: false, detail: 'not started' };
+    const missing = this.loops.flatMap((l) => l.informers.filter((i) => !i.hasSynced).map((i) => i.description));
+    return missing.length ? { ok: false, detail: `not listed yet: ${missing.join(', ')}` } : { ok: true };
   }
 
   get isLeading(): boolean {
@@ -82,20 +105,31 @@ export class Controller {
     await this.stopLoops();
   }
 
+  /**
+   * Hands every cached object of a kind to its workers again, ahead of any backoff: for when
+   * what they were failing on came back (the database, after an outage), so they do not wait
+   * out a long retry delay.
+   */
+  retryNow(kind: string): void {
+    for (const loop of this.loops.filter((l) => l.kind === kind)) {
+      for (const inf of loop.informers.filter((i) => i.type.kind === kind)) for (const obj of inf.list()) loop.queue.add(keyOf(obj));
+    }
+  }
+
   /** Resolves when every informer of the running loops has listed once. */
   async synced(): Promise<void> {
     await Promise.all(this.loops.flatMap((l) => l.informers.map((i) => i.synced)));
   }
 
-  private informer(loop: Loop, type: ResourceType, namespace: string | undefined, toKey: (key: string, obj: KubernetesObject | undefined) => string | undefined, labelSelector?: string): Informer {
+  /** toKeys maps a change to the keys of the loop's kind it affects (none, itself, its owner, its siblings). */
+  private informer(loop: Loop, type: ResourceType, namespace: string | undefined, toKeys: (key: string, obj: KubernetesObject | undefined, previous: KubernetesObject | undefined) => string[], labelSelector?: string): Informer {
     const { metrics } = this.opts;
     return new Informer(this.opts.client, type, namespace, {
       labelSelector,
       resyncMs: this.opts.resyncMs,
       idleMs: this.opts.watchIdleMs,
-      onChange: (key, obj) => {
-        const target = toKey(key, obj);
-        if (target) loop.queue.add(target);
+      onChange: (key, obj, previous) => {
+        for (const target of toKeys(key, obj, previous)) loop.queue.add(target);
       },
       onRestart: (reason) => metrics.watchRestarts.inc({ kind: type.kind, reason }),
       log: this.opts.log,
@@ -110,27 +144,47 @@ export class Controller {
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
     const queue = (kind: string) => {
       metrics.workqueueDepth.set({ kind }, 0);
-      return new WorkQueue({ baseDelayMs: this.opts.backoffMs, onDepth: (d) => metrics.workqueueDepth.set({ kind }, d) });
+      return new WorkQueue({ ...this.opts.retry, onDepth: (d) => metrics.workqueueDepth.set({ kind }, d) });
     };
 
     const mcp: Loop = { kind: 'MCPServer', queue: queue('MCPServer'), informers: [], reconcile: async () => ({ result: 'success' }) };
-    const mcpInformers = namespaces.map((ns) => this.informer(mcp, MCPSERVERS, ns, (key) => key));
-    // A Deployment event wakes the MCPServer that controls it (same namespace and name); only
-    // Deployments the operator manages are listed and watched.
-    const depInformers = namespaces.map((ns) =>
-      this.informer(mcp, DEPLOYMENTS, ns, (key) => key, `app.kubernetes.io/managed-by=${MANAGED_BY}`),
+    const mcpInformers = namespaces.map((ns) => this.informer(mcp, MCPSERVERS, ns, (key) => [key]));
+    const mcpServers = () => mcpInformers.flatMap((i) => i.list()) as unknown as MCPServer[];
+    // A change to a child wakes the MCPServer that controls it, so a deleted or edited child is
+    // repaired at once rather than at the next resync. Only objects the operator manages are
+    // listed and watched; a child's name is its owner's (deterministic), which also covers a
+    // deletion whose object carries no owner reference any more.
+    const childInformers = CHILDREN.flatMap((type) =>
+      namespaces.map((ns) => this.informer(mcp, type, ns, (key, obj, previous) => [ownerKey(obj ?? previous) ?? key], `app.kubernetes.io/managed-by=${MANAGED_BY}`)),
     );
-    mcp.informers = [...mcpInformers, ...depInformers];
+    // A Secret an MCPServer references (database URL, API keys, RPC URLs): a rotation changes the
+    // config hash of the pod template, so the pods roll with the new value.
+    const secretInformers = namespaces.map((ns) =>
+      this.informer(mcp, SECRETS, ns, (key) => {
+        const [secretNs, name] = key.split('/') as [string, string];
+        return mcpServers()
+          .filter((m) => m.metadata.namespace === secretNs && secretNames(m).has(name))
+          .map((m) => `${secretNs}/${m.metadata.name}`);
+      }),
+    );
+    mcp.informers = [...mcpInformers, ...childInformers, ...secretInformers];
     mcp.reconcile = (key) => {
       const obj = mcpInformers.map((i) => i.get(key)).find(Boolean) as MCPServer | undefined;
-      return reconcileMcpServer({ client, image: this.opts.image }, obj);
+      return reconcileMcpServer({ client, events: this.events, image: this.opts.image }, obj);
     };
 
     const plans: Loop = { kind: 'PlanPolicy', queue: queue('PlanPolicy'), informers: [], reconcile: async () => ({ result: 'success' }) };
-    const planInformer = this.informer(plans, PLANPOLICIES, undefined, (key) => key);
+    // Policies naming one plan decide together which owns it (the oldest): a change to one (a
+    // deletion, a rename of its plan) wakes the others, so a PlanConflict clears at once.
+    const planOf = (o: KubernetesObject | undefined) => (o as PlanPolicy | undefined)?.spec?.plan;
+    const planInformer: Informer = this.informer(plans, PLANPOLICIES, undefined, (key, obj, previous) => {
+      const names = new Set([planOf(obj), planOf(previous)].filter(Boolean));
+      const siblings = planInformer.list().filter((p) => keyOf(p) !== key && names.has(planOf(p)));
+      return [key, ...siblings.map(keyOf)];
+    });
     plans.informers = [planInformer];
     plans.reconcile = (key) =>
-      reconcilePlanPolicy({ client, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
+      reconcilePlanPolicy({ client, events: this.events, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
 
     this.loops = [mcp, plans];
     for (const loop of this.loops) {
@@ -150,6 +204,7 @@ export class Controller {
       loop.queue.shutdown();
     }
     await Promise.all(this.workers);
+    await this.events.flush();
     this.workers = [];
     this.loops = [];
   }
@@ -167,8 +222,10 @@ export class Controller {
         metrics.reconcileTotal.inc({ kind: loop.kind, result: outcome.result });
       } catch (err) {
         const delay = loop.queue.addRateLimited(key);
+        const reason = errorReason(err);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: 'error' });
-        this.opts.log?.(`reconcile ${loop.kind} ${key} failed (retry in ${delay} ms): ${(err as Error).message}`);
+        metrics.reconcileErrors.inc({ kind: loop.kind, reason });
+        this.opts.log?.(`reconcile ${loop.kind} ${key} failed, ${reason} (retry in ${delay} ms): ${(err as Error).message}`);
       } finally {
         end();
         loop.queue.done(key);

@@ -1,9 +1,10 @@
 // The operator's Prometheus metrics, on its own registry and port (the dashboards in
-// dashboards/ query exactly these names). Labels are bounded: kind is MCPServer or PlanPolicy
-// (or a child kind for watch restarts), result and reason are small fixed sets.
+// dashboards/ query exactly these names), plus prom-client's default process and Node.js metrics.
+// Labels are bounded: kind is MCPServer or PlanPolicy (or a watched kind for watch restarts),
+// result and reason are small fixed sets.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue';
 export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'idle';
@@ -11,6 +12,7 @@ export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'idle';
 export interface OperatorMetrics {
   registry: Registry;
   reconcileTotal: Counter<'kind' | 'result'>;
+  reconcileErrors: Counter<'kind' | 'reason'>;
   reconcileDuration: Histogram<'kind'>;
   workqueueDepth: Gauge<'kind'>;
   watchRestarts: Counter<'kind' | 'reason'>;
@@ -19,9 +21,19 @@ export interface OperatorMetrics {
 
 export function createOperatorMetrics(): OperatorMetrics {
   const registry = new Registry();
+  // cryptomcp_operator_process_cpu_seconds_total, ..._process_resident_memory_bytes and the rest
+  // of prom-client's defaults, prefixed so they never mix with a server pod's: the operator
+  // dashboard's process row and the CryptomcpOperatorMemoryHigh / CPUHigh alerts read them.
+  collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_operator_' });
   return {
     registry,
     reconcileTotal: new Counter({ name: 'cryptomcp_operator_reconcile_total', help: 'Reconcile passes by kind and result (success, error, requeue).', labelNames: ['kind', 'result'], registers: [registry] }),
+    reconcileErrors: new Counter({
+      name: 'cryptomcp_operator_reconcile_errors_total',
+      help: 'Failed reconcile passes by kind and reason (ApplyFailed, DatabaseError, Conflict, ApiError, Unknown); each is retried with backoff.',
+      labelNames: ['kind', 'reason'],
+      registers: [registry],
+    }),
     reconcileDuration: new Histogram({
       name: 'cryptomcp_operator_reconcile_duration_seconds',
       help: 'Time one reconcile pass took.',
@@ -40,8 +52,19 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
-/** /metrics, /healthz (the process answers) and /readyz (caches synced, or standing by). */
-export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, host: string, ready: () => boolean): Promise<ProbeServer> {
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  /** Why it fails (or a note when it passes). */
+  detail?: string;
+}
+
+/**
+ * /metrics; /healthz (the process answers); /readyz runs every check and answers 200 only if
+ * all pass, listing each as the API server's own /readyz?verbose does ("[+]name ok",
+ * "[-]name failed: why"), so `kubectl describe pod` and a curl both say what is missing.
+ */
+export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, host: string, checks: () => Promise<ReadinessCheck[]>): Promise<ProbeServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
@@ -63,9 +86,18 @@ export async function serveOperatorHttp(metrics: OperatorMetrics, port: number, 
       return;
     }
     if (path === '/readyz') {
-      const ok = ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
-      res.end(ok ? 'ok' : 'caches not synced');
+      checks().then(
+        (results) => {
+          const ok = results.every((c) => c.ok);
+          const lines = results.map((c) => (c.ok ? `[+]${c.name} ok${c.detail ? ` (${c.detail})` : ''}` : `[-]${c.name} failed: ${c.detail ?? 'not ready'}`));
+          res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' });
+          res.end(`${lines.join('\n')}\nreadyz check ${ok ? 'passed' : 'failed'}\n`);
+        },
+        (err: unknown) => {
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          res.end(`readyz check failed: ${(err as Error).message}\n`);
+        },
+      );
       return;
     }
     res.writeHead(404);

@@ -1,15 +1,49 @@
 // A keyed, deduplicating work queue with per-key exponential backoff, after client-go's
 // workqueue: a key waits at most once however many events name it; a key being processed is
 // never handed to a second worker, and one that changes meanwhile is processed again after.
+// Retries after errors are bounded twice over, as client-go's default controller rate limiter:
+// per key, a jittered delay doubling up to maxDelayMs; across all keys, a token bucket
+// (retryRate per second, retryBurst at once), so a thousand failing keys cannot retry faster
+// than one bucket allows.
 
 export interface QueueOptions {
   /** First retry delay after an error; doubles per consecutive failure of the key. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Random share added to each delay so many failing keys do not retry in lockstep. */
+  /** Random share (0..1) added to each delay so many failing keys do not retry in lockstep. */
   jitter?: number;
+  /** Retries per second across every key, and how many may go at once. */
+  retryRate?: number;
+  retryBurst?: number;
   onDepth?: (depth: number) => void;
   random?: () => number;
+}
+
+export const QUEUE_DEFAULTS = { baseDelayMs: 500, maxDelayMs: 60_000, jitter: 0.2, retryRate: 10, retryBurst: 100 } as const;
+
+export type BackoffSettings = Required<Pick<QueueOptions, 'baseDelayMs' | 'maxDelayMs' | 'jitter' | 'retryRate' | 'retryBurst'>>;
+
+/**
+ * The backoff settings to use: each given value if it is a finite number in range, else the
+ * default. An undefined, NaN or negative setting (a missing config field, a bad env value) can
+ * never turn into a zero or NaN delay, which setTimeout would run at once: a retry storm.
+ */
+export function backoffSettings(opts: Partial<BackoffSettings>): BackoffSettings {
+  const pick = (v: number | undefined, fallback: number, ok: (n: number) => boolean) => (typeof v === 'number' && Number.isFinite(v) && ok(v) ? v : fallback);
+  const baseDelayMs = pick(opts.baseDelayMs, QUEUE_DEFAULTS.baseDelayMs, (n) => n >= 1);
+  return {
+    baseDelayMs,
+    maxDelayMs: pick(opts.maxDelayMs, Math.max(baseDelayMs, QUEUE_DEFAULTS.maxDelayMs), (n) => n >= baseDelayMs),
+    jitter: pick(opts.jitter, QUEUE_DEFAULTS.jitter, (n) => n >= 0 && n <= 1),
+    retryRate: pick(opts.retryRate, QUEUE_DEFAULTS.retryRate, (n) => n > 0),
+    retryBurst: pick(opts.retryBurst, QUEUE_DEFAULTS.retryBurst, (n) => n >= 1),
+  };
+}
+
+/** The delay before retry number failures+1: doubling from the base, jittered, never above the maximum. */
+export function backoffDelay(settings: BackoffSettings, failures: number, random: () => number = Math.random): number {
+  const { baseDelayMs, maxDelayMs, jitter } = settings;
+  return Math.round(Math.min(maxDelayMs, baseDelayMs * 2 ** Math.min(failures, 52) * (1 + jitter * random())));
 }
 
 export class WorkQueue {
@@ -20,10 +54,16 @@ export class WorkQueue {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
-  private readonly opts: Required<Omit<QueueOptions, 'onDepth'>> & Pick<QueueOptions, 'onDepth'>;
+  private readonly settings: BackoffSettings;
+  private readonly random: () => number;
+  private readonly onDepth: ((depth: number) => void) | undefined;
+  /** The overall bucket: when its next token is free (ms since epoch, fractional). */
+  private bucketNextFree = 0;
 
   constructor(opts: QueueOptions = {}) {
-    this.opts = { baseDelayMs: 200, maxDelayMs: 120_000, jitter: 0.2, random: Math.random, ...opts };
+    this.settings = backoffSettings(opts);
+    this.random = opts.random ?? Math.random;
+    this.onDepth = opts.onDepth;
   }
 
   get depth(): number {
@@ -42,7 +82,7 @@ export class WorkQueue {
       return;
     }
     this.queue.push(key);
-    this.opts.onDepth?.(this.queue.length);
+    this.onDepth?.(this.queue.length);
   }
 
   /** Adds the key after a delay; a later call for the same key replaces a longer pending one. */
@@ -63,10 +103,21 @@ export class WorkQueue {
   addRateLimited(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    const base = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** n);
-    const delay = Math.round(base * (1 + this.opts.jitter * this.opts.random()));
+    const delay = Math.max(1, Math.round(Math.max(backoffDelay(this.settings, n, this.random), this.bucketDelay())));
     this.addAfter(key, delay);
     return delay;
+  }
+
+  /** Takes one token from the overall bucket; returns how long until it is due. */
+  private bucketDelay(): number {
+    const { retryRate, retryBurst } = this.settings;
+    const interval = 1000 / retryRate;
+    const now = Date.now();
+    // A full bucket holds retryBurst tokens: the next free slot is never further back than that.
+    this.bucketNextFree = Math.max(this.bucketNextFree, now - (retryBurst - 1) * interval);
+    const wait = this.bucketNextFree - now;
+    this.bucketNextFree += interval;
+    return Math.max(0, wait);
   }
 
   /** Clears the key's failure count after a success. */
@@ -84,7 +135,7 @@ export class WorkQueue {
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
-      this.opts.onDepth?.(this.queue.length);
+      this.onDepth?.(this.queue.length);
       return Promise.resolve(key);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
@@ -106,6 +157,6 @@ export class WorkQueue {
     for (const w of this.waiters.splice(0)) w(undefined);
     this.queue.length = 0;
     this.dirty.clear();
-    this.opts.onDepth?.(0);
+    this.onDepth?.(0);
   }
 }

@@ -130,6 +130,14 @@ const operatorRows: RowSpec[] = [
     panels: [
       { title: 'Reconciles by result', description: 'Reconciles per second by resource kind and result (success, error, requeue).', unit: 'ops', width: 12, queries: [{ expr: `sum by (kind, result) (rate(cryptomcp_operator_reconcile_total[${R}]))`, legend: '{{kind}} {{result}}' }] },
       { title: 'Reconcile duration p95', description: '95th percentile reconcile duration by kind.', unit: 's', width: 12, queries: [{ expr: `histogram_quantile(0.95, sum by (le, kind) (rate(cryptomcp_operator_reconcile_duration_seconds_bucket[${R}])))`, legend: '{{kind}}' }] },
+      { title: 'Reconcile errors by reason', description: 'Failed reconciles per second by kind and reason (ApplyFailed, DatabaseError, Conflict, ApiError); each is retried with backoff.', unit: 'ops', width: 24, queries: [{ expr: `sum by (kind, reason) (rate(cryptomcp_operator_reconcile_errors_total[${R}]))`, legend: '{{kind}} {{reason}}' }] },
+    ],
+  },
+  {
+    title: 'Operator process',
+    panels: [
+      { title: 'Operator CPU', description: 'CPU seconds per second used by each operator replica.', unit: 'percentunit', width: 12, queries: [{ expr: `sum by (instance) (rate(cryptomcp_operator_process_cpu_seconds_total[${R}]))`, legend: '{{instance}}' }] },
+      { title: 'Operator memory', description: "Resident set size of each operator replica (the chart's limit is 256Mi).", unit: 'bytes', width: 12, queries: [{ expr: 'sum by (instance) (cryptomcp_operator_process_resident_memory_bytes)', legend: '{{instance}}' }] },
     ],
   },
   {

@@ -18,4 +18,11 @@ export const OPERATOR_METRICS = [
   'cryptomcp_operator_workqueue_depth',
   'cryptomcp_operator_watch_restarts_total',
   'cryptomcp_operator_is_leader',
+  'cryptomcp_operator_reconcile_errors_total',
+  'cryptomcp_operator_process_cpu_seconds_total',
+  'cryptomcp_operator_process_resident_memory_bytes',
 ];
+
+// The operator's other prom-client default metrics (heap spaces, GC, handles, file descriptors,
+// version): kept for ad-hoc queries; its dashboard shows CPU and resident memory.
+export const OPERATOR_UNSHOWN = /^cryptomcp_operator_(process|nodejs)_/;

@@ -41,6 +41,13 @@ export interface MCPServerSpec {
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   podSecurityContext?: Record<string, unknown>;
   securityContext?: Record<string, unknown>;
+  imagePullSecrets?: { name: string }[];
+  serviceAccountName?: string;
+  priorityClassName?: string;
+  nodeSelector?: Record<string, string>;
+  tolerations?: Record<string, unknown>[];
+  affinity?: Record<string, unknown>;
+  topologySpreadConstraints?: (Record<string, unknown> & { topologyKey: string; whenUnsatisfiable: string; maxSkew?: number; labelSelector?: unknown })[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ingress?: { enabled?: boolean; host?: string; className?: string; annotations?: Record<string, string>; tls?: { secretName: string } };
@@ -70,6 +77,8 @@ export interface MCPServerStatus {
   replicas?: number;
   readyReplicas?: number;
   replicaSummary?: string;
+  /** The pods' label selector, for the scale subresource. */
+  selector?: string;
   url?: string;
   configHash?: string;
   conditions?: Condition[];

@@ -8,6 +8,7 @@ import type {
   V1Ingress,
   V1OwnerReference,
   V1PodDisruptionBudget,
+  V1PodSpec,
   V1Service,
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
@@ -17,16 +18,21 @@ export const HTTP_PORT = 8080;
 export const METRICS_PORT = 9464;
 export const CONFIG_HASH_ANNOTATION = 'cryptomcp.dev/config-hash';
 export const MANAGED_BY = 'cryptomcp-operator';
+/**
+ * On a Deployment whose replicas the operator applies (a fixed spec.replicas): the next pass that
+ * finds it while an HPA should own the count performs the handoff (reconcile/mcpserver.ts).
+ */
+export const REPLICAS_FROM_SPEC_ANNOTATION = 'cryptomcp.dev/replicas-from-spec';
 
 export type Child = V1Deployment | V1Service | V1Ingress | V2HorizontalPodAutoscaler | V1PodDisruptionBudget;
 
 /** The kinds an MCPServer may own, with their API versions: the operator prunes among exactly these. */
 export const CHILD_KINDS = [
-  { apiVersion: 'apps/v1', kind: 'Deployment' },
-  { apiVersion: 'v1', kind: 'Service' },
-  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
-  { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler' },
-  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' },
+  { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments' },
+  { apiVersion: 'v1', kind: 'Service', plural: 'services' },
+  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', plural: 'ingresses' },
+  { apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers' },
+  { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets' },
 ] as const;
 
 export interface BuildOptions {
@@ -215,7 +221,7 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: meta(mcp),
+    metadata: meta(mcp, hpaOwnsReplicas(spec) ? {} : { [REPLICAS_FROM_SPEC_ANNOTATION]: 'true' }),
     spec: {
       ...replicas,
       revisionHistoryLimit: 5,
@@ -229,7 +235,10 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
           enableServiceLinks: false,
           // Longer than the server's drain (SHUTDOWN_TIMEOUT_MS, 10 s by default).
           terminationGracePeriodSeconds: 30,
-          securityContext: spec.podSecurityContext ?? DEFAULT_POD_SECURITY,
+          // The spec's settings go over the hardened defaults field by field: setting fsGroup
+          // does not drop runAsNonRoot.
+          securityContext: { ...DEFAULT_POD_SECURITY, ...spec.podSecurityContext },
+          ...scheduling(mcp),
           containers: [
             {
               name: 'server',
@@ -244,7 +253,7 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
               ],
               env: buildEnv(mcp),
               resources: spec.resources ? quantities(spec.resources) : DEFAULT_RESOURCES,
-              securityContext: spec.securityContext ?? DEFAULT_CONTAINER_SECURITY,
+              securityContext: { ...DEFAULT_CONTAINER_SECURITY, ...spec.securityContext },
               // Loading the snapshot takes a few seconds on a cold pod; liveness waits for it.
               startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2, failureThreshold: 30 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 },
@@ -257,6 +266,32 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
         },
       },
     },
+  };
+}
+
+/**
+ * Where and as whom the pods run: pull secrets, service account, priority, node selection and
+ * tolerations as the spec gives them; topology spread over zones and nodes by default, a
+ * constraint of the spec replacing the default of its topologyKey (ScheduleAnyway, so a
+ * one-zone cluster still schedules).
+ */
+export function scheduling(mcp: MCPServer): Partial<V1PodSpec> {
+  const spec = mcp.spec;
+  const own = { matchLabels: selectorLabels(mcp) };
+  const given = (spec.topologySpreadConstraints ?? []).map((c) => ({ maxSkew: 1, labelSelector: own, ...c }));
+  const defaults = ['topology.kubernetes.io/zone', 'kubernetes.io/hostname']
+    .filter((key) => !given.some((c) => c.topologyKey === key))
+    .map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: own }));
+  return {
+    ...(spec.imagePullSecrets?.length ? { imagePullSecrets: spec.imagePullSecrets.map((s) => ({ name: s.name })) } : {}),
+    // The token stays unmounted (automountServiceAccountToken false above): a service account
+    // here is for workload identity, which works through projected tokens of its own.
+    ...(spec.serviceAccountName ? { serviceAccountName: spec.serviceAccountName } : {}),
+    ...(spec.priorityClassName ? { priorityClassName: spec.priorityClassName } : {}),
+    ...(spec.nodeSelector && Object.keys(spec.nodeSelector).length ? { nodeSelector: spec.nodeSelector } : {}),
+    ...(spec.tolerations?.length ? { tolerations: spec.tolerations as V1PodSpec['tolerations'] } : {}),
+    ...(spec.affinity && Object.keys(spec.affinity).length ? { affinity: spec.affinity as V1PodSpec['affinity'] } : {}),
+    topologySpreadConstraints: [...defaults, ...given] as V1PodSpec['topologySpreadConstraints'],
   };
 }
 

@@ -3,6 +3,7 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Conditions, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
 import { mergeConditions, type ConditionInput } from './conditions.ts';
+import { selectorLabels } from './mcpserver.ts';
 
 export interface ObservedRollout {
   ready: boolean;
@@ -46,6 +47,7 @@ export function acceptedStatus(mcp: MCPServer, input: { rollout: ObservedRollout
     replicas: rollout.replicas,
     readyReplicas: rollout.readyReplicas,
     replicaSummary: `${rollout.readyReplicas}/${rollout.replicas}`,
+    selector: Object.entries(selectorLabels(mcp)).map(([k, v]) => `${k}=${v}`).join(','),
     url: input.url,
     configHash: input.configHash,
     conditions: mergeConditions(mcp.status?.conditions, conditions, mcp.metadata.generation, now),
@@ -63,6 +65,22 @@ export function rejectedStatus(mcp: MCPServer, problems: string[], now: Date): M
       [
         { type: Conditions.Accepted, status: 'False', reason: Reasons.InvalidSpec, message },
         { type: Conditions.Ready, status: 'False', reason: Reasons.InvalidSpec, message: 'spec is invalid; see Accepted' },
+      ],
+      mcp.metadata.generation,
+      now,
+    ),
+  };
+}
+
+/** A child the API server refused: Ready False with its message; the rest of the status stays. */
+export function applyFailedStatus(mcp: MCPServer, message: string, now: Date): MCPServerStatus {
+  return {
+    ...mcp.status,
+    conditions: mergeConditions(
+      mcp.status?.conditions,
+      [
+        { type: Conditions.Accepted, status: 'True', reason: Reasons.Valid, message: 'spec is valid' },
+        { type: Conditions.Ready, status: 'False', reason: Reasons.ApplyFailed, message },
       ],
       mcp.metadata.generation,
       now,

@@ -6,10 +6,36 @@ import type { Plan } from '../../server/accounts/plans.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { MCPServerSpec, PlanPolicySpec } from '../api/types.ts';
 
-/** Problems with an MCPServer spec, as one message per problem; empty when usable. */
-export function validateMcpServer(spec: MCPServerSpec | undefined): string[] {
+const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const DNS_1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** A label or annotation key as Kubernetes requires: [prefix/]name, prefix a DNS subdomain (253), name 63. */
+export function isQualifiedName(key: string): boolean {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_1123_SUBDOMAIN.test(prefix))) return false;
+  return name.length <= 63 && QUALIFIED_NAME.test(name);
+}
+
+/**
+ * Problems with an MCPServer's name and spec, as one message per problem; empty when usable. The
+ * name becomes the name of its Service, so it must be a DNS-1035 label.
+ */
+export function validateMcpServer(spec: MCPServerSpec | undefined, name?: string): string[] {
   if (!spec) return ['spec is missing'];
   const problems: string[] = [];
+  if (name !== undefined && (name.length > 63 || !DNS_1035_LABEL.test(name))) {
+    problems.push(`metadata.name "${name}" must be a DNS-1035 label (at most 63 lower-case letters, digits or '-', starting with a letter), as its Service is named after it`);
+  }
+  for (const [field, map, checkValues] of [['labels', spec.labels, true], ['annotations', spec.annotations, false], ['nodeSelector', spec.nodeSelector, true]] as const) {
+    for (const [key, value] of Object.entries(map ?? {})) {
+      if (!isQualifiedName(key)) problems.push(`spec.${field}: "${key}" is not a valid key ([prefix/]name, name at most 63 characters)`);
+      else if (checkValues && (value.length > 63 || !LABEL_VALUE.test(value))) problems.push(`spec.${field}.${key}: "${value}" is not a valid label value`);
+    }
+  }
   if (!(SERVER_NAMES as readonly string[]).includes(spec.server)) {
     problems.push(`spec.server "${spec.server}" is not one of ${SERVER_NAMES.join(', ')}`);
   }
@@ -31,7 +57,7 @@ const RENEWAL = { OneTime: 'one-time', Monthly: 'monthly' } as const;
 
 /**
  * The plans row a PlanPolicy stands for, or the problems that stop it. Defaults match the CRD's
- * (burst 10, max keys 3, all nine servers), so an object stored before defaulting means the same.
+ * (burst min(10, requests per minute), max keys 3, all nine servers), so an object stored before defaulting means the same.
  */
 export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; plan: Plan } | { ok: false; problems: string[] } {
   if (!spec) return { ok: false, problems: ['spec is missing'] };
@@ -40,7 +66,8 @@ export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; pl
   if (!Number.isInteger(spec.credits) || spec.credits < 0) problems.push('spec.credits must be a non-negative integer');
   if (!(spec.renewal in RENEWAL)) problems.push(`spec.renewal must be OneTime or Monthly, not "${String(spec.renewal)}"`);
   const rpm = spec.rateLimit?.requestsPerMinute;
-  const burst = spec.rateLimit?.burst ?? 10;
+  // The CRD cannot default one field from another: an omitted burst is min(10, requestsPerMinute).
+  const burst = spec.rateLimit?.burst ?? Math.min(10, Number.isInteger(rpm) && (rpm ?? 0) >= 1 ? rpm! : 10);
   if (!Number.isInteger(rpm) || (rpm ?? 0) < 1) problems.push('spec.rateLimit.requestsPerMinute must be an integer of at least 1');
   if (!Number.isInteger(burst) || burst < 1) problems.push('spec.rateLimit.burst must be an integer of at least 1');
   else if (rpm !== undefined && burst > rpm) problems.push('spec.rateLimit.burst must not exceed requestsPerMinute');

@@ -110,9 +110,12 @@ export class KubeClient {
     }
   }
 
-  /** Server-side apply with the operator's one field manager, taking ownership of every field it sends. */
-  async apply<T extends KubernetesObject>(obj: T): Promise<T> {
-    return plain(await this.objects.patch<T>(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply).catch(wrap));
+  /**
+   * Server-side apply with the operator's field manager (or another, for a handoff), taking
+   * ownership of every field it sends.
+   */
+  async apply<T extends KubernetesObject>(obj: T, fieldManager: string = FIELD_MANAGER): Promise<T> {
+    return plain(await this.objects.patch<T>(obj, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply).catch(wrap));
   }
 
   /** JSON merge patch of the object's main resource (metadata such as finalizers). */

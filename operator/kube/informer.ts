@@ -20,7 +20,8 @@ export interface InformerOptions {
   /** First delay after a failed list or watch; doubles up to maxBackoffMs, with jitter. */
   backoffMs?: number;
   maxBackoffMs?: number;
-  onChange: (key: string, obj: KubernetesObject | undefined) => void;
+  /** obj is undefined once deleted; previous is what the cache held before (undefined when new). */
+  onChange: (key: string, obj: KubernetesObject | undefined, previous: KubernetesObject | undefined) => void;
   onRestart?: (reason: WatchRestartReason) => void;
   log?: (line: string) => void;
 }
@@ -58,6 +59,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     this.opts = opts;
   }
 
+  /** "Kind" or "Kind in namespace", for logs and /readyz. */
+  get description(): string {
+    return this.namespace ? `${this.type.kind} in ${this.namespace}` : this.type.kind;
+  }
+
   get(key: string): T | undefined {
     return this.cache.get(key);
   }
@@ -69,7 +75,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
   start(): void {
     void this.relist();
     this.resyncTimer = setInterval(() => {
-      for (const [key, obj] of this.cache) this.opts.onChange(key, obj);
+      for (const [key, obj] of this.cache) this.opts.onChange(key, obj, obj);
     }, this.opts.resyncMs);
     this.resyncTimer.unref();
   }
@@ -114,13 +120,14 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       seen.add(key);
       const old = this.cache.get(key);
       this.cache.set(key, obj);
-      if (!old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.opts.onChange(key, obj);
+      if (!old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.opts.onChange(key, obj, old);
     }
     // Deletions missed while the watch was down (e.g. across a 410) show up as absences.
     for (const key of [...this.cache.keys()]) {
       if (!seen.has(key)) {
+        const old = this.cache.get(key);
         this.cache.delete(key);
-        this.opts.onChange(key, undefined);
+        this.opts.onChange(key, undefined, old);
       }
     }
     this.resourceVersion = res.resourceVersion;
@@ -162,12 +169,13 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       if (rv) this.resourceVersion = rv;
       if (ev.type === 'BOOKMARK') return;
       const key = keyOf(ev.object);
+      const old = this.cache.get(key);
       if (ev.type === 'DELETED') {
         this.cache.delete(key);
-        this.opts.onChange(key, undefined);
+        this.opts.onChange(key, undefined, old ?? ev.object);
       } else {
         this.cache.set(key, ev.object as T);
-        this.opts.onChange(key, ev.object as T);
+        this.opts.onChange(key, ev.object as T, old);
       }
     };
     const onDone = (err: unknown) => {

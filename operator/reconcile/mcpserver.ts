@@ -1,14 +1,22 @@
 // One level-based pass for one MCPServer: read it and the secrets it references, build the
 // desired children with the pure builders, apply each with server-side apply, delete the
 // children it no longer wants, and write status once — only if it changed, so a pass that finds
-// nothing to do writes nothing and triggers nothing.
+// nothing to do writes nothing and triggers nothing. A child the API server refuses sets
+// Ready=False / ApplyFailed with the API server's own message, records a Warning Event and
+// fails the pass (retried with backoff); status transitions record Normal Events.
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
-import { API_VERSION, type MCPServer, type MCPServerStatus } from '../api/types.ts';
-import { CHILD_KINDS, desiredChildren, referencedSecretKeys } from '../builders/mcpserver.ts';
-import { acceptedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
+import { API_VERSION, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
+import { CHILD_KINDS, REPLICAS_FROM_SPEC_ANNOTATION, desiredChildren, hpaOwnsReplicas, referencedSecretKeys } from '../builders/mcpserver.ts';
+import { transitionEvents } from '../builders/conditions.ts';
+import { acceptedStatus, applyFailedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
 import { validateMcpServer } from '../builders/validate.ts';
-import type { KubeClient } from '../kube/client.ts';
+import { statusOf, type KubeClient } from '../kube/client.ts';
+import type { EventSink } from '../kube/events.ts';
+import { ReconcileError } from './errors.ts';
+
+/** The field manager that holds replicas for the HPA during a handoff (see handReplicasToHpa). */
+export const HANDOFF_FIELD_MANAGER = 'cryptomcp-operator-hpa-handoff';
 
 export interface ReconcileOutcome {
   result: 'success' | 'requeue';
@@ -18,6 +26,7 @@ export interface ReconcileOutcome {
 
 export interface McpServerContext {
   client: KubeClient;
+  events: EventSink;
   image: string;
   now?: () => Date;
 }
@@ -27,9 +36,10 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   if (!mcp || mcp.metadata.deletionTimestamp) return { result: 'success' };
   const now = ctx.now?.() ?? new Date();
 
-  const problems = validateMcpServer(mcp.spec);
+  const problems = validateMcpServer(mcp.spec, mcp.metadata.name);
   if (problems.length > 0) {
     // Stop here: no retry storm on a spec only its author can fix; the next edit brings it back.
+    ctx.events.record(mcp, 'Warning', Reasons.InvalidSpec, problems.join('; '));
     await writeStatus(ctx, mcp, rejectedStatus(mcp, problems, now));
     return { result: 'success' };
   }
@@ -47,9 +57,20 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   }
 
   const desired = desiredChildren(mcp, { image: ctx.image, secretValues });
+  await handReplicasToHpa(ctx, mcp);
   let deployment: V1Deployment | undefined;
   for (const child of desired.children) {
-    const applied = await ctx.client.apply(child);
+    let applied: KubernetesObject;
+    try {
+      applied = await ctx.client.apply(child);
+    } catch (err) {
+      const message = `${child.kind} ${child.metadata?.name}: ${(err as Error).message}`;
+      // A 409 is optimistic concurrency, not a refusal: retry quietly.
+      if (statusOf(err) === 409) throw new ReconcileError('Conflict', message, { cause: err });
+      ctx.events.record(mcp, 'Warning', Reasons.ApplyFailed, message);
+      await writeStatus(ctx, mcp, applyFailedStatus(mcp, message, now)).catch(() => {});
+      throw new ReconcileError('ApplyFailed', message, { cause: err });
+    }
     if (child.kind === 'Deployment') deployment = applied as V1Deployment;
   }
 
@@ -70,9 +91,27 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   return { result: 'success' };
 }
 
+/**
+ * From a fixed count to autoscaling without a dip. Server-side apply removes a field its manager
+ * stops sending, and the Deployment's default would then put replicas at 1 until the HPA raises
+ * it. So, as the Kubernetes documentation's "transferring ownership" recipe does, a second field
+ * manager applies the current count (at least the HPA's minimum) first: the field stays, shared,
+ * when the operator's own apply drops it, and the HPA takes it from there.
+ */
+async function handReplicasToHpa(ctx: McpServerContext, mcp: MCPServer): Promise<void> {
+  if (!hpaOwnsReplicas(mcp.spec)) return;
+  const { name, namespace } = mcp.metadata;
+  const current = await ctx.client.get<V1Deployment>('apps/v1', 'Deployment', namespace, name);
+  const replicas = current?.spec?.replicas;
+  if (current?.metadata?.annotations?.[REPLICAS_FROM_SPEC_ANNOTATION] !== 'true' || replicas === undefined) return;
+  const floor = mcp.spec.autoscaling?.minReplicas ?? 2;
+  await ctx.client.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { replicas: Math.max(replicas, floor) } } as V1Deployment, HANDOFF_FIELD_MANAGER);
+}
+
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
   if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
   await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status);
+  for (const e of transitionEvents(mcp.status?.conditions, status.conditions)) ctx.events.record(mcp, 'Normal', e.reason, e.message);
 }
 
 /** Drops undefined members so a status read back from JSON compares equal to a built one. */

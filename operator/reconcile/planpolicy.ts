@@ -7,13 +7,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { planAccountCount, planDeleteUnused, planGet, planUpsert, type Plan } from '../../server/accounts/plans.ts';
 import type { Database } from '../../server/db/pool.ts';
 import { API_VERSION, Conditions, PLAN_FINALIZER, Reasons, type PlanPolicy, type PlanPolicyStatus } from '../api/types.ts';
-import { mergeConditions, type ConditionInput } from '../builders/conditions.ts';
+import { findCondition, mergeConditions, transitionEvents, type ConditionInput } from '../builders/conditions.ts';
 import { planFromPolicy } from '../builders/validate.ts';
 import type { KubeClient } from '../kube/client.ts';
+import type { EventSink } from '../kube/events.ts';
+import { ReconcileError } from './errors.ts';
 import type { ReconcileOutcome } from './mcpserver.ts';
 
 export interface PlanPolicyContext {
   client: KubeClient;
+  events: EventSink;
   db: Database;
   /** Every PlanPolicy the informer knows, to find two policies naming one plan. */
   all: () => PlanPolicy[];
@@ -41,8 +44,13 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
       // Another live policy owns the same plan: the row is theirs; just let this one go.
       const other = owner(ctx.all(), parsed.plan.name);
       if (!other || other.metadata.name === pp.metadata.name) {
-        const { deleted, accounts } = await planDeleteUnused(ctx.db, parsed.plan.name);
+        const { deleted, accounts } = await planDeleteUnused(ctx.db, parsed.plan.name).catch((err: unknown) => {
+          const message = `plans row "${parsed.plan.name}" not deleted: ${(err as Error).message}`;
+          ctx.events.record(pp, 'Warning', Reasons.DatabaseError, message);
+          throw new ReconcileError('DatabaseError', message, { cause: err });
+        });
         if (!deleted) {
+          ctx.events.record(pp, 'Warning', Reasons.PlanInUse, `deletion waits: ${accounts} account(s) are on plan "${parsed.plan.name}"`);
           await writeStatus(ctx, pp, {
             ...pp.status,
             accounts,
@@ -66,12 +74,14 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
   }
 
   if (!parsed.ok) {
+    ctx.events.record(pp, 'Warning', Reasons.InvalidSpec, parsed.problems.join('; '));
     await writeStatus(ctx, pp, rejected(pp, Reasons.InvalidSpec, parsed.problems.join('; '), now));
     return { result: 'success' };
   }
   const plan = parsed.plan;
   const claimant = owner(ctx.all(), plan.name);
   if (claimant && claimant.metadata.name !== pp.metadata.name) {
+    ctx.events.record(pp, 'Warning', Reasons.PlanConflict, `plan "${plan.name}" is already defined by PlanPolicy ${claimant.metadata.name}`);
     await writeStatus(ctx, pp, rejected(pp, Reasons.PlanConflict, `plan "${plan.name}" is already defined by PlanPolicy ${claimant.metadata.name}`, now));
     return { result: 'success' };
   }
@@ -94,20 +104,22 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
     if (changed) await planUpsert(ctx.db, plan);
     accounts = await planAccountCount(ctx.db, plan.name);
   } catch (err) {
+    const message = `plans table not written: ${(err as Error).message}`;
+    ctx.events.record(current, 'Warning', Reasons.DatabaseError, message);
     await writeStatus(ctx, current, {
       ...current.status,
       conditions: mergeConditions(
         current.status?.conditions,
         [
           { type: Conditions.Accepted, status: 'True', reason: Reasons.Valid, message: 'spec is valid' },
-          { type: Conditions.Synced, status: 'False', reason: Reasons.DatabaseError, message: `plans table not written: ${(err as Error).message}` },
+          { type: Conditions.Synced, status: 'False', reason: Reasons.DatabaseError, message },
           { type: Conditions.Ready, status: 'False', reason: Reasons.DatabaseError, message: 'the plan is not in the database yet' },
         ],
         current.metadata.generation,
         now,
       ),
     }).catch(() => {});
-    throw err;
+    throw new ReconcileError('DatabaseError', message, { cause: err });
   }
 
   const wasSynced = current.status?.conditions?.find((c) => c.type === Conditions.Synced)?.status === 'True' && current.status.observedGeneration === current.metadata.generation;
@@ -124,6 +136,10 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
     accounts,
     conditions: mergeConditions(current.status?.conditions, conditions, current.metadata.generation, now),
   });
+  // Synced was True already, so no transition says it: the edit that rewrote the row does.
+  if (changed && findCondition(current.status?.conditions, Conditions.Synced)?.status === 'True') {
+    ctx.events.record(current, 'Normal', Reasons.Upserted, `plans row "${plan.name}" rewritten for generation ${current.metadata.generation}`);
+  }
   return { result: 'success' };
 }
 
@@ -151,4 +167,5 @@ function rejected(pp: PlanPolicy, reason: string, message: string, now: Date): P
 async function writeStatus(ctx: PlanPolicyContext, pp: PlanPolicy, status: PlanPolicyStatus): Promise<void> {
   if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(pp.status ?? {})))) return;
   await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status);
+  for (const e of transitionEvents(pp.status?.conditions, status.conditions)) ctx.events.record(pp, 'Normal', e.reason, e.message);
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { syncPlan } from '../../scripts/charts-sync.ts';
+import { syncPlan, valuesSchemaText, VALUES_SCHEMA } from '../../scripts/charts-sync.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { ROOT, loadCrd, validate } from '../operator/support/crd-schema.ts';
 import { validateBuiltin } from '../operator/support/k8s-schema.ts';
@@ -103,15 +103,29 @@ describe('cryptomcp chart', () => {
     expect(servers.map((o) => (o.spec as { server: string }).server)).toEqual([...SERVER_NAMES]);
     for (const s of servers) expect(s.spec).toMatchObject({ database: { secretRef: { name: 'cryptomcp-database', key: 'url' } } });
 
-    // RBAC: no wildcards; Secrets read-only (get); Leases only through the namespaced Role.
+    // RBAC: no wildcards; Secrets read-only (get, and list/watch so rotations are seen); Leases
+    // only through the namespaced Role.
     const rules = (objects.find((o) => o.kind === 'ClusterRole')!.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]);
     for (const r of rules) {
       expect(r.verbs).not.toContain('*');
       expect(r.resources).not.toContain('*');
     }
-    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get']);
+    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get', 'list', 'watch']);
     expect(rules.some((r) => r.resources.includes('leases'))).toBe(false);
     expect((objects.find((o) => o.kind === 'Role')!.rules as { resources: string[] }[])[0]!.resources).toEqual(['leases']);
+  });
+
+  it('with watchNamespaces set, Secrets are readable only in those namespaces (a Role and RoleBinding in each), not cluster-wide', async () => {
+    const objects = await render(PLATFORM, '--set', 'operator.watchNamespaces={team-a,team-b}');
+    await expectAllValid(objects);
+    const clusterRules = objects.find((o) => o.kind === 'ClusterRole')!.rules as { resources: string[] }[];
+    expect(clusterRules.some((r) => r.resources.includes('secrets'))).toBe(false);
+    const roles = objects.filter((o) => o.kind === 'Role' && (o.rules as { resources: string[] }[]).some((r) => r.resources.includes('secrets')));
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    for (const role of roles) expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' && (o.roleRef as { name: string }).name === 'rel-cryptomcp-operator-secrets');
+    expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
+    for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'rel-cryptomcp-operator', namespace: 'cryptomcp' }]);
   });
 
   it('every workload runs non-root, read-only, without privilege escalation, with liveness and readiness probes and the database from the existing secret', async () => {
@@ -200,9 +214,46 @@ describe('cryptomcp chart', () => {
       expect(m.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
       for (const json of Object.values(m.data as Record<string, string>)) expect(() => JSON.parse(json)).not.toThrow();
     }
+    // Every runbook_url is absolute (a receiver can open it): the configured base plus the anchor.
+    const alerts = (objs: K8sObject[]) => objs.filter((o) => o.kind === 'PrometheusRule').flatMap((r) => (r.spec as { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] }).groups.flatMap((g) => g.rules.filter((x) => x.alert)));
+    expect(alerts(objects).map((a) => a.alert)).toEqual(expect.arrayContaining(['CryptomcpOperatorRetryStorm', 'CryptomcpOperatorNoLeader', 'CryptomcpAvailabilityBudgetBurn']));
+    for (const a of alerts(objects)) expect(a.annotations!.runbook_url, a.alert).toBe(`https://github.com/cryptomcp/cryptomcp/blob/main/dashboards/runbook.md#${a.alert!.toLowerCase()}`);
+    const custom = await render(chart, '-f', path.join(VALUES, 'monitoring.yaml'), '--set', 'monitoring.prometheusRule.runbookBaseUrl=https://wiki.example.com/sre/cryptomcp/');
+    for (const a of alerts(custom)) expect(a.annotations!.runbook_url, a.alert).toBe(`https://wiki.example.com/sre/cryptomcp#${a.alert!.toLowerCase()}`);
+    await expect(helm('template', 'rel', chart, '--set', 'monitoring.prometheusRule.runbookBaseUrl=dashboards/runbook.md')).rejects.toThrow(/schema/);
     // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
     expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
     fs.rmSync(chart, { recursive: true, force: true });
+  });
+
+  it('the MCPServers get the chart\'s imagePullSecrets (as the operator and web pods do) unless they set their own', async () => {
+    const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'), '--set', 'servers.overrides.price-prediction.imagePullSecrets[0].name=other-creds');
+    const servers = objects.filter((o) => o.kind === 'MCPServer');
+    expect(servers.length).toBe(3);
+    for (const s of servers) {
+      const want = s.metadata.name === 'price-prediction' ? [{ name: 'other-creds' }] : [{ name: 'registry-creds' }];
+      expect((s.spec as { imagePullSecrets?: unknown }).imagePullSecrets, s.metadata.name).toEqual(want);
+    }
+    expect((await render(PLATFORM)).filter((o) => o.kind === 'MCPServer').some((o) => 'imagePullSecrets' in (o.spec ?? {}))).toBe(false);
+  });
+
+  it('values.schema.json carries the MCPServer spec schema of crds/ (run npm run charts:sync after editing crds/)', () => {
+    expect(fs.readFileSync(VALUES_SCHEMA, 'utf8')).toBe(valuesSchemaText());
+  });
+
+  it('values.schema.json refuses what the CRDs would refuse later, and two operator replicas without leader election', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--set', 'operator.replicas=2', '--set', 'operator.leaderElection.enabled=false'], /leaderElection\/enabled': value must be true/],
+      [['--set', 'servers.defaults.replicas=101'], /servers\/defaults\/replicas': maximum/],
+      [['--set', 'servers.overrides.kol-analytics.labels.team=a b'], /labels\/team': .* does not match pattern/],
+      [['--set', 'servers.defaults.nodeSelector.pool=a/b'], /nodeSelector\/pool/],
+      [['--set', 'servers.defaults.tracing.endpoint=otel:4317'], /tracing\/endpoint/],
+      [['--set', 'servers.defaults.replica=3'], /additional properties 'replica' not allowed/],
+      [['--set', 'servers.overrides.kol-analytics.tolerations[0].effect=Sometimes'], /tolerations\/0\/effect/],
+    ];
+    for (const [args, message] of cases) await expect(helm('template', 'rel', PLATFORM, ...args), args.join(' ')).rejects.toThrow(message);
+    // One replica without leader election is fine, and so is the production file.
+    await expect(helm('template', 'rel', PLATFORM, '--set', 'operator.replicas=1', '--set', 'operator.leaderElection.enabled=false')).resolves.toContain('kind: Deployment');
   });
 
   it('values.schema.json refuses wrong values before anything renders', async () => {

@@ -6,6 +6,13 @@ import { DASHBOARDS } from '../../dashboards/src/dashboards.ts';
 
 export const RULES_FILE = new URL('../../dashboards/rules/cryptomcp.rules.yaml', import.meta.url).pathname;
 export const RULES_TEST_FILE = new URL('../../dashboards/rules/cryptomcp.rules.test.yaml', import.meta.url).pathname;
+export const OPERATOR_RULES_FILE = new URL('../../dashboards/rules/cryptomcp-operator.rules.yaml', import.meta.url).pathname;
+export const OPERATOR_RULES_TEST_FILE = new URL('../../dashboards/rules/cryptomcp-operator.rules.test.yaml', import.meta.url).pathname;
+/** Each rule file with its promtool unit tests. */
+export const RULE_SETS = [
+  { rules: RULES_FILE, tests: RULES_TEST_FILE },
+  { rules: OPERATOR_RULES_FILE, tests: OPERATOR_RULES_TEST_FILE },
+];
 
 export interface PanelQuery {
   dashboard: string;
@@ -55,9 +62,12 @@ export interface RuleModel {
   annotations?: Record<string, string>;
 }
 
-export function rules(): RuleModel[] {
-  const doc = YAML.parse(fs.readFileSync(RULES_FILE, 'utf8')) as { groups: { rules: RuleModel[] }[] };
-  return doc.groups.flatMap((g) => g.rules);
+/** The rules of one file, or of every rule file. */
+export function rules(file?: string): RuleModel[] {
+  return (file ? [file] : RULE_SETS.map((s) => s.rules)).flatMap((f) => {
+    const doc = YAML.parse(fs.readFileSync(f, 'utf8')) as { groups: { rules: RuleModel[] }[] };
+    return doc.groups.flatMap((g) => g.rules);
+  });
 }
 
 /** Grafana's interval variables replaced by a PromQL duration. */

@@ -85,14 +85,48 @@ describe('MCPServer children', () => {
     expect(dep.spec!.template.metadata!.labels).toEqual(labels);
   });
 
-  it('pods run non-root with a read-only root, no privilege escalation and no capabilities, unless the spec says otherwise', () => {
+  it('pods run non-root with a read-only root, no privilege escalation and no capabilities; the settings of the spec merge over these, never replace them', () => {
     const pod = byKind<V1Deployment>(server(), 'Deployment')!.spec!.template.spec!;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } });
     expect(pod.containers[0]!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
     expect(pod.automountServiceAccountToken).toBe(false);
     const custom = byKind<V1Deployment>(server({ securityContext: { runAsUser: 2000 }, podSecurityContext: { fsGroup: 7 } }), 'Deployment')!.spec!.template.spec!;
-    expect(custom.containers[0]!.securityContext).toEqual({ runAsUser: 2000 });
-    expect(custom.securityContext).toEqual({ fsGroup: 7 });
+    expect(custom.containers[0]!.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] }, runAsUser: 2000 });
+    expect(custom.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 7, seccompProfile: { type: 'RuntimeDefault' } });
+  });
+
+  it('scheduling and identity fields reach the pods; topology spread over zones and nodes by default, a constraint of the spec replacing its key', async () => {
+    const plain = byKind<V1Deployment>(server(), 'Deployment')!.spec!.template.spec!;
+    expect(plain.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+    ]);
+    for (const field of ['imagePullSecrets', 'serviceAccountName', 'priorityClassName', 'nodeSelector', 'tolerations', 'affinity']) expect(plain, field).not.toHaveProperty(field);
+
+    const toleration = { key: 'dedicated', operator: 'Equal', value: 'mcp', effect: 'NoSchedule' };
+    const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } };
+    const dep = byKind<V1Deployment>(
+      server({
+        imagePullSecrets: [{ name: 'registry-creds' }],
+        serviceAccountName: 'mcp-workload',
+        priorityClassName: 'high',
+        nodeSelector: { 'node.kubernetes.io/pool': 'mcp' },
+        tolerations: [toleration],
+        affinity,
+        topologySpreadConstraints: [{ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }],
+      }),
+      'Deployment',
+    )!;
+    const pod = dep.spec!.template.spec!;
+    expect(pod).toMatchObject({ imagePullSecrets: [{ name: 'registry-creds' }], serviceAccountName: 'mcp-workload', priorityClassName: 'high', nodeSelector: { 'node.kubernetes.io/pool': 'mcp' }, tolerations: [toleration], affinity });
+    // The hardened defaults stay: no token even with a service account, non-root, read-only.
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true });
+    expect(pod.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } },
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: selector } },
+    ]);
+    expect(await validateBuiltin(dep)).toBe(true);
   });
 
   it('provider settings become env: literal RPC URLs as values, secret-held ones and API keys as secretKeyRefs; tool costs are prefixed with the server', () => {
@@ -261,10 +295,13 @@ describe('PlanPolicy → plans row', () => {
       plan: { name: 'team', display_name: 'Team', credits: 9000, renewal: 'monthly', requests_per_minute: 120, burst: 30, servers: ['price-prediction', 'kol-analytics'], max_keys: 5 },
     });
   });
-  it('applies the CRD defaults (burst 10, 3 keys, all nine servers) when fields are absent', () => {
+  it('applies the defaults (burst min(10, rate), 3 keys, all nine servers) when fields are absent', () => {
     const r = planFromPolicy({ plan: 'free', credits: 150, renewal: 'OneTime', rateLimit: { requestsPerMinute: 30 } });
     expect(r.ok && r.plan).toMatchObject({ burst: 10, max_keys: 3, renewal: 'one-time', display_name: 'Free' });
     expect(r.ok && r.plan.servers).toHaveLength(9);
+    // The case: 5 a minute and no burst was refused because a defaulted burst of 10 exceeded it.
+    const slow = planFromPolicy({ plan: 'trial', credits: 10, renewal: 'OneTime', rateLimit: { requestsPerMinute: 5 } });
+    expect(slow.ok && slow.plan.burst).toBe(5);
   });
   it('refuses invalid specs with every problem named', () => {
     const r = planFromPolicy({ ...spec, plan: 'Bad Name', credits: -1, rateLimit: { requestsPerMinute: 10, burst: 11 }, servers: ['weather'] });

@@ -90,12 +90,62 @@ describe('MCPServer schema rejects invalid specs', () => {
     ['a tracing endpoint that is not an HTTP(S) URL', (s) => (s.tracing = { endpoint: 'otel-collector:4317' }), /pattern/],
     ['a sample ratio above 1', (s) => (s.tracing = { endpoint: 'http://c:4318', sampleRatio: 10 }), /<= 1/],
     ['an unknown OTLP protocol', (s) => (s.tracing = { endpoint: 'http://c:4318', protocol: 'udp' }), /allowed values|enum/],
+    ['a label value with a space', (s) => (s.labels = { team: 'the platform' }), /pattern/],
+    ['a label value over 63 characters', (s) => (s.labels = { team: 'x'.repeat(64) }), /63/],
+    ['a node selector value with a slash', (s) => (s.nodeSelector = { pool: 'a/b' }), /pattern/],
+    ['a pull secret that is not a name', (s) => (s.imagePullSecrets = [{ name: 'Registry Creds' }]), /pattern/],
+    ['an unknown toleration effect', (s) => (s.tolerations = [{ key: 'dedicated', operator: 'Exists', effect: 'Sometimes' }]), /allowed values|enum/],
+    ['a spread constraint without whenUnsatisfiable', (s) => (s.topologySpreadConstraints = [{ topologyKey: 'kubernetes.io/hostname' }]), /whenUnsatisfiable/],
   ];
   it.each(cases)('%s', (_name, mutate, message) => {
     const obj = baseServer();
     mutate(obj.spec);
     const errors = validate(mcpCrd, obj);
     expect(errors.join('\n')).toMatch(message);
+  });
+
+  it.each([
+    ['72 characters starting with a digit (the issue\'s example)', `7${'a'.repeat(71)}`],
+    ['64 characters', `a${'b'.repeat(63)}`],
+    ['a leading digit', '9lives'],
+    ['a dot (fine for a ConfigMap, not for a Service)', 'market.intelligence'],
+    ['upper case', 'Market'],
+  ])('refuses a name a Service could not have: %s', (_what, name) => {
+    const obj = { ...baseServer(), metadata: { name, namespace: 'default' } };
+    expect(validate(mcpCrd, obj).join('\n')).toMatch(/metadata\/name: must (match pattern|NOT have more than 63)/);
+    // The operator checks again, for objects stored before this rule (Accepted=False, no children).
+    expect(validateMcpServer(obj.spec as never, name).join('\n')).toMatch(/DNS-1035 label/);
+  });
+
+  it('accepts the scheduling and identity fields, and a 63-character name', () => {
+    const obj = baseServer();
+    obj.metadata.name = `a${'b'.repeat(62)}`;
+    Object.assign(obj.spec, {
+      imagePullSecrets: [{ name: 'registry-creds' }],
+      serviceAccountName: 'cryptomcp-workload',
+      priorityClassName: 'high-priority',
+      nodeSelector: { 'node.kubernetes.io/pool': 'mcp' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'mcp', effect: 'NoSchedule' }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
+      topologySpreadConstraints: [{ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', maxSkew: 1 }],
+    });
+    expect(validate(mcpCrd, obj)).toEqual([]);
+    expect(validateMcpServer(obj.spec as never, obj.metadata.name)).toEqual([]);
+  });
+
+  it('label, annotation and node selector keys are checked by the operator (no CEL on map keys)', () => {
+    const spec = { ...baseServer().spec, labels: { 'bad key': 'x', [`${'p'.repeat(10)}/${'n'.repeat(64)}`]: 'y' }, annotations: { 'example.com/ok': 'any value at all', '/no-name': 'z' }, nodeSelector: { 'Not_A/prefix/x': 'a' } };
+    const problems = validateMcpServer(spec as never, 'mi');
+    expect(problems).toEqual([
+      'spec.labels: "bad key" is not a valid key ([prefix/]name, name at most 63 characters)',
+      `spec.labels: "${'p'.repeat(10)}/${'n'.repeat(64)}" is not a valid key ([prefix/]name, name at most 63 characters)`,
+      'spec.annotations: "/no-name" is not a valid key ([prefix/]name, name at most 63 characters)',
+      'spec.nodeSelector: "Not_A/prefix/x" is not a valid key ([prefix/]name, name at most 63 characters)',
+    ]);
+  });
+
+  it('exposes the scale subresource on spec.replicas / status.replicas / status.selector', () => {
+    expect((mcpCrd.spec.versions[0]!.subresources as Record<string, unknown>).scale).toEqual({ specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' });
   });
 
   it('defaults: HPA 2..10 at 70% CPU, PDB maxUnavailable 1, snapshot data, secret key "url"', () => {
@@ -142,6 +192,12 @@ describe('PlanPolicy schema rejects invalid specs', () => {
     const obj = basePlan();
     mutate(obj.spec);
     expect(validate(planCrd, obj).join('\n')).toMatch(message);
+  });
+
+  it('a rate of 5 a minute with no burst is accepted (burst defaults to min(10, rate) in the operator, not 10 in the schema)', () => {
+    const obj = basePlan();
+    obj.spec.rateLimit = { requestsPerMinute: 5 };
+    expect(validate(planCrd, obj)).toEqual([]);
   });
 
   it('spec.plan is immutable on update', () => {

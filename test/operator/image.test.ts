@@ -112,8 +112,9 @@ describe('operator entry point as a process', () => {
     expect(started.identity).toBe('operator-0');
     const base = `http://127.0.0.1:${started.metrics_port}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    // The gateway's migrations ran: the plans table exists with the DESIGN §5 seed rows.
-    expect((await db.query('SELECT count(*)::int AS n FROM plans')).rows[0]).toEqual({ n: 4 });
+    // The gateway's migrations ran (in the background, after the probe port opened): the plans
+    // table exists with the DESIGN §5 seed rows.
+    await eventually(async () => (await db.query('SELECT count(*)::int AS n FROM plans').catch(() => ({ rows: [] }))).rows[0]?.n === 4, 15_000, 'migrations applied');
 
     await eventually(() => (api.get('Lease', 'cryptomcp', 'cryptomcp-operator')?.spec as { holderIdentity?: string } | undefined)?.holderIdentity === 'operator-0', 15_000, 'lease held').catch((err: unknown) => {
       throw new Error(`${(err as Error).message}; operator said: ${stderr}`);

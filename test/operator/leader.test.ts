@@ -46,7 +46,7 @@ describe('leader election', () => {
     expect(b.controller.isLeading).toBe(false);
     expect(await leaderGauge(a)).toBe(1);
     expect(await leaderGauge(b)).toBe(0);
-    expect(b.controller.ready()).toBe(true); // a standby is ready: it serves probes and waits
+    expect(b.controller.readiness().ok).toBe(true); // a standby is ready: it serves probes and waits
     api.create({ apiVersion: 'cryptomcp.dev/v1alpha1', kind: 'PlanPolicy', metadata: { name: 'team' }, spec: { plan: 'team', credits: 10, renewal: 'Monthly', rateLimit: { requestsPerMinute: 10, burst: 1 } } });
     await eventually(async () => (await db.query('SELECT 1 FROM plans WHERE name = $1', ['team'])).rowCount === 1, 10_000, 'leader synced the plan');
     const bReconciles = (await b.metrics.reconcileTotal.get()).values.reduce((s, v) => s + v.value, 0);

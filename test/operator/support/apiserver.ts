@@ -16,9 +16,12 @@
 //                    treated as a merge patch (enough for kubectl's client-side apply of the objects
 //                    here); application/apply-patch+yaml = server-side apply with fieldManager:
 //                    creates if absent, merges maps, replaces lists whole, and drops the fields the
-//                    same manager applied last time but no longer sends
+//                    same manager applied last time but no longer sends (unless another manager
+//                    applied them too: shared ownership)
 //   status           /status subresource for the kinds that have one; the main endpoint ignores
 //                    status changes, the subresource ignores everything else
+//   scale            /scale subresource of CRDs that declare one (autoscaling/v1 Scale)
+//   names            Services need DNS-1035 labels, everything else DNS-1123 subdomains
 //   delete           finalizers: deletionTimestamp set, object kept until the last finalizer goes;
 //                    then ownerReference garbage collection (background, by uid, recursively);
 //                    an object created with owner references to no existing object is collected
@@ -30,7 +33,8 @@
 //                    ready, available, Available condition) one tick after each spec change,
 //                    unless holdRollouts is set
 //   faults           conflicts(n): the next n writes answer 409; dropWatches(); idleWatches (open
-//                    streams stop delivering); compact() (older versions answer 410); restart()
+//                    streams stop delivering); compact() (older versions answer 410); restart();
+//                    deny(kind, message): writes of a kind refused as by an admission webhook
 //
 // Not modelled: authentication and authorization, admission webhooks, managedFields and apply
 // conflicts between different field managers (one manager writes here), strategic-merge list
@@ -74,6 +78,8 @@ interface Resource {
   status: boolean;
   shortNames?: string[];
   crd?: Crd;
+  /** The CRD's scale subresource: where replicas and the selector live. */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 const CRDS = [loadCrd('mcpservers.cryptomcp.dev.yaml'), loadCrd('planpolicies.cryptomcp.dev.yaml')];
@@ -98,6 +104,7 @@ const RESOURCES: Resource[] = [
     status: Boolean(crd.spec.versions[0]!.subresources?.status),
     shortNames: crd.spec.names.shortNames,
     crd,
+    scale: (crd.spec.versions[0]!.subresources as { scale?: Resource['scale'] } | undefined)?.scale,
   })),
 ];
 
@@ -147,6 +154,7 @@ export class StandInApiServer {
   private readonly applied = new Map<string, unknown>();
   private readonly bookmarkTimer: NodeJS.Timeout;
   private pendingConflicts = 0;
+  private readonly denials = new Map<string, string>();
   port = 0;
   /** Open watch streams stop delivering events (a hung connection) while true. */
   idleWatches = false;
@@ -199,6 +207,18 @@ export class StandInApiServer {
     });
   }
 
+  /**
+   * Every write of a kind answers 403 from a (simulated) validating admission webhook with this
+   * message, until allow(kind): a policy engine refusing what the operator applies.
+   */
+  deny(kind: string, message: string): void {
+    this.denials.set(kind, message);
+  }
+
+  allow(kind: string): void {
+    this.denials.delete(kind);
+  }
+
   /** The next n writes (create, update, patch, delete) answer 409 Conflict. */
   conflicts(n: number): void {
     this.pendingConflicts = n;
@@ -217,6 +237,14 @@ export class StandInApiServer {
 
   get resourceVersion(): number {
     return this.rv;
+  }
+
+  /** Every stored version of one object still in the event history, oldest first. */
+  versions(kind: string, namespace: string | undefined, name: string): Obj[] {
+    const r = this.byKind(kind);
+    return (this.events.get(`${gv(r)}/${r.plural}`) ?? [])
+      .filter((e) => e.type !== 'DELETED' && e.object.metadata.name === name && (!r.namespaced || e.object.metadata.namespace === namespace))
+      .map((e) => structuredClone(e.object));
   }
 
   openWatches(kind?: string): number {
@@ -301,7 +329,8 @@ export class StandInApiServer {
     const [plural, name, sub] = rest;
     const r = RESOURCES.find((x) => x.group === group && x.version === version && x.plural === plural);
     if (!r) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
-    if (sub !== undefined && !(sub === 'status' && r.status)) throw new HttpError(404, 'NotFound', `no subresource ${sub}`);
+    if (sub !== undefined && !(sub === 'status' && r.status) && !(sub === 'scale' && r.scale)) throw new HttpError(404, 'NotFound', `no subresource ${sub}`);
+    if (sub === 'scale') return this.scaleSubresource(r, namespace, name!, req.method ?? 'GET', body, String(req.headers['content-type'] ?? ''));
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     if (!name) {
@@ -312,7 +341,7 @@ export class StandInApiServer {
       if (method === 'GET') return this.listResponse(r, namespace, q, req.headers.accept);
       if (method === 'POST') {
         const obj = parse(body, req.headers['content-type']) as Obj;
-        return this.guardWrite(() => this.createObject(r, namespace, obj));
+        return this.guardWrite(r, () => this.createObject(r, namespace, obj));
       }
       throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed on a collection`);
     }
@@ -320,7 +349,7 @@ export class StandInApiServer {
       const o = this.mustGet(r, namespace, name);
       return this.wantsTable(req.headers.accept) ? this.table(r, [o], String(this.rv)) : o;
     }
-    return this.guardWrite(() => {
+    return this.guardWrite(r, () => {
       if (method === 'DELETE') return this.deleteObject(r, namespace, name);
       const patchType = String(req.headers['content-type'] ?? '').split(';')[0] ?? '';
       const input = parse(body, patchType);
@@ -330,7 +359,39 @@ export class StandInApiServer {
     });
   }
 
-  private guardWrite<T>(fn: () => T): T {
+  /**
+   * autoscaling/v1 Scale of a custom resource (what `kubectl scale` and autoscalers use): reads
+   * the CRD's specReplicasPath / statusReplicasPath / labelSelectorPath; a write sets the spec
+   * path through the same admission (schema and CEL) as any update of the object.
+   */
+  private scaleSubresource(r: Resource, namespace: string | undefined, name: string, method: string, body: string, contentType: string): unknown {
+    const paths = r.scale!;
+    const toScale = (o: Obj) => ({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: { name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion, creationTimestamp: o.metadata.creationTimestamp },
+      spec: { replicas: Number(atPath(o, paths.specReplicasPath) ?? 0) },
+      status: { replicas: Number(atPath(o, paths.statusReplicasPath) ?? 0), ...(paths.labelSelectorPath && atPath(o, paths.labelSelectorPath) ? { selector: atPath(o, paths.labelSelectorPath) } : {}) },
+    });
+    const cur = this.mustGet(r, namespace, name);
+    if (method === 'GET') return toScale(cur);
+    if (method !== 'PUT' && method !== 'PATCH') throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed on scale`);
+    return this.guardWrite(r, () => {
+      const input = parse(body, contentType) as { metadata?: { resourceVersion?: string }; spec?: { replicas?: number } };
+      if (input.metadata?.resourceVersion && input.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+        throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`);
+      }
+      const replicas = input.spec?.replicas;
+      if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) throw new HttpError(422, 'Invalid', 'Scale.autoscaling "' + name + '" is invalid: spec.replicas: Invalid value: must be a non-negative integer');
+      const next = structuredClone(cur);
+      setPath(next, paths.specReplicasPath, replicas);
+      return toScale(this.update(r, cur, next, false, 'scale'));
+    });
+  }
+
+  private guardWrite<T>(r: Resource, fn: () => T): T {
+    const denial = this.denials.get(r.kind);
+    if (denial !== undefined) throw new HttpError(403, 'Forbidden', `admission webhook "policy.example.com" denied the request: ${denial}`);
     if (this.pendingConflicts > 0) {
       this.pendingConflicts -= 1;
       throw new HttpError(409, 'Conflict', 'Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again (injected)');
@@ -359,6 +420,7 @@ export class StandInApiServer {
       resources: rs.flatMap((r) => [
         { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs, ...(r.shortNames ? { shortNames: r.shortNames } : {}), ...(r.crd ? { categories: ['cryptomcp'] } : {}) },
         ...(r.status ? [{ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] }] : []),
+        ...(r.scale ? [{ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] }] : []),
       ]),
     };
   }
@@ -479,6 +541,7 @@ export class StandInApiServer {
     if (r.namespaced) obj.metadata.namespace = namespace ?? obj.metadata.namespace ?? 'default';
     else delete obj.metadata.namespace;
     if (!obj.metadata.name) throw new HttpError(422, 'Invalid', 'metadata.name: Required value');
+    checkName(r, obj.metadata.name);
     if (this.store.has(this.key(r, obj.metadata.namespace, obj.metadata.name))) {
       throw new HttpError(409, 'AlreadyExists', `${r.plural}.${r.group || 'core'} "${obj.metadata.name}" already exists`);
     }
@@ -556,7 +619,9 @@ export class StandInApiServer {
       }
       const base = structuredClone(cur) as Record<string, unknown>;
       const previous = this.applied.get(appliedKey);
-      if (previous !== undefined) removeDropped(base, previous, applied);
+      // A field another manager applied too stays when this one stops sending it (shared ownership).
+      const others = [...this.applied].filter(([key]) => key.startsWith(`${k}${statusOnly ? '/status' : ''}|`) && key !== appliedKey).map(([, v]) => v);
+      if (previous !== undefined) removeDropped(base, previous, applied, others);
       const next = deepMerge(base, stripRv(applied)) as Obj;
       const out = this.update(r, cur, next, statusOnly, 'apply');
       this.applied.set(appliedKey, applied);
@@ -733,6 +798,28 @@ export class StandInApiServer {
 
 // ---- helpers ----
 
+/** Object names as the API server checks them: Services are DNS-1035 labels, the rest DNS-1123 subdomains. */
+function checkName(r: Resource, name: string): void {
+  if (r.kind === 'Service' && (name.length > 63 || !/^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name))) {
+    throw new HttpError(422, 'Invalid', `Service "${name}" is invalid: metadata.name: Invalid value: "${name}": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`);
+  }
+  if (name.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name)) {
+    throw new HttpError(422, 'Invalid', `${r.kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`);
+  }
+}
+
+/** A value at a simple JSON path such as .spec.replicas. */
+function atPath(o: unknown, p: string): unknown {
+  return p.replace(/^\./, '').split('.').reduce<unknown>((cur, k) => (isMap(cur) ? cur[k] : undefined), o);
+}
+
+function setPath(o: Record<string, unknown>, p: string, value: unknown): void {
+  const keys = p.replace(/^\./, '').split('.');
+  let cur = o;
+  for (const k of keys.slice(0, -1)) cur = (isMap(cur[k]) ? cur[k] : (cur[k] = {})) as Record<string, unknown>;
+  cur[keys.at(-1)!] = value;
+}
+
 function send(res: http.ServerResponse, code: number, body: unknown): void {
   if (res.headersSent) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
@@ -787,13 +874,19 @@ function deepMerge(base: unknown, applied: unknown): unknown {
   return out;
 }
 
-/** Removes from target the leaves `previous` applied that `next` no longer applies. */
-function removeDropped(target: Record<string, unknown>, previous: unknown, next: unknown): void {
+/**
+ * Removes from target the leaves `previous` applied that `next` no longer applies, unless another
+ * manager's applied configuration (`others`) still holds them.
+ */
+function removeDropped(target: Record<string, unknown>, previous: unknown, next: unknown, others: unknown[] = []): void {
   if (!isMap(previous)) return;
   for (const [k, v] of Object.entries(previous)) {
     const n = isMap(next) ? next[k] : undefined;
-    if (n === undefined) delete target[k];
-    else if (isMap(v) && isMap(n) && isMap(target[k])) removeDropped(target[k] as Record<string, unknown>, v, n);
+    const held = others.map((o) => (isMap(o) ? o[k] : undefined)).filter((o) => o !== undefined);
+    if (n === undefined) {
+      if (held.length === 0) delete target[k];
+      else if (isMap(v) && isMap(target[k])) removeDropped(target[k] as Record<string, unknown>, v, {}, held);
+    } else if (isMap(v) && isMap(n) && isMap(target[k])) removeDropped(target[k] as Record<string, unknown>, v, n, held);
   }
 }
 

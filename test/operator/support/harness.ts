@@ -37,7 +37,7 @@ export function startOperator(api: StandInApiServer, db: Database, overrides: Pa
     namespaces: [],
     resyncMs: 60_000,
     watchIdleMs: 60_000,
-    backoffMs: 50,
+    retry: { baseDelayMs: 50 },
     inUseRetryMs: 200,
     log: (line) => logs.push(line),
     ...overrides,
