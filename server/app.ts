@@ -131,6 +131,16 @@ export function catalog(registry: Registry, plans: Plan[], connectLimit: Connect
       servers: p.servers,
       max_keys: p.max_keys,
     })),
+    // What a call is charged (DESIGN.md §3): only an answer with data, delivered.
+    billing: {
+      charged: "a tools/call answered successfully, at the tool's credits, once the answer is written to the client",
+      free: [
+        'an answer with no data for what was asked (metadata.credits_used is 0)',
+        'any error, timeout or refusal',
+        'a call whose client disconnects before the answer',
+        'every method but tools/call',
+      ],
+    },
     // The rule behind "connecting never locks a key out" (DESIGN.md §3).
     rate_limits: {
       tools_call: "each tools/call counts toward the plan's requests_per_minute and burst, per account",

@@ -156,8 +156,14 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal }),
     ).catch((err: unknown) => refundAndThrow(err, 'tool failed'));
 
+    // An answer with no data for what was asked (no posts, no calls) is not charged (README).
+    let charge = { credits: reserved.cost, remaining: reserved.decision.balance };
+    if (output.empty === true && reserved.cost > 0) {
+      const settled = await delivery.refund('the answer held no data: charged nothing');
+      charge = { credits: 0, remaining: settled.kind === 'refunded' && settled.balance !== null ? settled.balance : reserved.decision.balance + reserved.cost };
+    }
     const answer = await answerer
-      .answer(reserved, request.headers, successResult(reserved, output))
+      .answer(reserved, request.headers, successResult(reserved, output, charge))
       .catch((err: unknown) => refundAndThrow(err, 'protocol layer failed'));
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
     if (answer.jsonrpcError) await delivery.refund(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);

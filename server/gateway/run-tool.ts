@@ -43,20 +43,27 @@ export async function runTool(call: Reserved & { call: { kind: 'tools/call' } },
   }
 }
 
+/** What the call is charged in the end: its cost, or nothing for an answer with no data. */
+export interface Charge {
+  credits: number;
+  remaining: number;
+}
+
 /** The success envelope (DESIGN.md §3) as a tools/call result: structuredContent and its JSON text. */
-export function successResult(call: Reserved, output: ToolOutput): CallToolResult {
+export function successResult(call: Reserved, output: ToolOutput, charge: Charge): CallToolResult {
   const envelopeOf = (data: unknown, truncated: boolean) => ({
     success: true as const,
     data,
     metadata: {
       timestamp: new Date().toISOString(),
-      credits_used: call.cost,
-      remaining_credits: call.decision.balance,
+      credits_used: charge.credits,
+      remaining_credits: charge.remaining,
       request_id: call.requestId,
       source: output.source,
       data_as_of: output.data_as_of ?? null,
       truncated,
       ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
+      ...(output.notes !== undefined && output.notes.length > 0 ? { notes: output.notes } : {}),
     },
   });
   let envelope = envelopeOf(output.data, output.truncated ?? false);

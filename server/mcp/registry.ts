@@ -60,6 +60,7 @@ export const SUCCESS_ENVELOPE_SCHEMA = {
         data_as_of: { type: ['string', 'null'] },
         truncated: { type: 'boolean' },
         next_cursor: { type: 'string' },
+        notes: { type: 'array', items: { type: 'string' }, description: 'Statements to read beside the numbers: mixed dates, coverage gaps.' },
       },
       required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
     },

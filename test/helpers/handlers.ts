@@ -8,7 +8,7 @@ import { lazyProjectsData, SnapshotProjectSource } from '../../server/providers/
 import { lazySocialDataset, SnapshotSocialSource } from '../../server/providers/social/snapshot.ts';
 import type { ServerDeps } from '../../server/servers/deps.ts';
 import { serverModules } from '../../server/servers/index.ts';
-import type { ServerName } from '../../server/servers/names.ts';
+import type { ServerName } from '../../server/mcp/names.ts';
 
 let deps: ServerDeps | undefined;
 
