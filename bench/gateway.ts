@@ -177,6 +177,8 @@ const UNMETERED = { CRYPTOMCP_BENCH_UNMETERED: '1' };
 /** Issue 19's three throughput ratios, for each protocol generation. */
 function printProtocolRatios(summary: Map<string, Sample>): void {
   const d = summary.get('d')!;
+  const dq = summary.get('dq');
+  if (dq) console.log(`  control: bare route + one PostgreSQL round trip / bare route = ${(dq.rps / d.rps).toFixed(2)}`);
   console.log('  issue 19, for each generation: metered/unmetered >= 0.85, unmetered/naive v2 SDK >= 3, metered/bare Fastify >= 0.35');
   for (const [era, suffix] of [
     ['2025', ''],
@@ -276,6 +278,11 @@ async function main() {
     await addService('b', 'service, metering bypassed', UNMETERED);
     await addReference('c', 'naive v2 SDK per request', 'bench/servers/naive-sdk.ts');
     await addReference('d', 'bare Fastify JSON route', 'bench/servers/bare-fastify.ts');
+    if (ONLY_PROTOCOL) {
+      // The control for metered/bare: the bare route with one PostgreSQL round trip per request.
+      const { port, child } = await startReference(['bench/servers/bare-fastify.ts', '--database', databaseUrl]);
+      targets.push({ label: 'dq', name: 'bare route + SELECT 1', port, child });
+    }
     // The same three processes, driven with 2026-07-28 messages.
     for (const [label, of, name] of [
       ['am', 'a', 'as (a), 2026-07-28'],
