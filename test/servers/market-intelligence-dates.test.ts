@@ -46,3 +46,16 @@ describe('dates on market answers', () => {
     for (const day of [d.market_cap.as_of, d.breadth_24h.as_of, d.defi_tvl.as_of]) expect(out.notes![0]).toContain(day);
   });
 });
+
+describe('search_assets by market relevance', () => {
+  it('"bitcoin" lists Bitcoin first and every ranked asset named so before an unranked token calling itself BITCOIN', async () => {
+    const out = await callHandler('market-intelligence', 'search_assets', { query: 'bitcoin', limit: 20 });
+    const ids = (out.data as { assets: { id: string }[] }).assets.map((a) => a.id);
+    const snap = loadSnapshot();
+    const rank = new Map(snap.assets.map((a) => [a.id, a.market_cap_rank ?? null]));
+    expect(ids[0]).toBe('bitcoin');
+    expect(rank.get(ids[1]!)).not.toBeNull();
+    const firstUnranked = ids.findIndex((id) => rank.get(id) == null);
+    expect(ids.slice(firstUnranked).every((id) => rank.get(id) == null)).toBe(true);
+  });
+});
