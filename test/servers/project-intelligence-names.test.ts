@@ -42,3 +42,22 @@ describe('get_project_profile by everyday name', () => {
     expect(d.tvl_history.reason).toMatch(/not in the snapshot/);
   });
 });
+
+describe('dates on project answers', () => {
+  it('get_chain_overview for Ethereum is as of its oldest figure (the chain TVL history ends 2023-07-25) and names each date in one note', async () => {
+    const out = await callHandler('project-intelligence', 'get_chain_overview', { chain: 'Ethereum' });
+    const d = out.data as { history: { to: string }; projects: { as_of: string } };
+    expect(d.history.to).toBe('2023-07-25');
+    expect(out.data_as_of).toBe('2023-07-25');
+    expect(out.notes).toHaveLength(1);
+    expect(out.notes![0]).toContain('TVL history as of 2023-07-25');
+    expect(out.notes![0]).toContain(d.projects.as_of);
+  });
+
+  it("get_project_profile for Lido states its token price's day beside the listing's", async () => {
+    const out = await callHandler('project-intelligence', 'get_project_profile', { project: 'lido' });
+    const d = out.data as { token: { as_of: string } };
+    expect(out.data_as_of).toBe([d.token.as_of, '2025-12-19'].sort()[0]);
+    if (d.token.as_of !== '2025-12-19') expect(out.notes![0]).toContain(`token price as of ${d.token.as_of}`);
+  });
+});

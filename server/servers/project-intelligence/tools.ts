@@ -6,6 +6,7 @@ import { isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { REPO_PATTERN } from '../../providers/github.ts';
 import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
+import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { findChain, findProject, projectToken, resolveProject, sameChain } from './common.ts';
@@ -111,7 +112,11 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
             ...(family ? { resolved_from: family } : {}),
           },
           source: sourceOf(list.source),
-          data_as_of: list.as_of,
+          ...datedAnswer([
+            { label: 'TVL and listing', as_of: list.as_of },
+            { label: 'TVL history', as_of: history?.points.at(-1)?.date ?? null },
+            { label: 'token price', as_of: token ? (quote?.as_of ?? null) : null },
+          ]),
         };
       },
     }),
@@ -301,7 +306,12 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
             bridges_2023: bridges,
           },
           source: sourceOf(list.source),
-          data_as_of: current?.as_of ?? list.as_of,
+          // The chain TVL history may end years before the listing (offline: 2023-07-25).
+          ...datedAnswer([
+            { label: 'chain TVL', as_of: current?.as_of ?? null },
+            { label: 'TVL history', as_of: history?.points.at(-1)?.date ?? null },
+            { label: 'projects on the chain', as_of: list.as_of },
+          ]),
         };
       },
     }),
