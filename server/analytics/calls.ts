@@ -215,3 +215,11 @@ export function edgeOverBase(calls: readonly ScoredCall[], hi: number, baseOf: (
   const ci95: [number, number] = [e - half, e + half];
   return { days: h, calls_scored: n, hit_rate: hit, base_rate: base, excess_hit_rate: e, ci95, versus_base: ci95[0] > 0 ? 'above' : ci95[1] < 0 ? 'below' : 'indistinguishable' };
 }
+
+/**
+ * How the call rule did on the held-out rows of test/fixtures/kol-calls-labelled.tsv, as
+ * npm run measure:kol prints it; a test keeps the two equal.
+ */
+export const CALL_RULE_HELDOUT = { rows: 61, calls_kept: 38 / 41, non_calls_excluded: 10 / 20, kept_are_calls: 38 / 48 } as const;
+
+export const CALL_RULE_QUALITY = `Call rule on ${CALL_RULE_HELDOUT.rows} held-out hand-labelled tweets: keeps ${(CALL_RULE_HELDOUT.calls_kept * 100).toFixed(1)}% of real calls, leaves out ${(CALL_RULE_HELDOUT.non_calls_excluded * 100).toFixed(1)}% of adverts and other-asset posts; ${(CALL_RULE_HELDOUT.kept_are_calls * 100).toFixed(1)}% of what it keeps is a call. Leaderboards rank by hit rate minus each call's base rate, with 95% intervals.`;

@@ -1,7 +1,7 @@
 // KOL call scoring (server/analytics/calls.ts) and TVL statistics (server/analytics/tvl.ts) on small
 // hand-made series whose answers are worked out in the comments.
 import { describe, expect, it } from 'vitest';
-import { exclusionOf, extractCalls, scoreCall, summarise, yearBaseRate, type CloseOn } from '../../server/analytics/calls.ts';
+import { CALL_RULE_HELDOUT, exclusionOf, extractCalls, scoreCall, summarise, yearBaseRate, type CloseOn } from '../../server/analytics/calls.ts';
 import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
 import { measureCallRule } from '../../scripts/measure-kol-calls.ts';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../server/analytics/tvl.ts';
@@ -91,6 +91,11 @@ describe('what counts as a call (exclusionOf)', () => {
     expect(held.rows).toBe(61);
     expect(held.calls_kept.share!).toBeGreaterThanOrEqual(0.9);
     expect(held.non_calls_excluded.share!).toBeGreaterThanOrEqual(0.5);
+    // The figures get_capabilities states are the measured ones.
+    expect(held.rows).toBe(CALL_RULE_HELDOUT.rows);
+    expect(held.calls_kept.share).toBeCloseTo(CALL_RULE_HELDOUT.calls_kept, 12);
+    expect(held.non_calls_excluded.share).toBeCloseTo(CALL_RULE_HELDOUT.non_calls_excluded, 12);
+    expect(held.kept_are_calls.share).toBeCloseTo(CALL_RULE_HELDOUT.kept_are_calls, 12);
   });
 });
 

@@ -240,3 +240,13 @@ describe('input checks throw RangeError with a clear message', () => {
     expect(() => backtest(ok, { horizon: 1, model: 'drift', origins: 0 })).toThrow(/origins must be a positive integer/);
   });
 });
+
+describe('backtest misses', () => {
+  it('every outcome is inside an interval or a miss above or below it, and the up base rate is the share of rising outcomes', () => {
+    const closes = Array.from({ length: 400 }, (_, i) => 100 * Math.exp(0.001 * i + 0.05 * Math.sin(i / 3)));
+    const r = backtest(closes, { horizon: 7, model: 'drift', origins: 30, window: 200 });
+    for (const l of [50, 80, 95]) expect(r.coverage[l]! + r.misses[l]!.above + r.misses[l]!.below).toBeCloseTo(1, 12);
+    expect(r.up_base_rate).toBeGreaterThanOrEqual(0);
+    expect(r.up_base_rate).toBeLessThanOrEqual(1);
+  });
+});

@@ -3,11 +3,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CRYPTO_LEXICON, plainVaderScore, sentimentScore, stanceOf, type Stance } from '../../server/analytics/sentiment.ts';
+import { measureSentiment } from '../../scripts/measure-sentiment.ts';
+import { CRYPTO_LEXICON, plainVaderScore, SENTIMENT_HELDOUT, sentimentScore, stanceOf, type Stance } from '../../server/analytics/sentiment.ts';
 import { unwrapByteString } from '../../server/providers/social/clean.ts';
 
 const fixture = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/sentiment-labelled.json'), 'utf8')) as {
-  items: { text: string; label: Stance }[];
+  items: { id: string; text: string; label: Stance }[];
 };
 
 function evaluate(score: (t: string) => number) {
@@ -61,5 +62,26 @@ describe('the crypto lexicon', () => {
 
   it('every entry is on VADER\'s -4..4 scale', () => {
     for (const v of Object.values(CRYPTO_LEXICON)) expect(Math.abs(v)).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('the 400-post labelled set (npm run measure:sentiment)', () => {
+  it('holds at least 400 real posts split into tuning and held-out halves, none from the lexicon\'s own tuning set', () => {
+    const big = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/sentiment-labelled-400.json'), 'utf8')) as { items: { id: string; split: string; label: string }[] };
+    expect(big.items.length).toBeGreaterThanOrEqual(400);
+    expect(big.items.filter((i) => i.split === 'heldout').length).toBe(200);
+    const old = new Set(fixture.items.map((i) => i.id));
+    expect(big.items.some((i) => old.has(i.id))).toBe(false);
+  });
+
+  it('the held-out figures the README and get_capabilities state are what the command measures', () => {
+    const held = measureSentiment().find((m) => m.split === 'heldout')!;
+    expect(held.n).toBe(SENTIMENT_HELDOUT.posts);
+    expect(held.accuracy).toBeCloseTo(SENTIMENT_HELDOUT.accuracy, 3);
+    expect(held.accuracy_ci95[0]).toBeCloseTo(SENTIMENT_HELDOUT.accuracy_ci95[0], 3);
+    expect(held.accuracy_ci95[1]).toBeCloseTo(SENTIMENT_HELDOUT.accuracy_ci95[1], 3);
+    expect(held.kappa).toBeCloseTo(SENTIMENT_HELDOUT.kappa, 3);
+    expect(held.majority_baseline).toBeCloseTo(SENTIMENT_HELDOUT.majority_baseline, 3);
+    expect(held.vader_alone_accuracy).toBeCloseTo(SENTIMENT_HELDOUT.vader_alone, 3);
   });
 });

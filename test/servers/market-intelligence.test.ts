@@ -43,7 +43,8 @@ describe('get_prices', () => {
     expect(last.date).toBe('2025-12-09');
     expect(q).toMatchObject({ asset_id: 'bitcoin', price_usd: Number(last.close), as_of: '2025-12-09', source: 'snapshot:cryptocompare' });
     expect(q.change_7d_pct).toBeCloseTo(((Number(last.close) - Number(weekAgo.close)) / Number(weekAgo.close)) * 100, 9);
-    expect(env.metadata).toMatchObject({ source: 'snapshot', data_as_of: '2025-12-09', credits_used: 1 });
+    // The answer is as old as its oldest figure: BTC's market cap is the 2021-12-31 list's.
+    expect(env.metadata).toMatchObject({ source: 'snapshot', data_as_of: '2021-12-31', credits_used: 1 });
   });
 
   it("ETH's price and 24h change come from Yahoo's rows for 2025-02-11 and 2025-02-10", async () => {

@@ -105,6 +105,9 @@ describe('get_portfolio', () => {
     // Priced with the snapshot's ETH quote; the devnet tokens have no price and no allocation.
     const [quote] = await snapshot.quotes(['ethereum']);
     expect(eth.price_usd).toBe(quote!.price_usd);
+    // Each priced holding carries its price's day, and the answer is as old as its oldest price.
+    expect((eth as { price_as_of?: string }).price_as_of).toBe(quote!.as_of);
+    expect(env.metadata.data_as_of).toBe(quote!.as_of);
     expect(eth.value_usd).toBeCloseTo((Number(onChain) / 1e18) * quote!.price_usd, 1);
     expect(env.data.allocation).toEqual([expect.objectContaining({ asset_id: 'ethereum', share: 1 })]);
     expect(env.metadata.credits_used).toBe(2);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 
@@ -29,6 +30,19 @@ function rawBtcLast(): { date: string; close: number } {
 }
 
 describe('forecast_price', () => {
+  it('probability_up is the share of up 7-day moves over the last 365 days (the models have no measured edge), with the model number beside it', async () => {
+    // The snapshot's BTC closes (Yahoo and CryptoCompare rows joined, each named in the series).
+    const closes = loadSnapshot().series.bitcoin!.close;
+    let up = 0;
+    let n = 0;
+    for (let t = closes.length - 365; t < closes.length; t++, n++) if (closes[t]! > closes[t - 7]!) up++;
+    const env = await call<{ probability_up: number; direction: { model_probability_up: number; edge: string; probability_up_basis: string } }>('forecast_price', { asset: 'BTC', horizon: 7 });
+    expect(env.data.probability_up).toBeCloseTo(up / n, 12);
+    expect(env.data.direction.model_probability_up).toBeGreaterThan(0);
+    expect(env.data.direction.edge).toMatch(/^none measured/);
+    expect(env.data.direction.probability_up_basis).toContain('365');
+  });
+
   it('forecasts each day after the last close with nested 50/80/95% intervals, logs the answer, and costs 5', async () => {
     const btc = rawBtcLast();
     const env = await call<{

@@ -79,8 +79,13 @@ export class SnapshotRegistry implements AssetRegistry {
       else if (fields.some((f) => f.includes(q))) tier = 2;
       if (tier >= 0) hits.push({ e, tier });
     }
+    // Market relevance: assets with a market-cap rank whose id, ticker or name is or starts with the
+    // query, by rank; then ranked ones that only contain it ("tether" for "eth"); then the unranked,
+    // by how well they match. So "bitcoin" lists Bitcoin, Bitcoin Cash, ... before an unranked
+    // token that calls itself BITCOIN.
+    const group = (h: { e: RegistryEntry; tier: number }) => (h.e.market_cap_rank == null ? 2 : h.tier <= 1 ? 0 : 1);
     return hits
-      .sort((a, b) => a.tier - b.tier || rankOrder(a.e, b.e))
+      .sort((a, b) => group(a) - group(b) || (group(a) === 2 ? a.tier - b.tier || rankOrder(a.e, b.e) : rankOrder(a.e, b.e)))
       .slice(0, limit)
       .map((h) => h.e);
   }

@@ -113,12 +113,26 @@ export class SnapshotProvider implements MarketDataProvider {
         change_7d_pct: change(7),
         change_30d_pct: change(30),
         volume_24h_usd: s.volume_usd[last] ?? null,
-        market_cap_usd: s.market_cap_usd[last] ?? null,
+        ...this.#marketCap(id, s.market_cap_usd[last] ?? null, lastDate),
         as_of: lastDate,
         source: this.sourceName(s.source[last]!),
       });
     }
     return out;
+  }
+
+  /**
+   * The market cap on the price's own day where the series has one, else the snapshot's market-cap
+   * list (CoinMarketCap's top 150 of 2021-12-31) with that day, else none, said so.
+   */
+  #marketCap(id: string, sameDay: number | null, day: string): Pick<Quote, 'market_cap_usd' | 'market_cap_as_of' | 'market_cap_note'> {
+    if (sameDay !== null) return { market_cap_usd: sameDay, market_cap_as_of: day };
+    const caps = this.data.market_caps;
+    const cap = caps.usd[id];
+    if (cap !== undefined) {
+      return { market_cap_usd: cap, market_cap_as_of: caps.as_of, market_cap_note: `from ${caps.source} as of ${caps.as_of}, not the price's day` };
+    }
+    return { market_cap_usd: null, market_cap_as_of: null, market_cap_note: `not covered: the snapshot's market caps are ${caps.source} as of ${caps.as_of}, which does not list this asset` };
   }
 
   async candles(id: string, query: CandleQuery): Promise<CandleSeries> {

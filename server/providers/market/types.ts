@@ -28,6 +28,10 @@ export interface Quote {
   change_30d_pct: number | null;
   volume_24h_usd: number | null;
   market_cap_usd: number | null;
+  /** The day market_cap_usd is for when it is not `as_of` (the snapshot's caps are of 2021-12-31). */
+  market_cap_as_of?: string | null;
+  /** Where the market cap comes from, or why there is none. */
+  market_cap_note?: string;
   /** The UTC day (YYYY-MM-DD) or instant (ISO 8601) the quote is for. */
   as_of: string;
   /** 'snapshot:<dataset>' or 'live:<provider>'. */

@@ -37,7 +37,12 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
         const entries = resolveAssets(market.registry, args.assets);
         const quotes = await market.quotes(entries.map((e) => e.id), ctx.signal);
         // Each quote carries its own as_of; the answer is as old as its oldest quote.
-        const { data_as_of, notes } = datedAnswer(quotes.map((q) => ({ label: q.symbol.toUpperCase(), as_of: q.as_of })));
+        const { data_as_of, notes } = datedAnswer(
+          quotes.flatMap((q) => [
+            { label: q.symbol.toUpperCase(), as_of: q.as_of },
+            ...(q.market_cap_usd !== null && q.market_cap_as_of && q.market_cap_as_of !== q.as_of.slice(0, 10) ? [{ label: `${q.symbol.toUpperCase()} market cap`, as_of: q.market_cap_as_of }] : []),
+          ]),
+        );
         return {
           data: { prices: quotes },
           source: market.name === 'snapshot' ? 'snapshot' : quotes[0]?.source ?? market.name,

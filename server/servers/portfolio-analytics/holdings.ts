@@ -44,6 +44,8 @@ export interface Holding {
   balance: string;
   balance_raw: string;
   price_usd: number | null;
+  /** The day price_usd is for. */
+  price_as_of: string | null;
   value_usd: number | null;
 }
 
@@ -61,7 +63,7 @@ export interface PortfolioScan {
   unavailable: { chain: PortfolioChain; code: string; provider: string }[];
   /** Solana token accounts of mints no curated list carries (not counted). */
   unlisted_solana_tokens: number;
-  prices: { as_of: string | null; source: string | null };
+  prices: { as_of: string | null; source: string | null; dates: { symbol: string; as_of: string }[] };
 }
 
 interface RawHolding {
@@ -130,6 +132,7 @@ export async function scanPortfolio(deps: ServerDeps, addresses: string[], chain
       balance: units,
       balance_raw: r.raw.toString(),
       price_usd: q?.price_usd ?? null,
+      price_as_of: q?.as_of ?? null,
       value_usd: value === null ? null : round2(value),
     });
     if (value !== null) w.value_usd += value;
@@ -138,13 +141,14 @@ export async function scanPortfolio(deps: ServerDeps, addresses: string[], chain
     w.value_usd = round2(w.value_usd);
     w.holdings.sort((a, b) => (b.value_usd ?? -1) - (a.value_usd ?? -1) || a.chain.localeCompare(b.chain) || a.symbol.localeCompare(b.symbol));
   }
-  const asOf = quotes.map((q) => q.as_of).sort().at(-1) ?? null;
+  // The valuation is as old as its oldest price; which price is of which day is in `dates`.
+  const asOf = quotes.map((q) => q.as_of).sort()[0] ?? null;
   return {
     wallets: [...byWallet.values()],
     chains: chainInfo.sort((a, b) => a.chain.localeCompare(b.chain)),
     unavailable: unavailable.sort((a, b) => a.chain.localeCompare(b.chain)),
     unlisted_solana_tokens: unlisted,
-    prices: { as_of: asOf, source: quotes[0]?.source ?? null },
+    prices: { as_of: asOf, source: quotes[0]?.source ?? null, dates: quotes.map((q) => ({ symbol: q.symbol.toUpperCase(), as_of: q.as_of })) },
   };
 }
 

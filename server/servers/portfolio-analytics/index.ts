@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool } from '../../mcp/tool.ts';
+import { datedAnswer } from '../common/dating.ts';
 import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { chainsSchema, scanPortfolio, walletAddressSchema, type Holding, type PortfolioScan } from './holdings.ts';
@@ -73,7 +74,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
               coverage: 'Native coins plus every token of the curated lists (Uniswap default list, devnet manifest) on each chain; tokens on no curated list are not counted.',
             },
             source: sourceOf(scan),
-            data_as_of: scan.prices.as_of,
+            ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
           };
         },
       }),
@@ -123,7 +124,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
           return {
             data: { wallets, shared_assets: shared, window_days: args.window_days, chains: scan.chains, unavailable: scan.unavailable },
             source: sourceOf(scan),
-            data_as_of: scan.prices.as_of,
+            ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
           };
         },
       }),

@@ -13,6 +13,24 @@ import { assetSchema, history } from './technical.ts';
 const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead (1-30).');
 const modelSchema = z.enum(FORECAST_MODELS).default('auto').describe('auto picks the model with the lowest rolling-origin backtest error.');
 
+/** What npm run bench:forecast measured (2026-11-25, after the 50% band recalibration), quoted in answers. */
+const BENCH = {
+  directional_accuracy: 48.4,
+  up_base_rate: 49.9,
+  misses_30d: { above_80: 13.3, below_80: 6.0, above_95: 6.3, below_95: 0.0 },
+} as const;
+
+/** Share of h-day moves that were up, over the windows ending in the last `days` closes. */
+export function upShare(closes: readonly number[], horizon: number, days: number): { share: number | null; windows: number } {
+  let up = 0;
+  let windows = 0;
+  for (let t = Math.max(horizon, closes.length - days); t < closes.length; t++) {
+    windows++;
+    if (closes[t]! > closes[t - horizon]!) up++;
+  }
+  return { share: windows ? up / windows : null, windows };
+}
+
 export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
@@ -26,6 +44,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const closes = series.candles.map((c) => c.close);
         const result = analyse('cannot forecast', () => forecast(closes, { horizon: args.horizon, model: args.model }));
+        const upBase = upShare(closes, args.horizon, 365);
         const path: LoggedForecastDay[] = result.steps.map((s) => ({
           date: addDays(series.as_of, s.step),
           point: s.point,
@@ -53,7 +72,17 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
             spec: result.spec,
             reason: result.reason,
             selection: result.selection,
-            probability_up: result.probability_up,
+            // The models show no directional edge in backtests, so the probability of an up move
+            // given is the base rate of the recent past, with the model's own number beside it.
+            probability_up: upBase.share,
+            direction: {
+              probability_up_basis: `share of ${args.horizon}-day moves that were up over the ${upBase.windows} windows ending in the last 365 days`,
+              model_probability_up: result.probability_up,
+              edge: `none measured: in npm run bench:forecast (5 majors, horizons 1/7/30, 900 origins) the models called the direction right ${BENCH.directional_accuracy}% of the time against an up base rate of ${BENCH.up_base_rate}% on the same origins; the model probability is shown for transparency, not as a signal`,
+            },
+            ...(args.horizon > 7
+              ? { interval_note: `At 30 days the intervals miss high more than low: in the bench, outcomes fell above the 80% interval ${BENCH.misses_30d.above_80}% of the time and below it ${BENCH.misses_30d.below_80}% (95%: ${BENCH.misses_30d.above_95}% above, ${BENCH.misses_30d.below_95}% below).` }
+              : {}),
             forecast: path,
             caveat: 'A statistical forecast from past prices only; intervals are calibrated on history and are not a guarantee.',
           },

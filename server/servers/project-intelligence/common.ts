@@ -25,10 +25,46 @@ export function sameChain(a: string, b: string): boolean {
   return canonicalChain(a) === canonicalChain(b);
 }
 
-export function findProject(protocols: readonly Protocol[], query: string): Protocol {
+/**
+ * Everyday names DefiLlama lists under another name: MakerDAO's CDP protocol is listed as Sky
+ * (Sky Lending) since its 2024 rebrand.
+ */
+const RENAMED: Record<string, string> = { maker: 'sky', makerdao: 'sky', 'maker dao': 'sky' };
+
+export interface ProjectFamily {
+  /** What was typed. */
+  query: string;
+  /** Every listed protocol of the family (name, or name plus version or product), largest TVL first. */
+  members: { name: string; slug: string; category: string | null; tvl_usd: number | null }[];
+  chosen: string;
+  rule: string;
+}
+
+/**
+ * The protocol a user means: an exact name or slug; else the family the name stands for ("aave":
+ * Aave V3, Aave V2, Aave Horizon RWA, ...; "maker": Sky), answered by its largest member by TVL
+ * with the others listed; else NOT_FOUND with close matches.
+ */
+export function resolveProject(protocols: readonly Protocol[], query: string): { protocol: Protocol; family?: ProjectFamily } {
   const q = query.trim().toLowerCase();
   const hit = protocols.find((p) => p.name.toLowerCase() === q) ?? protocols.find((p) => p.slug === slugOf(q));
-  if (hit) return hit;
+  if (hit) return { protocol: hit };
+  const stem = RENAMED[q] ?? q;
+  const members = protocols
+    .filter((p) => p.name.toLowerCase().startsWith(`${stem} `))
+    .sort((a, b) => (b.tvl_usd ?? 0) - (a.tvl_usd ?? 0) || (a.name < b.name ? -1 : 1));
+  if (members.length > 0) {
+    const chosen = members[0]!;
+    return {
+      protocol: chosen,
+      family: {
+        query,
+        members: members.map((m) => ({ name: m.name, slug: m.slug, category: m.category, tvl_usd: m.tvl_usd })),
+        chosen: chosen.name,
+        rule: `"${query}" names no single listed protocol${RENAMED[q] ? ` (DefiLlama lists it as ${stem[0]!.toUpperCase()}${stem.slice(1)})` : ''}: the answer is for the family member with the largest TVL; ask for another member by name`,
+      },
+    };
+  }
   const close = protocols
     .map((p) => ({ p, d: p.name.toLowerCase().includes(q) ? 0 : Math.min(distance(q, p.name.toLowerCase()), distance(q, baseName(p).toLowerCase())) }))
     .filter((x) => x.d <= Math.max(2, Math.floor(q.length / 3)))
@@ -36,6 +72,10 @@ export function findProject(protocols: readonly Protocol[], query: string): Prot
     .slice(0, 5)
     .map((x) => ({ name: x.p.name, category: x.p.category, tvl_usd: x.p.tvl_usd }));
   throw new ApiError('NOT_FOUND', `No DeFi project matches "${query}".`, { project: query, close_matches: close });
+}
+
+export function findProject(protocols: readonly Protocol[], query: string): Protocol {
+  return resolveProject(protocols, query).protocol;
 }
 
 /** The chain of a list by canonical name, or NOT_FOUND with close matches. */
@@ -49,15 +89,24 @@ export function findChain(names: readonly string[], query: string): string {
 
 /**
  * The project's token when it can be told: the live API's CoinGecko id, else a registry asset whose
- * name is the project's name without a version suffix ("Aave V3" → Aave). Only priced assets count.
+ * name is the project's name without a version or product suffix ("Aave V3" → Aave), alone or with
+ * DAO / Token / Protocol after it ("Lido" → Lido DAO). Only priced assets count.
  */
 export function projectToken(registry: AssetRegistry, p: Protocol): AssetEntry | undefined {
   if (p.gecko_id) {
     const e = registry.get(p.gecko_id);
     if (e?.has_prices) return e;
   }
-  const base = p.name.replace(/\s+v\d+(\.\d+)?$/i, '').trim();
-  return registry.resolve(base).find((e) => e.has_prices && e.name.toLowerCase() === base.toLowerCase());
+  // The registry's name for a governance token is the project's name, or it plus DAO / Token /
+  // Protocol ("Lido DAO" for Lido, "Curve DAO Token" for Curve DEX).
+  const names = [...new Set([p.name.replace(/\s+v\d+(\.\d+)?$/i, '').trim(), baseName(p)])].flatMap((b) =>
+    ['', ' DAO', ' DAO Token', ' Token', ' Protocol'].map((suffix) => `${b}${suffix}`.toLowerCase()),
+  );
+  for (const name of names) {
+    const e = registry.resolve(name).find((x) => x.has_prices && x.name.toLowerCase() === name);
+    if (e) return e;
+  }
+  return undefined;
 }
 
 /** The project's name as people write it in posts: its name without version or product suffix. */

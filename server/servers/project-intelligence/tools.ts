@@ -6,14 +6,30 @@ import { isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { REPO_PATTERN } from '../../providers/github.ts';
 import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
+import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
-import { findChain, findProject, projectToken, sameChain } from './common.ts';
+import { findChain, findProject, projectToken, resolveProject, sameChain } from './common.ts';
 import { dueDiligence } from './diligence.ts';
 
 const ISO_DAY = isoDaySchema;
 const projectSchema = z.string().trim().min(1).max(100).describe('A DeFi project by name or DefiLlama slug, e.g. "Aave V3", "lido".');
 const chainSchema = z.string().trim().min(1).max(60).describe('A chain by DefiLlama name, e.g. "Ethereum", "Solana", "BSC".');
+
+/**
+ * What the snapshot has for a project without a TVL history: its TVL on the listing's day, with
+ * that day, and that the history is not in the snapshot (its histories are Solana/Move lending only).
+ */
+function noHistory(p: Protocol, list: { as_of: string; source: string }) {
+  return {
+    covered: false,
+    tvl_usd: p.tvl_usd,
+    as_of: list.as_of,
+    reason: list.source.startsWith('snapshot')
+      ? `The TVL history of ${p.name} is not in the snapshot (its per-protocol histories cover Solana and Move lending protocols only); its TVL on ${list.as_of} is given.`
+      : `The source has no TVL history for ${p.name}; its TVL on ${list.as_of} is given.`,
+  };
+}
 
 /** Growth, volatility and drawdown of a history, each saying how far back the data went. */
 export function historyStats(h: TvlHistory) {
@@ -80,7 +96,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
       credits: 1,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
-        const p = findProject(list.protocols, args.project);
+        const { protocol: p, family } = resolveProject(list.protocols, args.project);
         const [history, token] = [await projects.protocolTvl(p, ctx.signal), projectToken(market.registry, p)];
         const quote = token ? (await market.quotes([token.id], ctx.signal))[0] : undefined;
         const listed = deps.projectsData().listing2023.get(p.name.toLowerCase());
@@ -94,10 +110,15 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
               ? { id: token.id, symbol: token.symbol, name: token.name, price_usd: quote?.price_usd ?? null, change_30d_pct: quote?.change_30d_pct ?? null, as_of: quote?.as_of ?? null, source: quote?.source ?? null }
               : null,
             listing_2023: listed ? { ...listed, chains_added_since: p.chains.filter((c) => !listed.chains.some((o) => sameChain(o, c))), chains_dropped_since: listed.chains.filter((o) => !p.chains.some((c) => sameChain(o, c))) } : null,
-            tvl_history: history ? historyStats(history) : { covered: false, reason: `The data has no TVL history for ${p.name}; current TVL only (as of ${list.as_of}).` },
+            tvl_history: history ? historyStats(history) : noHistory(p, list),
+            ...(family ? { resolved_from: family } : {}),
           },
           source: sourceOf(list.source),
-          data_as_of: list.as_of,
+          ...datedAnswer([
+            { label: 'TVL and listing', as_of: list.as_of },
+            { label: 'TVL history', as_of: history?.points.at(-1)?.date ?? null },
+            { label: 'token price', as_of: token ? (quote?.as_of ?? null) : null },
+          ]),
         };
       },
     }),
@@ -193,7 +214,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
               chain_concentration: split
                 ? { hhi: split.hhi, largest_chain_share: split.top_share, basis: 'TVL per chain' }
                 : { hhi: null, largest_chain_share: null, basis: `${p.chains.length} chain(s) listed; the offline data does not split TVL by chain` },
-              history: h ? historyStats(h) : { covered: false, reason: `no TVL history for ${p.name} in the data` },
+              history: h ? historyStats(h) : noHistory(p, list),
             };
           }),
         );
@@ -291,7 +312,12 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
             bridges_2023: bridges,
           },
           source: sourceOf(list.source),
-          data_as_of: current?.as_of ?? list.as_of,
+          // The chain TVL history may end years before the listing (offline: 2023-07-25).
+          ...datedAnswer([
+            { label: 'chain TVL', as_of: current?.as_of ?? null },
+            { label: 'TVL history', as_of: history?.points.at(-1)?.date ?? null },
+            { label: 'projects on the chain', as_of: list.as_of },
+          ]),
         };
       },
     }),

@@ -179,9 +179,10 @@ export function pricesUsed(facts: Iterable<AssetFacts>): { asset_id: string; sym
 }
 
 /** The latest as-of of the prices used, for metadata.data_as_of (null when none was needed). */
+/** The oldest day among the prices used: an answer is as old as its oldest figure. */
 export function pricesAsOf(facts: Iterable<AssetFacts>): string | null {
   const dates = pricesUsed(facts).map((p) => p.as_of).sort();
-  return dates.at(-1) ?? null;
+  return dates[0] ?? null;
 }
 
 export type Direction = 'to_exchange' | 'from_exchange' | 'between_exchanges' | 'within_exchange' | 'none';

@@ -309,7 +309,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
 
         const activity = reported.flatMap((e) => built.get(e)!.rows);
         const evmAsOf = pricesAsOf(allFacts.map((x) => x.f));
-        const solAsOf = solPrices.quotes.map((q) => q.as_of).sort().at(-1) ?? null;
+        const solAsOf = solPrices.quotes.map((q) => q.as_of).sort()[0] ?? null;
         return {
           data: {
             watches: list.length,
@@ -320,7 +320,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
             prices: [...pricesUsed(allFacts.map((x) => x.f)), ...solPrices.quotes.filter((q) => !allFacts.some((x) => x.f.quote?.asset_id === q.asset_id))],
           },
           source: list.length ? [...byChain.keys()].map((c) => (c === 'solana' ? 'rpc:solana' : `rpc:${c}`)).join(',') : 'account',
-          data_as_of: [evmAsOf, solAsOf].filter((d): d is string => d !== null).sort().at(-1) ?? null,
+          data_as_of: [evmAsOf, solAsOf].filter((d): d is string => d !== null).sort()[0] ?? null,
         };
       },
     }),
