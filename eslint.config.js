@@ -18,4 +18,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  // server/ and operator/ never import each other: their contracts are crds/ and the SQL schema
+  // (DESIGN §2). test/operator/boundaries.test.ts checks the rule catches a violation.
+  {
+    files: ['operator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)server/', message: 'operator/ must not import server/: its contracts are crds/ and the SQL schema (DESIGN §2).' }] }],
+    },
+  },
+  {
+    files: ['server/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)operator/', message: 'server/ must not import operator/: their contracts are crds/ and the SQL schema (DESIGN §2).' }] }],
+    },
+  },
 );
