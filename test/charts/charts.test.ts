@@ -268,7 +268,7 @@ describe('cryptomcp chart', () => {
 
   it('migrations run as their own step: a pre-install/pre-upgrade hook Job running cryptomcp migrate, hardened like the other pods', async () => {
     const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
-    const job = objects.find((o) => o.kind === 'Job')!;
+    const job = objects.find((o) => o.kind === 'Job' && o.metadata.name === 'rel-cryptomcp-migrate')!;
     expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
     const pod = (job.spec as { template: { spec: { automountServiceAccountToken: boolean; imagePullSecrets: unknown[]; securityContext: Record<string, unknown>; containers: { command: string[]; args: string[]; env: { name: string; valueFrom?: unknown }[]; securityContext: Record<string, unknown> }[] } } }).template.spec;
     const c = pod.containers[0]!;
@@ -279,7 +279,7 @@ describe('cryptomcp chart', () => {
     // The operator's own command never migrates (operator/ imports nothing of server/).
     const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'rel-cryptomcp-operator')!.spec as { template: { spec: { containers: { command: string[] }[]; initContainers?: unknown[] } } };
     expect(operator.template.spec.containers[0]!.command).toEqual(['node', 'operator/main.ts']);
-    expect((await render(PLATFORM, '--set', 'migrations.job=false')).some((o) => o.kind === 'Job')).toBe(false);
+    expect((await render(PLATFORM, '--set', 'migrations.job=false')).some((o) => o.metadata.name === 'rel-cryptomcp-migrate')).toBe(false);
   });
 
   it('the MCPServers get the chart\'s imagePullSecrets (as the operator and web pods do) unless they set their own', async () => {
