@@ -74,3 +74,17 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     logLevel: e.LOG_LEVEL,
   };
 }
+
+const ReleaseEnvSchema = z.object({
+  RELEASE_NAME: z.string().min(1, 'the Helm release whose PlanPolicies to release (app.kubernetes.io/instance)'),
+});
+
+/** operator/uninstall.ts: which release's PlanPolicies to let go of. */
+export function loadUninstallConfig(env: NodeJS.ProcessEnv = process.env): { release: string } {
+  const parsed = ReleaseEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new OperatorConfigError(`invalid uninstall configuration:\n${lines.join('\n')}`);
+  }
+  return { release: parsed.data.RELEASE_NAME };
+}

@@ -4,8 +4,8 @@
 // With leader election on, informers and workers run only while this replica holds the lease.
 import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Database } from '../server/db/pool.ts';
 import { API_VERSION, FIELD_MANAGER, type MCPServer, type PlanPolicy } from './api/types.ts';
+import type { OperatorDatabase } from './db/pool.ts';
 import { CHILD_KINDS, MANAGED_BY, referencedSecretKeys } from './builders/mcpserver.ts';
 import type { KubeClient, ResourceType } from './kube/client.ts';
 import { EventRecorder } from './kube/events.ts';
@@ -25,7 +25,7 @@ export const CHILDREN: ResourceType[] = CHILD_KINDS.map((c) => ({ ...c, namespac
 
 export interface ControllerOptions {
   client: KubeClient;
-  db: Database;
+  db: OperatorDatabase;
   metrics: OperatorMetrics;
   image: string;
   namespaces: string[];

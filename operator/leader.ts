@@ -3,8 +3,10 @@
 // renewed it for leaseDuration *as observed on this replica's own clock* (so clock skew between
 // nodes does not matter); every write carries the resourceVersion it read, so two candidates
 // racing for the lease get one success and one 409. The holder renews every retryPeriod and
-// steps down if it cannot renew within renewDeadline; on shutdown it releases the lease so a
-// standby takes over at once instead of after leaseDuration.
+// steps down if it cannot renew within renewDeadline (two thirds of leaseDuration by default) —
+// on a timer of its own, so a renewal that hangs cannot keep it leading: it stops before any
+// other replica can see the lease expire. Every lease call is bounded by requestTimeout. On
+// shutdown it releases the lease so a standby takes over at once instead of after leaseDuration.
 import type { KubeClient } from './kube/client.ts';
 import { statusOf } from './kube/client.ts';
 
@@ -15,6 +17,8 @@ export interface LeaderOptions {
   leaseDurationMs: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Longest wait for one acquire-or-renew round (GET and PUT); half the renew deadline by default. */
+  requestTimeoutMs?: number;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   log?: (line: string) => void;
@@ -33,8 +37,21 @@ function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/Z$/, '000Z');
 }
 
+export class LeaseTimeoutError extends Error {}
+
+/** Rejects after ms; the call itself is abandoned (a late answer is ignored). */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LeaseTimeoutError(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
 export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
+  /** Fires renewDeadline after the last successful renewal: stepping down needs no answer. */
+  private deadline: NodeJS.Timeout | undefined;
   private leading = false;
   private lastRenew = 0;
   private observed: { record: string; at: number } | undefined;
@@ -43,6 +60,7 @@ export class LeaderElector {
   private inflight: Promise<void> = Promise.resolve();
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly requestTimeoutMs: number;
   private readonly now: () => number;
 
   private readonly client: KubeClient;
@@ -53,6 +71,7 @@ export class LeaderElector {
     this.opts = opts;
     this.renewDeadlineMs = opts.renewDeadlineMs ?? Math.round((opts.leaseDurationMs * 2) / 3);
     this.retryPeriodMs = opts.retryPeriodMs ?? Math.max(100, Math.round(opts.leaseDurationMs / 7.5));
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? Math.max(50, Math.round(this.renewDeadlineMs / 2));
     this.now = opts.now ?? Date.now;
   }
 
@@ -74,25 +93,42 @@ export class LeaderElector {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     let ok = false;
+    const started = this.now();
     try {
-      ok = await this.tryAcquireOrRenew();
+      ok = await withTimeout(this.tryAcquireOrRenew(), this.requestTimeoutMs, `lease ${this.opts.namespace}/${this.opts.name}`);
     } catch (err) {
       this.opts.log?.(`lease ${this.opts.namespace}/${this.opts.name}: ${(err as Error).message}`);
     }
     if (this.stopped) return;
     if (ok) {
-      this.lastRenew = this.now();
+      // The renewal is as old as the round's start: the lease's renewTime is no later than that.
+      this.lastRenew = started;
+      this.armDeadline();
       if (!this.leading) {
         this.leading = true;
         this.opts.log?.(`${this.opts.identity} became leader`);
         this.opts.onStartedLeading();
       }
     } else if (this.leading && this.now() - this.lastRenew > this.renewDeadlineMs) {
-      this.leading = false;
-      this.opts.log?.(`${this.opts.identity} lost the lease`);
-      this.opts.onStoppedLeading();
+      this.stepDown();
     }
     this.schedule();
+  }
+
+  private armDeadline(): void {
+    clearTimeout(this.deadline);
+    const left = this.lastRenew + this.renewDeadlineMs - this.now();
+    this.deadline = setTimeout(() => {
+      if (this.leading && !this.stopped) this.stepDown();
+    }, Math.max(0, left));
+    this.deadline.unref();
+  }
+
+  private stepDown(): void {
+    clearTimeout(this.deadline);
+    this.leading = false;
+    this.opts.log?.(`${this.opts.identity} lost the lease (not renewed within ${this.renewDeadlineMs} ms)`);
+    this.opts.onStoppedLeading();
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -145,6 +181,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.deadline);
     // A renewal in flight would race the release (and win with a 409 for us): let it land.
     await this.inflight;
     if (!this.leading) return;
@@ -152,9 +189,15 @@ export class LeaderElector {
     this.opts.onStoppedLeading();
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
-        if (current?.spec?.holderIdentity !== this.opts.identity) return;
-        await this.client.replace<Lease>({ ...current, spec: { ...current.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } });
+        await withTimeout(
+          (async () => {
+            const current = await this.client.get<Lease>('coordination.k8s.io/v1', 'Lease', this.opts.namespace, this.opts.name);
+            if (current?.spec?.holderIdentity !== this.opts.identity) return;
+            await this.client.replace<Lease>({ ...current, spec: { ...current.spec, holderIdentity: null, acquireTime: null, renewTime: null, leaseDurationSeconds: 1 } });
+          })(),
+          this.requestTimeoutMs,
+          'lease release',
+        );
         return;
       } catch (err) {
         if (statusOf(err) === 409) continue;

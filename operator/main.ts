@@ -3,29 +3,33 @@
 // probe and metrics port opens first, so liveness holds and /readyz can say what is missing
 // while the rest comes up; then the controller (with leader election) starts at once, whether or
 // not the database answers: MCPServers need no database, and PlanPolicies report
-// Synced=False/DatabaseError and retry with backoff until it does. The gateway's migrations (the
-// same ones `cryptomcp serve` runs) are applied in the background, retried with the same bounded
-// backoff. SIGTERM hands the lease back and exits.
+// Synced=False/DatabaseError and retry with backoff until it does. The schema is not the
+// operator's to create: `cryptomcp migrate` (the chart's migrate Job; `cryptomcp serve` too)
+// applies it, and /readyz reports when the plans table is missing. When the database comes back,
+// every PlanPolicy is retried at once rather than after its backoff. SIGTERM hands the lease back
+// and exits.
 import { KubeConfig } from '@kubernetes/client-node';
-import { migrate } from '../server/db/migrate.ts';
-import { createDatabase, type Database } from '../server/db/pool.ts';
 import { loadOperatorConfig, OperatorConfigError } from './config.ts';
 import { Controller } from './controller.ts';
+import { plansTableExists } from './db/plans.ts';
+import { createOperatorDatabase, type OperatorDatabase } from './db/pool.ts';
 import { KubeClient } from './kube/client.ts';
 import { createOperatorMetrics, serveOperatorHttp, type ReadinessCheck } from './metrics.ts';
-import { backoffDelay, backoffSettings } from './queue.ts';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
 const DATABASE_CHECK_TIMEOUT_MS = 2000;
+/** How often the database is looked at while it is down (or its schema missing). */
+const DATABASE_WATCH_MS = 2000;
 
-async function databaseCheck(db: Database): Promise<ReadinessCheck> {
+/** The database answers and has the plans table; the detail says which part is missing. */
+async function databaseCheck(db: OperatorDatabase): Promise<ReadinessCheck> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${DATABASE_CHECK_TIMEOUT_MS} ms`)), DATABASE_CHECK_TIMEOUT_MS);
   });
   try {
-    await Promise.race([db.query('SELECT 1'), timeout]);
-    return { name: 'database', ok: true };
+    const schema = await Promise.race([plansTableExists(db), timeout]);
+    return schema ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: `${db.description} has no plans table yet (run cryptomcp migrate)` };
   } catch (err) {
     return { name: 'database', ok: false, detail: `${db.description} unreachable: ${(err as Error).message}` };
   } finally {
@@ -41,7 +45,7 @@ async function main(): Promise<void> {
   };
   const kc = new KubeConfig();
   kc.loadFromDefault();
-  const db = createDatabase({ url: config.databaseUrl, max: 4 });
+  const db = createOperatorDatabase(config.databaseUrl);
   const metrics = createOperatorMetrics();
   const controller = new Controller({
     client: new KubeClient(kc),
@@ -56,50 +60,34 @@ async function main(): Promise<void> {
     log,
   });
 
-  let migrations: ReadinessCheck = { name: 'migrations', ok: false, detail: 'not applied yet' };
-  const probes = await serveOperatorHttp(metrics, config.metricsPort, config.host, async () => [
-    { name: 'informers', ...controller.readiness() },
-    await databaseCheck(db),
-    migrations,
-  ]);
+  const probes = await serveOperatorHttp(metrics, config.metricsPort, config.host, async () => [{ name: 'informers', ...controller.readiness() }, await databaseCheck(db)]);
   controller.start();
 
-  let stopping = false;
-  let wakeMigrations: (() => void) | undefined;
-  const migrating = (async () => {
-    const retry = backoffSettings(config.retry);
-    for (let failures = 0; !stopping; failures++) {
-      try {
-        await migrate(db.pool);
-        migrations = { name: 'migrations', ok: true };
-        if (failures > 0) controller.retryNow('PlanPolicy');
-        return;
-      } catch (err) {
-        const delay = backoffDelay(retry, failures);
-        migrations = { name: 'migrations', ok: false, detail: `not applied yet (attempt ${failures + 1}): ${(err as Error).message}` };
-        log(`migrations not applied (attempt ${failures + 1}, retry in ${delay} ms): ${(err as Error).message}`);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          wakeMigrations = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+  // While the database is down or unmigrated, look every few seconds; the moment it is usable,
+  // retry every PlanPolicy now instead of after its (up to a minute long) backoff.
+  let databaseUsable = false;
+  const watchDatabase = setInterval(() => {
+    void databaseCheck(db).then((check) => {
+      if (check.ok && !databaseUsable) {
+        log('database usable: retrying PlanPolicies');
+        controller.retryNow('PlanPolicy');
       }
-    }
-  })();
+      databaseUsable = check.ok;
+    });
+  }, DATABASE_WATCH_MS);
+  watchDatabase.unref();
 
   // One line a supervisor or test can wait for.
   process.stdout.write(`${JSON.stringify({ operator: 'started', metrics_port: probes.port, identity: config.identity, leader_election: config.leaderElection })}\n`);
 
+  let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log(`${signal}: releasing the lease and stopping`);
-    wakeMigrations?.();
+    clearInterval(watchDatabase);
     void (async () => {
       await controller.stop();
-      await migrating;
       await probes.close();
       await db.close();
       process.exit(0);

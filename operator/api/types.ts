@@ -4,6 +4,22 @@
 export const GROUP = 'cryptomcp.dev';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
+/**
+ * The nine MCP servers, in the catalog's order: the enum of the MCPServer CRD's spec.server
+ * (crds/ is the contract with the gateway; test/operator/crds.test.ts keeps the two equal).
+ */
+export const SERVER_NAMES = [
+  'price-prediction',
+  'market-intelligence',
+  'blockchain-explorer',
+  'token-intelligence',
+  'portfolio-analytics',
+  'whale-intelligence',
+  'social-intelligence',
+  'kol-analytics',
+  'project-intelligence',
+] as const;
+
 /** The one server-side apply field manager for every object the operator writes. */
 export const FIELD_MANAGER = 'cryptomcp-operator';
 /** Guards plan rows: removed only once no account is on the plan any more. */

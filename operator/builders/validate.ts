@@ -2,9 +2,8 @@
 // at admission; the operator checks again because it may meet objects stored under an older CRD
 // (or a cluster without CEL validation), and an invalid spec must stop with a False Accepted
 // condition rather than a crash-looping Deployment or a half-written plan row.
-import type { Plan } from '../../server/accounts/plans.ts';
-import { SERVER_NAMES } from '../../server/mcp/names.ts';
-import type { MCPServerSpec, PlanPolicySpec } from '../api/types.ts';
+import { SERVER_NAMES, type MCPServerSpec, type PlanPolicySpec } from '../api/types.ts';
+import type { PlanRow } from '../db/plans.ts';
 
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -59,7 +58,7 @@ const RENEWAL = { OneTime: 'one-time', Monthly: 'monthly' } as const;
  * The plans row a PlanPolicy stands for, or the problems that stop it. Defaults match the CRD's
  * (burst min(10, requests per minute), max keys 3, all nine servers), so an object stored before defaulting means the same.
  */
-export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; plan: Plan } | { ok: false; problems: string[] } {
+export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; plan: PlanRow } | { ok: false; problems: string[] } {
   if (!spec) return { ok: false, problems: ['spec is missing'] };
   const problems: string[] = [];
   if (typeof spec.plan !== 'string' || !/^[a-z][a-z0-9-]{0,31}$/.test(spec.plan)) problems.push(`spec.plan "${String(spec.plan)}" must match ^[a-z][a-z0-9-]{0,31}$`);

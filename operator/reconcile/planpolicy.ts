@@ -1,14 +1,14 @@
 // One pass for one PlanPolicy: validate, make sure the finalizer guards the row, upsert the row
-// into the gateway's plans table (server/accounts/plans.ts, the schema of server/db/migrations —
-// the operator keeps no copy of either), and write status once if it changed. Deleting a
+// into the gateway's plans table (operator/db/plans.ts: the operator's own SQL against the schema
+// `cryptomcp migrate` creates), and write status once if it changed. Deleting a
 // PlanPolicy removes the row only once no account is on the plan; until then the object stays,
 // with Ready=False / PlanInUse saying why, and the pass looks again a little later.
 import { isDeepStrictEqual } from 'node:util';
-import { planAccountCount, planDeleteUnused, planGet, planUpsert, type Plan } from '../../server/accounts/plans.ts';
-import type { Database } from '../../server/db/pool.ts';
 import { API_VERSION, Conditions, PLAN_FINALIZER, Reasons, type PlanPolicy, type PlanPolicyStatus } from '../api/types.ts';
 import { findCondition, mergeConditions, transitionEvents, type ConditionInput } from '../builders/conditions.ts';
 import { planFromPolicy } from '../builders/validate.ts';
+import { planAccountCount, planDeleteUnused, planGet, planUpsert, type PlanRow } from '../db/plans.ts';
+import type { OperatorDatabase } from '../db/pool.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
 import { ReconcileError } from './errors.ts';
@@ -17,7 +17,7 @@ import type { ReconcileOutcome } from './mcpserver.ts';
 export interface PlanPolicyContext {
   client: KubeClient;
   events: EventSink;
-  db: Database;
+  db: OperatorDatabase;
   /** Every PlanPolicy the informer knows, to find two policies naming one plan. */
   all: () => PlanPolicy[];
   /** How soon to look again at a deletion blocked by accounts on the plan. */
@@ -143,7 +143,7 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
   return { result: 'success' };
 }
 
-function samePlan(a: Plan, b: Plan): boolean {
+function samePlan(a: PlanRow, b: PlanRow): boolean {
   return isDeepStrictEqual({ ...a, servers: [...a.servers] }, { ...b, servers: [...b.servers] });
 }
 

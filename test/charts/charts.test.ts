@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { desiredChildren } from '../../operator/builders/mcpserver.ts';
 import { syncPlan, valuesSchemaText, VALUES_SCHEMA } from '../../scripts/charts-sync.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { ROOT, loadCrd, validate } from '../operator/support/crd-schema.ts';
@@ -224,6 +225,61 @@ describe('cryptomcp chart', () => {
     // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
     expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
     fs.rmSync(chart, { recursive: true, force: true });
+  });
+
+  it('the operator and web pods survive a node drain and a zone loss: PDBs, topology spread, and an operator startupProbe', async () => {
+    const objects = await render(PLATFORM);
+    const pdbs = objects.filter((o) => o.kind === 'PodDisruptionBudget');
+    expect(pdbs.map((p) => [p.metadata.name, p.spec])).toEqual([
+      ['rel-cryptomcp-operator', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'operator' } } }],
+      ['rel-cryptomcp-web', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'web' } } }],
+    ]);
+    for (const name of ['rel-cryptomcp-operator', 'rel-cryptomcp-web']) {
+      const pod = (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { metadata: { labels: Record<string, string> }; spec: { topologySpreadConstraints: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[]; containers: { startupProbe?: unknown }[] } } }).template;
+      expect(pod.spec.topologySpreadConstraints.map((c) => [c.topologyKey, c.whenUnsatisfiable])).toEqual([['kubernetes.io/hostname', 'ScheduleAnyway'], ['topology.kubernetes.io/zone', 'ScheduleAnyway']]);
+      // Each constraint counts exactly this component's pods.
+      for (const c of pod.spec.topologySpreadConstraints) for (const [k, v] of Object.entries(c.labelSelector.matchLabels)) expect(pod.metadata.labels[k]).toBe(v);
+      expect(pod.spec.containers[0]!.startupProbe, name).toBeDefined();
+    }
+    // One replica: no budget that would block a drain.
+    const single = await render(PLATFORM, '--set', 'operator.replicas=1', '--set', 'web.replicas=1');
+    expect(single.filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
+  });
+
+  it('NetworkPolicies let the platform\'s pods be reached only on the ports they serve, from the peers given', async () => {
+    const objects = await render(PLATFORM, '--set', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring');
+    await expectAllValid(objects);
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
+    const ports = (p: K8sObject) => (p.spec as { ingress: { ports: { port: number }[] }[] }).ingress.flatMap((i) => i.ports.map((x) => x.port));
+    expect(policies.map((p) => [p.metadata.name, ports(p)])).toEqual([
+      ['rel-cryptomcp-operator', [9465]],
+      ['rel-cryptomcp-web', [8080, 9464]],
+      ['rel-cryptomcp-mcp-servers', [8080, 9464]],
+    ]);
+    // The MCP server pods the operator creates match their policy's selector.
+    const mcpPolicy = policies.find((p) => p.metadata.name === 'rel-cryptomcp-mcp-servers')!.spec as { podSelector: { matchLabels: Record<string, string> }; ingress: { ports: { port: number }[]; from?: unknown[] }[] };
+    const pod = desiredChildren({ apiVersion: 'cryptomcp.dev/v1alpha1', kind: 'MCPServer', metadata: { name: 'kol-analytics', namespace: 'cryptomcp', uid: 'u' }, spec: { server: 'kol-analytics', database: { secretRef: { name: 'db' } } } }, { image: 'x', secretValues: {} }).children.find((c) => c.kind === 'Deployment') as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: { ports: { containerPort: number }[] }[] } } } };
+    for (const [k, v] of Object.entries(mcpPolicy.podSelector.matchLabels)) expect(pod.spec.template.metadata.labels[k], k).toBe(v);
+    expect(pod.spec.template.spec.containers[0]!.ports.map((p) => p.containerPort)).toEqual([8080, 9464]);
+    expect(mcpPolicy.ingress[1]!.from).toEqual([{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }]);
+    expect(mcpPolicy.ingress[0]!.from).toBeUndefined();
+    expect((await render(PLATFORM, '--set', 'networkPolicy.enabled=false')).some((o) => o.kind === 'NetworkPolicy')).toBe(false);
+  });
+
+  it('migrations run as their own step: a pre-install/pre-upgrade hook Job running cryptomcp migrate, hardened like the other pods', async () => {
+    const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
+    const job = objects.find((o) => o.kind === 'Job' && o.metadata.name === 'rel-cryptomcp-migrate')!;
+    expect(job.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    const pod = (job.spec as { template: { spec: { automountServiceAccountToken: boolean; imagePullSecrets: unknown[]; securityContext: Record<string, unknown>; containers: { command: string[]; args: string[]; env: { name: string; valueFrom?: unknown }[]; securityContext: Record<string, unknown> }[] } } }).template.spec;
+    const c = pod.containers[0]!;
+    expect([...c.command, ...c.args]).toEqual(['node', 'server/cli.ts', 'migrate']);
+    expect(c.env.find((e) => e.name === 'DATABASE_URL')!.valueFrom).toEqual({ secretKeyRef: { name: 'prod-db', key: 'dsn' } });
+    expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+    expect(pod).toMatchObject({ automountServiceAccountToken: false, imagePullSecrets: [{ name: 'registry-creds' }], securityContext: { runAsNonRoot: true } });
+    // The operator's own command never migrates (operator/ imports nothing of server/).
+    const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'rel-cryptomcp-operator')!.spec as { template: { spec: { containers: { command: string[] }[]; initContainers?: unknown[] } } };
+    expect(operator.template.spec.containers[0]!.command).toEqual(['node', 'operator/main.ts']);
+    expect((await render(PLATFORM, '--set', 'migrations.job=false')).some((o) => o.metadata.name === 'rel-cryptomcp-migrate')).toBe(false);
   });
 
   it('the MCPServers get the chart\'s imagePullSecrets (as the operator and web pods do) unless they set their own', async () => {

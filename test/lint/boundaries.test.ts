@@ -16,6 +16,7 @@ describe('the tool contract (server/mcp/) imports nothing from the app', () => {
     ["import type { Meter } from '../metering/meter.ts';", 'metering'],
     ["import Fastify from 'fastify';", 'Fastify'],
     ["import pg from 'pg';", 'pg'],
+    ["import type { MCPServerSpec } from '../../operator/api/types.ts';", 'the operator, as everywhere in server/'],
   ])('refuses %s (%s)', async (line) => {
     expect(await errorsFor('server/mcp/registry.ts', `${line}\nexport const used = 1;\n`)).toHaveLength(1);
   });

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
+import { SERVER_NAMES as OPERATOR_SERVER_NAMES } from '../../operator/api/types.ts';
 import { validateMcpServer } from '../../operator/builders/validate.ts';
 import { CRD_DIR, loadCrd, loadYaml, structuralProblems, validate } from './support/crd-schema.ts';
 
@@ -44,9 +45,10 @@ describe('CRD definitions', () => {
     expect(planCrd.spec.names.shortNames).toContain('plan');
   });
 
-  it('list exactly the nine servers the gateway knows', () => {
+  it('list exactly the nine servers the gateway knows, which are the operator\'s list too', () => {
     const serverEnum = (mcpCrd.spec.versions[0]!.schema.openAPIV3Schema.properties!.spec!.properties!.server as { enum: string[] }).enum;
     expect(serverEnum).toEqual([...SERVER_NAMES]);
+    expect([...OPERATOR_SERVER_NAMES]).toEqual(serverEnum);
     const planServers = planCrd.spec.versions[0]!.schema.openAPIV3Schema.properties!.spec!.properties!.servers!.items as { enum: string[] };
     expect(planServers.enum).toEqual([...SERVER_NAMES]);
   });

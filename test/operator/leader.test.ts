@@ -1,6 +1,8 @@
 // Leader election on a coordination.k8s.io Lease: with two operator replicas only one reconciles
 // (is_leader 1, the other 0); a leader that shuts down hands the lease over at once; a holder
-// that stops renewing loses the lease after its duration; and the standby's /readyz is OK.
+// that stops renewing loses the lease after its duration; a leader whose renewal hangs steps
+// down before the standby can take over, so there is never a moment with two leaders; and the
+// standby's /readyz is OK.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { StandInApiServer } from './support/apiserver.ts';
@@ -14,8 +16,8 @@ const running: RunningOperator[] = [];
 const lease = () => api.get('Lease', NS, 'cryptomcp-operator') as unknown as { spec: { holderIdentity: string | null; leaseTransitions: number } } | undefined;
 const leaderGauge = async (op: RunningOperator) => (await op.metrics.isLeader.get()).values[0]?.value ?? 0;
 
-function replica(identity: string): RunningOperator {
-  const op = startOperator(api, db, { leader: { name: 'cryptomcp-operator', namespace: NS, identity, leaseDurationMs: 1500, retryPeriodMs: 100, renewDeadlineMs: 1000 } });
+function replica(identity: string, extra: { requestTimeoutMs?: number } = {}): RunningOperator {
+  const op = startOperator(api, db, { leader: { name: 'cryptomcp-operator', namespace: NS, identity, leaseDurationMs: 1500, retryPeriodMs: 100, renewDeadlineMs: 1000, ...extra } });
   running.push(op);
   return op;
 }
@@ -75,5 +77,35 @@ describe('leader election', () => {
     await eventually(() => c.controller.isLeading, 10_000, 'op-c leads');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
     expect(lease()!.spec).toMatchObject({ holderIdentity: 'op-c', leaseTransitions: 6 });
+  });
+
+  it('a leader whose renewal hangs steps down within its renew deadline; the standby takes over; never two leaders at once', async () => {
+    for (const op of running.splice(0)) await op.stop();
+    if (lease()) api.remove('Lease', NS, 'cryptomcp-operator');
+    const a = replica('hang-a');
+    await eventually(() => a.controller.isLeading, 10_000, 'hang-a leads');
+    const b = replica('hang-b');
+    let overlap = 0;
+    const sampler = setInterval(() => {
+      if (a.controller.isLeading && b.controller.isLeading) overlap += 1;
+    }, 5);
+    try {
+      const hungAt = Date.now();
+      api.hangLeaseWritesBy('hang-a');
+      await eventually(() => !a.controller.isLeading, 5_000, 'hang-a steps down');
+      // Renew deadline 1 s after the last renewal (which was at most one retry period before).
+      expect(Date.now() - hungAt).toBeLessThan(1500);
+      await eventually(() => b.controller.isLeading, 10_000, 'hang-b leads');
+      expect(lease()!.spec.holderIdentity).toBe('hang-b');
+      expect(await leaderGauge(a)).toBe(0);
+      expect(await leaderGauge(b)).toBe(1);
+      // hang-a keeps campaigning (its calls time out instead of hanging) and stays a standby.
+      await new Promise((r) => setTimeout(r, 500)); // a few retry periods in which nothing may change
+      expect(a.controller.isLeading).toBe(false);
+    } finally {
+      clearInterval(sampler);
+      api.releaseHungLeases();
+    }
+    expect(overlap).toBe(0);
   });
 });

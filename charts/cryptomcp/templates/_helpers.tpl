@@ -53,3 +53,19 @@ capabilities:
       name: {{ .Values.database.existingSecret }}
       key: {{ .Values.database.key }}
 {{- end -}}
+
+{{/*
+Spread a component's pods over nodes and zones (preferred: a single-zone or one-node cluster still
+schedules them). Call with (dict "root" $ "component" "web").
+*/}}
+{{- define "cryptomcp.topologySpread" -}}
+{{- range $key := list "kubernetes.io/hostname" "topology.kubernetes.io/zone" }}
+- maxSkew: 1
+  topologyKey: {{ $key }}
+  whenUnsatisfiable: ScheduleAnyway
+  labelSelector:
+    matchLabels:
+      {{- include "cryptomcp.selectorLabels" $.root | nindent 6 }}
+      app.kubernetes.io/component: {{ $.component }}
+{{- end }}
+{{- end }}

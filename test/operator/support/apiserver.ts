@@ -34,7 +34,8 @@
 //                    unless holdRollouts is set
 //   faults           conflicts(n): the next n writes answer 409; dropWatches(); idleWatches (open
 //                    streams stop delivering); compact() (older versions answer 410); restart();
-//                    deny(kind, message): writes of a kind refused as by an admission webhook
+//                    deny(kind, message): writes of a kind refused as by an admission webhook;
+//                    hangLeaseWritesBy(identity): that holder's lease updates never answered
 //
 // Not modelled: authentication and authorization, admission webhooks, managedFields and apply
 // conflicts between different field managers (one manager writes here), strategic-merge list
@@ -155,6 +156,8 @@ export class StandInApiServer {
   private readonly bookmarkTimer: NodeJS.Timeout;
   private pendingConflicts = 0;
   private readonly denials = new Map<string, string>();
+  private readonly hungLeaseHolders = new Set<string>();
+  private readonly hung = new Set<http.ServerResponse>();
   port = 0;
   /** Open watch streams stop delivering events (a hung connection) while true. */
   idleWatches = false;
@@ -198,6 +201,7 @@ export class StandInApiServer {
 
   private async shutdown(): Promise<void> {
     this.dropWatches();
+    this.releaseHungLeases();
     const server = this.server;
     if (!server) return;
     this.server = undefined;
@@ -217,6 +221,17 @@ export class StandInApiServer {
 
   allow(kind: string): void {
     this.denials.delete(kind);
+  }
+
+  /** Lease updates naming this holder are never answered (the connection stays open) until releaseHungLeases(). */
+  hangLeaseWritesBy(identity: string): void {
+    this.hungLeaseHolders.add(identity);
+  }
+
+  releaseHungLeases(): void {
+    this.hungLeaseHolders.clear();
+    for (const res of this.hung) res.destroy();
+    this.hung.clear();
   }
 
   /** The next n writes (create, update, patch, delete) answer 409 Conflict. */
@@ -286,6 +301,10 @@ export class StandInApiServer {
     this.requests.push(`${req.method} ${url.pathname}`);
     try {
       const body = await readBody(req);
+      if (req.method === 'PUT' && url.pathname.includes('/leases/') && this.hungLeaseHolders.has(String((JSON.parse(body || '{}') as { spec?: { holderIdentity?: string } }).spec?.holderIdentity))) {
+        this.hung.add(res); // never answered: a renewal stuck on a half-open connection
+        return;
+      }
       const result = this.route(req, url, body, res);
       if (result === undefined) return; // a watch owns the response now
       send(res, 200, result);

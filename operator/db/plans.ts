@@ -1,0 +1,60 @@
+// The plans table, as the operator writes it: plain parameterised SQL against the schema the
+// gateway's migrations create (the table's columns are the contract; the gateway reads the same
+// rows on every request). One statement per operation.
+import type { OperatorDatabase } from './pool.ts';
+
+/** One row of the plans table. */
+export interface PlanRow {
+  name: string;
+  display_name: string;
+  credits: number;
+  renewal: 'one-time' | 'monthly';
+  requests_per_minute: number;
+  burst: number;
+  servers: string[];
+  max_keys: number;
+}
+
+const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys';
+
+export async function planGet(db: OperatorDatabase, name: string): Promise<PlanRow | undefined> {
+  const res = await db.query<PlanRow>(`SELECT ${COLUMNS} FROM plans WHERE name = $1`, [name]);
+  return res.rows[0];
+}
+
+export async function planUpsert(db: OperatorDatabase, plan: PlanRow): Promise<void> {
+  await db.query(
+    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, credits = EXCLUDED.credits,
+       renewal = EXCLUDED.renewal, requests_per_minute = EXCLUDED.requests_per_minute, burst = EXCLUDED.burst,
+       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, updated_at = now()`,
+    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys],
+  );
+}
+
+/** Accounts on the plan: reported in status, and deletion waits while there are any. */
+export async function planAccountCount(db: OperatorDatabase, name: string): Promise<number> {
+  const res = await db.query<{ n: number }>('SELECT count(*) AS n FROM accounts WHERE plan = $1', [name]);
+  return res.rows[0]?.n ?? 0;
+}
+
+/**
+ * Deletes the plan only if no account is on it, in one statement (accounts reference plans by
+ * foreign key, so an account created meanwhile makes the delete fail rather than orphan it).
+ */
+export async function planDeleteUnused(db: OperatorDatabase, name: string): Promise<{ deleted: boolean; accounts: number }> {
+  try {
+    const res = await db.query('DELETE FROM plans WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM accounts WHERE plan = $1)', [name]);
+    if ((res.rowCount ?? 0) > 0) return { deleted: true, accounts: 0 };
+  } catch (err) {
+    if ((err as { code?: string }).code !== '23503') throw err; // foreign_key_violation: in use after all
+  }
+  const accounts = await planAccountCount(db, name);
+  return { deleted: accounts === 0, accounts };
+}
+
+/** Whether the schema is there (the plans table exists): `cryptomcp migrate` has run. */
+export async function plansTableExists(db: OperatorDatabase): Promise<boolean> {
+  const res = await db.query<{ ok: boolean }>("SELECT to_regclass('plans') IS NOT NULL AS ok");
+  return res.rows[0]?.ok === true;
+}
