@@ -18,7 +18,7 @@ describe('the tool contract (server/mcp/) imports nothing from the app', () => {
     ["import pg from 'pg';", 'pg'],
     ["import type { MCPServerSpec } from '../../operator/api/types.ts';", 'the operator, as everywhere in server/'],
   ])('refuses %s (%s)', async (line) => {
-    expect(await errorsFor('server/mcp/registry.ts', `${line}\nexport const used = 1;\n`)).toHaveLength(1);
+    expect(await errorsFor('server/mcp/registry.ts', `${line}\nexport const used = 1;\n`)).not.toEqual([]);
   });
 
   it('accepts its own modules and the SDK', async () => {
