@@ -159,7 +159,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_kol_calls',
       title: 'KOL calls',
-      description: "Returns an account's calls — posts that mention an asset with a bullish or bearish stance — with asset, time, stance, score and the post, newest first, paginated.",
+      description: "Returns an account's calls — posts that take a bullish or bearish stance on one asset, adverts and posts about lookalike coins left out — with asset, time, stance, score and the post, newest first, paginated.",
       input: z
         .object({
           handle: handleSchema,
@@ -201,7 +201,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_kol_performance',
       title: 'KOL performance',
       description:
-        "Returns how an account's calls did: each call's return 1, 7 and 30 days later from the daily price history, hit rate, mean and median return and excess return over BTC, per horizon, with the calls paginated.",
+        "Returns how an account's calls did: each call's return 1, 7 and 30 days later from the daily price history, hit rate beside the base rate of the asset's moves in the same year, mean and median return and excess return over BTC, per horizon, with the calls paginated.",
       input: z
         .object({
           handle: handleSchema,
@@ -254,7 +254,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       name: 'rank_kols',
       title: 'Rank KOLs',
       description:
-        'Returns a leaderboard of accounts by hit rate, excess return over BTC or reach, counting only accounts with at least a minimum number of scored calls so one lucky call does not top it.',
+        'Returns a leaderboard of accounts by hit rate in excess of the base rate (with a 95% interval), excess return over BTC or reach, counting only accounts with at least a minimum number of scored calls so one lucky call does not top it.',
       input: z
         .object({
           platform: z.enum(['twitter', 'reddit']).default('twitter'),

@@ -37,7 +37,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
       name: 'forecast_price',
       title: 'Price forecast',
       description:
-        "Returns a daily price forecast for 1-30 days with 50/80/95% prediction intervals and the probability of an up move, from models on log prices (ETS, ARIMA, drift, ensemble), the model chosen by rolling-origin backtest and why.",
+        "Returns a daily price forecast for 1-30 days with 50/80/95% prediction intervals, from models on log prices (ETS, ARIMA, drift, ensemble), the model chosen by rolling-origin backtest and why; probability_up is the measured base rate of up moves, since the models show no directional edge in backtests.",
       input: z.object({ asset: assetSchema, horizon: horizonSchema, model: modelSchema }).strict(),
       credits: 5,
       handler: async (args, ctx) => {
