@@ -31,6 +31,7 @@ import {
   type Session,
   type WalletFamily,
 } from './store.ts';
+import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
 import { usageDaily, usageCsv } from './usage.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
@@ -108,6 +109,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
+    idempotencySweep(db).catch(() => {});
   }, 10 * 60_000);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
@@ -279,9 +281,19 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return { keys: keys.map((k) => keyView(k)).reverse(), max_keys: plan?.max_keys ?? null };
     });
 
+    // With an Idempotency-Key header, the same header within 24 hours answers the key the first
+    // request made (200, Idempotent-Replayed: true, plaintext null: the secret is never stored).
     authed.post('/keys', async (request, reply) => {
-      const { key, plaintext } = await keyCreate(db, sessionOf(request).account_id, (request.body ?? {}) as never);
-      return reply.code(201).send({ key: keyView(key), plaintext });
+      const accountId = sessionOf(request).account_id;
+      const settings = (request.body ?? {}) as never;
+      const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+      if (idempotencyKey === undefined) {
+        const { key, plaintext } = await keyCreate(db, accountId, settings);
+        return reply.code(201).send({ key: keyView(key), plaintext });
+      }
+      const result = await keyCreateIdempotent(db, accountId, idempotencyKey, settings);
+      if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send({ key: keyView(result.key), plaintext: null, replayed: true });
+      return reply.code(201).send({ key: keyView(result.key), plaintext: result.plaintext });
     });
 
     const ownedKey = async (request: FastifyRequest): Promise<ApiKey> => {

@@ -74,18 +74,27 @@ export async function keyCreate(
   settings: KeySettings,
   now = new Date(),
 ): Promise<{ key: ApiKey; plaintext: string }> {
+  return db.transaction((client) => keyCreateIn(client, accountId, settings, now));
+}
+
+/** keyCreate inside the caller's transaction (the dashboard records an idempotency key beside it). */
+export async function keyCreateIn(
+  client: PoolClient,
+  accountId: string,
+  settings: KeySettings,
+  now = new Date(),
+): Promise<{ key: ApiKey; plaintext: string }> {
   assertUuid(accountId, 'account');
   const s = parseKeySettings(settings, now);
-  return db.transaction(async (client) => {
-    await lockAccountUnderCap(client, accountId, now, null);
-    return insertKey(client, accountId, { ...s, rotated_from: null });
-  });
+  await lockAccountUnderCap(client, accountId, now, null);
+  return insertKey(client, accountId, { ...s, rotated_from: null });
 }
 
 /**
- * Rotation: a new key with the same name, description, servers and expiry, and the old key's end
- * brought forward to `graceSeconds` from now (0 revokes it at once), in one transaction. The old
- * key does not count toward the cap, so an account at its plan's cap can still rotate.
+ * Rotation: a new key with the same description, servers and expiry, named apart from the old one
+ * (rotatedKeyName), and the old key's end brought forward to `graceSeconds` from now (0 revokes it
+ * at once), in one transaction. The old key does not count toward the cap, so an account at its
+ * plan's cap can still rotate.
  */
 export async function keyRotate(
   db: Database,
@@ -105,8 +114,9 @@ export async function keyRotate(
     );
     const o = old.rows[0];
     if (!o) throw new ApiError('NOT_FOUND', 'No active key with this id on the account.', { key: keyId });
+    const taken = await client.query<{ name: string }>('SELECT name FROM api_keys WHERE account_id = $1', [accountId]);
     const created = await insertKey(client, accountId, {
-      name: o.name,
+      name: rotatedKeyName(o.name, now, new Set(taken.rows.map((r) => r.name))),
       description: o.description ?? undefined,
       servers: o.servers ?? undefined,
       expires_at: o.expires_at ?? undefined,
@@ -121,6 +131,23 @@ export async function keyRotate(
     );
     return { ...created, replaced: replaced.rows[0]! };
   });
+}
+
+const ROTATED_SUFFIX = / \(rotated \d{4}-\d{2}-\d{2}(, \d+)?\)$/;
+
+/**
+ * The name of a rotation's new key: the old name with "(rotated YYYY-MM-DD)" (UTC day) in place of
+ * any earlier such suffix, numbered when the account already has that name, and within 64
+ * characters, so the old and new rows never read the same.
+ */
+export function rotatedKeyName(oldName: string, now: Date, taken: ReadonlySet<string>): string {
+  const base = oldName.replace(ROTATED_SUFFIX, '');
+  const day = now.toISOString().slice(0, 10);
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? ` (rotated ${day})` : ` (rotated ${day}, ${n})`;
+    const name = `${base.slice(0, 64 - suffix.length).trimEnd()}${suffix}`;
+    if (!taken.has(name)) return name;
+  }
 }
 
 function assertUuid(id: string, what: 'account' | 'key'): void {
