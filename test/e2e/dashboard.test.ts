@@ -2,13 +2,16 @@
 // service and PostgreSQL: a person connects a wallet, gets a free account with 150 credits,
 // creates a key, copies a client configuration, calls a tool with the key through the MCP SDK
 // client, sees the balance go down on the Usage page, revokes and rotates keys, links a Solana
-// wallet and signs in with it; a cross-site POST is refused. Screenshots of each page go to
-// test-artifacts/dashboard/ (not committed).
+// wallet and signs in with it; a cross-site POST is refused. Also: the first page explains the
+// product from the catalog; a double-click makes one key; Create is disabled at the plan's cap;
+// no view overflows sideways at 375 or 1280 px with long inputs, nor fails axe-core in light or
+// dark; wallet rejections and refused sign-ins read as sentences; an ended session returns to
+// sign-in. Screenshots of each page go to test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
@@ -41,6 +44,8 @@ let context: BrowserContext;
 let page: Page;
 let wallets: InjectedWallets;
 const evmAccount = privateKeyToAccount(generatePrivateKey());
+/** Every confirm() the page asked, in order (all are accepted). */
+const dialogs: string[] = [];
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -58,6 +63,40 @@ async function expectAccessible(target: Page = page): Promise<void> {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
   expect(violations).toEqual([]);
+}
+
+/** How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out. */
+async function horizontalOverflow(target: Page = page): Promise<{ overflow: number; culprits: string[] }> {
+  return target.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const overflow = document.documentElement.scrollWidth - width;
+    const culprits =
+      overflow > 0
+        ? Array.from(document.querySelectorAll('body *'))
+            .filter((e) => e.getBoundingClientRect().right > width + 1)
+            .slice(0, 8)
+            .map((e) => `${e.tagName.toLowerCase()}.${String(e.className)} (${Math.round(e.getBoundingClientRect().right)} px)`)
+        : [];
+    return { overflow, culprits };
+  });
+}
+
+async function expectNoOverflow(target: Page = page): Promise<void> {
+  const { overflow, culprits } = await horizontalOverflow(target);
+  expect(overflow, `page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
+}
+
+const VIEWPORTS = [
+  { width: 1280, height: 900 },
+  { width: 375, height: 740 },
+] as const;
+const SCHEMES = ['light', 'dark'] as const;
+
+/** Emulates a system colour scheme and checks the page follows it (the root background changes). */
+async function useScheme(target: Page, scheme: 'light' | 'dark'): Promise<void> {
+  await target.emulateMedia({ colorScheme: scheme });
+  const background = await target.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(246, 248, 250)');
 }
 
 async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
@@ -78,7 +117,10 @@ beforeAll(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
   wallets = await injectWallets(context, evmAccount);
   page = await context.newPage();
-  page.on('dialog', (d) => void d.accept());
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.accept();
+  });
   // Under the test's own timeout, so a missing element fails with the locator's message.
   page.setDefaultTimeout(15_000);
 }, 120_000);
@@ -94,6 +136,34 @@ describe('dashboard in Chromium', () => {
   let accountId: string;
   let firstKey: string;
 
+  it('the first page says what cryptomcp is, lists the served servers with what they answer and what a call costs (from /v1/catalog), and leads to sign-in', async () => {
+    await page.goto(`${service.url}/app/`);
+    await page.getByRole('heading', { name: 'cryptomcp', level: 1 }).waitFor();
+    expect(await page.locator('p.lead').textContent()).toMatch(/MCP servers your client calls over HTTP with an API key, paid for in credits/);
+    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { servers: { name: string; description: string; tools: { credits: number }[] }[] };
+    const list = page.getByTestId('server-list');
+    await list.waitFor();
+    expect(await list.locator('li').count()).toBe(catalog.servers.length);
+    for (const s of catalog.servers) {
+      const item = list.locator('li', { has: page.getByRole('heading', { name: s.name }) });
+      expect(await item.textContent()).toContain(s.description);
+      const paid = s.tools.map((t) => t.credits).filter((c) => c > 0);
+      const range = Math.min(...paid) === Math.max(...paid) ? `${Math.min(...paid)} credit` : `${Math.min(...paid)}–${Math.max(...paid)} credits`;
+      expect(await item.textContent()).toContain(`A call costs ${range}`);
+    }
+    expect(await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).isVisible()).toBe(true);
+    for (const viewport of VIEWPORTS) {
+      await page.setViewportSize(viewport);
+      for (const scheme of SCHEMES) {
+        await useScheme(page, scheme);
+        await expectNoOverflow();
+        await expectAccessible();
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize(VIEWPORTS[0]);
+  });
+
   it('connecting an injected EIP-6963 wallet signs in with SIWE and creates a free account with 150 credits', async () => {
     await page.goto(`${service.url}/app/`);
     await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
@@ -101,6 +171,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Test Solana Wallet' }).waitFor();
     await shot('1-sign-in');
     await expectAccessible();
+
     // Keyboard only: Tab to the wallet and press Enter.
     for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Test Wallet'; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Test Wallet');
@@ -221,10 +292,56 @@ describe('dashboard in Chromium', () => {
     await expectAccessible();
   });
 
-  it('revoking a key in the page makes /mcp answer 401 for it', async () => {
+  it('a double-click on Create sends one request and makes exactly one key; a repeat of that request answers the same key', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const posts: Request[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/keys') posts.push(r);
+    };
+    page.on('request', onRequest);
+    try {
+      await page.getByLabel('Name').fill('double click');
+      await page.getByRole('button', { name: 'Create key' }).dblclick();
+      await page.getByRole('heading', { name: 'Your new key “double click”' }).waitFor();
+      await page.locator('tbody tr', { hasText: 'double click' }).waitFor();
+      // Two submits in the same frame, before React can render the busy state.
+      await page.getByLabel('Name').fill('double submit');
+      await page.evaluate(() => {
+        const form = document.querySelector<HTMLFormElement>('section[aria-labelledby="create-title"] form')!;
+        form.requestSubmit();
+        form.requestSubmit();
+      });
+      await page.getByRole('heading', { name: 'Your new key “double submit”' }).waitFor();
+      await page.locator('tbody tr', { hasText: 'double submit' }).waitFor();
+    } finally {
+      page.off('request', onRequest);
+    }
+    expect(posts).toHaveLength(2);
+    const names = await db.query<{ name: string }>(`SELECT name FROM api_keys WHERE account_id = $1 AND name LIKE 'double%' ORDER BY name`, [accountId]);
+    expect(names.rows.map((r) => r.name)).toEqual(['double click', 'double submit']);
+    // A retry of the same request (as after a lost response) answers the key already made.
+    const first = posts[0]!;
+    const headers = first.headers();
+    expect(headers['idempotency-key']).toMatch(/^[0-9a-f]{32}$/);
+    const replay = await page.evaluate(
+      ({ body, headers }) => fetch('/api/keys', { method: 'POST', headers, body }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      { body: first.postData()!, headers: { 'content-type': 'application/json', 'x-csrf-token': headers['x-csrf-token']!, 'idempotency-key': headers['idempotency-key']! } },
+    );
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ replayed: true, plaintext: null, key: { name: 'double click' } });
+    const again = await db.query(`SELECT 1 FROM api_keys WHERE account_id = $1 AND name = 'double click'`, [accountId]);
+    expect(again.rowCount).toBe(1);
+  });
+
+  it('revoking a key in the page makes /mcp answer 401 for it; revoked keys are hidden behind a toggle', async () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     expect((await mcpStatus(firstKey)).status).toBe(200);
     await page.getByRole('button', { name: 'Revoke laptop assistant' }).click();
+    expect(dialogs.at(-1)).toContain('Revoke "laptop assistant"');
+    const toggle = page.getByRole('checkbox', { name: /Show revoked and expired keys/ });
+    await toggle.waitFor();
+    expect(await page.locator('tbody tr', { hasText: 'laptop assistant' }).count()).toBe(0);
+    await toggle.check();
     await page.locator('tbody tr', { hasText: 'laptop assistant' }).getByText('revoked').waitFor();
     expect(await mcpStatus(firstKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
   });
@@ -235,15 +352,68 @@ describe('dashboard in Chromium', () => {
     const oldKey = (await page.getByTestId('new-key').textContent())!;
     await page.locator('tbody tr', { hasText: 'ci runner' }).first().getByText('active').waitFor();
     await page.getByLabel('Rotation grace period for ci runner').first().selectOption({ label: 'Revoke the old key now' });
+    const asked = dialogs.length;
     await page.getByRole('button', { name: 'Rotate ci runner' }).first().click();
     await expect.poll(() => page.getByTestId('new-key').textContent()).not.toBe(oldKey);
+    // Rotation asks first, and says what happens to the old key.
+    expect(dialogs.slice(asked)).toEqual([expect.stringMatching(/^Rotate "ci runner" .*the old key stops working at once\.$/)]);
     const newKey = (await page.getByTestId('new-key').textContent())!;
+    // The new key is named apart from the old one.
+    const rotatedName = `ci runner (rotated ${new Date().toISOString().slice(0, 10)})`;
+    await page.getByRole('heading', { name: `Your new key “${rotatedName}”` }).waitFor();
+    await page.locator('tbody tr', { hasText: rotatedName }).waitFor();
     expect(await mcpStatus(oldKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
     const oldRow = page.locator('tbody tr', { hasText: 'Replaced by a rotation' });
     expect(await oldRow.textContent()).toContain(oldKey.slice(0, 11));
     expect(await oldRow.textContent()).toContain('revoked');
     expect((await mcpStatus(newKey)).status).toBe(200);
     await shot('6-keys-rotated');
+  });
+
+  it('at the plan cap Create is disabled and says why; a blank name reads as a sentence; no view overflows sideways at 1280 or 375 px with long inputs, or fails axe-core, in light or dark', async () => {
+    // double click, double submit and the rotated ci runner: 3 of the free plan's 3.
+    const create = page.getByRole('button', { name: 'Create key' });
+    await expect.poll(() => create.isDisabled()).toBe(true);
+    expect(await page.getByTestId('cap-note').textContent()).toContain('You have 3 of 3 active keys, the most your plan allows. Revoke a key you no longer use');
+    await page.getByRole('button', { name: 'Revoke double submit' }).click();
+    await expect.poll(() => create.isDisabled()).toBe(false);
+    await page.getByLabel('Name').fill('   ');
+    await create.click();
+    await expect.poll(() => page.locator('section[aria-labelledby="create-title"] [role=alert]').textContent()).toBe('Give the key a name of 1 to 64 characters.');
+    // The longest inputs the API takes: a 64-character name and a 500-character description, one without spaces.
+    const longName = 'n'.repeat(64);
+    await page.getByLabel('Name').fill(longName);
+    await page.getByLabel('Description').fill(`${'d'.repeat(300)} ${'word '.repeat(39)}x`.slice(0, 500));
+    await create.click();
+    await page.locator('tbody tr', { hasText: longName }).waitFor();
+    await expect.poll(() => create.isDisabled()).toBe(true);
+
+    const views = [
+      { link: 'API keys', ready: () => page.locator('tbody tr', { hasText: longName }).waitFor() },
+      { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
+      { link: 'Usage', ready: () => page.getByTestId('by-tool').waitFor() },
+      { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
+    ];
+    try {
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        for (const scheme of SCHEMES) {
+          await useScheme(page, scheme);
+          for (const view of views) {
+            await page.getByRole('link', { name: view.link }).click();
+            await view.ready();
+            await expectNoOverflow();
+            await expectAccessible();
+          }
+        }
+        await page.getByRole('link', { name: 'API keys' }).click();
+        await page.locator('tbody tr', { hasText: longName }).waitFor();
+        await shot(`9-keys-${viewport.width}-dark`);
+      }
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize(VIEWPORTS[0]);
+    }
   });
 
   it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
@@ -289,13 +459,22 @@ describe('dashboard in Chromium', () => {
       await p.goto(`${service.url}/app/`);
       const alert = p.locator('.picker [role=alert]');
 
+      // Pressing Reject in the wallet (EVM and Solana): a sentence, not viem's error dump.
+      w.misbehave({ reject: true });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => alert.textContent()).toBe('You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.');
+      await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
+      await expect.poll(() => alert.textContent()).toBe('You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.');
+
       w.misbehave({ signWith: privateKeyToAccount(generatePrivateKey()) });
       await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-      await expect.poll(() => alert.textContent()).toContain('bad_signature');
+      await expect.poll(() => alert.textContent()).toBe('The signature does not belong to the address your wallet shared. Choose that account in your wallet and try again.');
 
       w.misbehave({ beforeSign: async () => void (await db.query(`UPDATE dashboard_nonces SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`)) });
       await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-      await expect.poll(() => alert.textContent()).toContain('nonce_expired');
+      await expect.poll(() => alert.textContent()).toBe(
+        'The sign-in request expired before your wallet signed it. Click your wallet again and approve the signature within a few minutes.',
+      );
 
       // An honest sign-in, whose request is then sent again from the same page and cookies.
       w.misbehave({});
@@ -358,5 +537,22 @@ describe('dashboard in Chromium', () => {
     } finally {
       evil.close();
     }
+  });
+
+  it('an ended session returns to sign-in with a short message, without the header of a signed-in page', async () => {
+    await page.goto(`${service.url}/app/keys`);
+    await page.getByTestId('header-balance').waitFor();
+    // The session ends on the server (expiry or a sign-out elsewhere) while the page is open.
+    await db.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByTestId('session-note').waitFor();
+    expect(await page.getByTestId('session-note').textContent()).toBe('Your session has ended. Sign in again to continue where you were.');
+    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    expect(await page.getByTestId('header-balance').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    // Signing in again goes back to the page the person was on.
+    await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    expect(await page.getByTestId('session-note').count()).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
-import { lazy, Suspense, useEffect, useState } from 'react';
-import { api, ApiFailure, describeError, setCsrfToken, type DashboardConfig, type SessionInfo } from './api.ts';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { api, ApiFailure, describeError, setCsrfToken, whenSessionEnds, type DashboardConfig, type SessionInfo } from './api.ts';
 import { ConnectPage } from './pages/ConnectPage.tsx';
 import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
 import { PlansPage } from './pages/PlansPage.tsx';
@@ -21,6 +21,18 @@ export function App() {
   const [failure, setFailure] = useState<string>();
   const [page, navigate] = useRoute();
   const [newKey, setNewKey] = useState<NewKey>();
+  const [notice, setNotice] = useState<string>();
+  const signedIn = useRef(false);
+  signedIn.current = Boolean(session);
+
+  // A session that ends (expired, or signed out in another tab) returns to sign-in with a note,
+  // instead of leaving the header's balance and wallet over pages that cannot load.
+  const sessionEnded = () => {
+    setCsrfToken(undefined);
+    setNewKey(undefined);
+    if (signedIn.current) setNotice('Your session has ended. Sign in again to continue where you were.');
+    setSession(null);
+  };
 
   const refreshSession = async () => {
     try {
@@ -28,7 +40,7 @@ export function App() {
       setCsrfToken(s.csrf_token);
       setSession(s);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) setSession(null);
+      if (err instanceof ApiFailure && err.status === 401) sessionEnded();
       else setFailure(describeError(err));
     }
   };
@@ -36,6 +48,8 @@ export function App() {
   useEffect(() => {
     api<DashboardConfig>('GET', '/config').then(setConfig, (err: unknown) => setFailure(describeError(err)));
     void refreshSession();
+    whenSessionEnds(sessionEnded);
+    return () => whenSessionEnds(undefined);
   }, []);
 
   useEffect(() => {
@@ -48,8 +62,10 @@ export function App() {
     return (
       <SignIn
         config={config}
+        notice={notice}
         onSignedIn={(s) => {
           setCsrfToken(s.csrf_token);
+          setNotice(undefined);
           setSession(s);
         }}
       />
@@ -59,6 +75,8 @@ export function App() {
   const signOut = async () => {
     await api('POST', '/auth/sign-out').catch(() => {});
     setCsrfToken(undefined);
+    setNewKey(undefined);
+    setNotice('You are signed out.');
     setSession(null);
   };
 

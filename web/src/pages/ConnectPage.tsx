@@ -71,7 +71,7 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
           <p className="error">Choose at least one server.</p>
         ) : (
           <>
-            <pre data-testid="client-config"><code>{text}</code></pre>
+            <pre data-testid="client-config" tabIndex={0}><code>{text}</code></pre>
             <CopyButton text={text} label="Copy configuration" />
           </>
         )}

@@ -3,6 +3,7 @@
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { useEffect, useRef, useState } from 'react';
 import { api, describeError, type UsageInfo } from '../api.ts';
+import { When } from './When.tsx';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -71,7 +72,7 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
   }, [days]);
 
   if (error) return <p role="alert" className="error">{error}</p>;
-  if (!usage) return <p aria-live="polite">Loading usage…</p>;
+  if (!usage) return <p className="muted" aria-live="polite">Loading usage…</p>;
   return (
     <>
       <section className="stats" aria-label="Account">
@@ -82,12 +83,12 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
         </div>
         <div className="card stat">
           <span className="label">Plan</span>
-          <span className="big">{usage.plan}</span>
+          <span className="big">{usage.plan.charAt(0).toUpperCase() + usage.plan.slice(1)}</span>
           <span className="muted">{usage.status === 'active' ? 'active' : usage.status}</span>
         </div>
         <div className="card stat">
           <span className="label">Renewal</span>
-          <span className="big">{usage.renews_at ? usage.renews_at.slice(0, 10) : 'none'}</span>
+          <span className="big">{usage.renews_at ? <When iso={usage.renews_at} withTime={false} /> : 'none'}</span>
           <span className="muted">{usage.renewal === 'monthly' ? 'resets to the allowance' : 'one-time allowance'}</span>
         </div>
         <div className="card stat">
@@ -120,7 +121,7 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
         {usage.by_tool.length === 0 ? (
           <p className="muted">No calls yet this period.</p>
         ) : (
-          <table data-testid="by-tool">
+          <table data-testid="by-tool" className="responsive">
             <thead>
               <tr>
                 <th scope="col">Server</th>
@@ -132,10 +133,10 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
             <tbody>
               {usage.by_tool.map((t) => (
                 <tr key={`${t.server}/${t.tool}`}>
-                  <td>{t.server}</td>
-                  <td>{t.tool}</td>
-                  <td className="num">{t.calls}</td>
-                  <td className="num">{t.credits}</td>
+                  <td data-label="Server">{t.server}</td>
+                  <td data-label="Tool">{t.tool}</td>
+                  <td data-label="Calls" className="num">{t.calls}</td>
+                  <td data-label="Credits" className="num">{t.credits}</td>
                 </tr>
               ))}
             </tbody>
