@@ -65,25 +65,38 @@ async function expectAccessible(target: Page = page): Promise<void> {
   expect(violations).toEqual([]);
 }
 
-/** How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out. */
+/**
+ * How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out:
+ * elements and text runs reaching past the viewport that are not inside a sideways scroll box.
+ */
 async function horizontalOverflow(target: Page = page): Promise<{ overflow: number; culprits: string[] }> {
   return target.evaluate(() => {
     const width = document.documentElement.clientWidth;
     const overflow = document.documentElement.scrollWidth - width;
-    const culprits =
-      overflow > 0
-        ? Array.from(document.querySelectorAll('body *'))
-            .filter((e) => e.getBoundingClientRect().right > width + 1)
-            .slice(0, 8)
-            .map((e) => `${e.tagName.toLowerCase()}.${String(e.className)} (${Math.round(e.getBoundingClientRect().right)} px)`)
-        : [];
-    return { overflow, culprits };
+    if (overflow <= 0) return { overflow, culprits: [] };
+    const scrolled = (e: Element | null) => {
+      for (let p = e?.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    const name = (e: Element) => `${e.tagName.toLowerCase()}.${String(e.className)}`;
+    const culprits: string[] = [];
+    for (const e of Array.from(document.querySelectorAll('body *'))) {
+      if (!scrolled(e) && e.getBoundingClientRect().right > width + 1) culprits.push(`${name(e)} (${Math.round(e.getBoundingClientRect().right)} px)`);
+    }
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      const right = range.getBoundingClientRect().right;
+      if (right > width + 1 && !scrolled(n.parentElement)) culprits.push(`text "${(n.textContent ?? '').slice(0, 40)}" in ${name(n.parentElement!)} (${Math.round(right)} px)`);
+    }
+    return { overflow, culprits: culprits.slice(0, 10) };
   });
 }
 
-async function expectNoOverflow(target: Page = page): Promise<void> {
+async function expectNoOverflow(where: string, target: Page = page): Promise<void> {
   const { overflow, culprits } = await horizontalOverflow(target);
-  expect(overflow, `page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
+  expect(overflow, `${where}: the page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
 }
 
 const VIEWPORTS = [
@@ -156,7 +169,7 @@ describe('dashboard in Chromium', () => {
       await page.setViewportSize(viewport);
       for (const scheme of SCHEMES) {
         await useScheme(page, scheme);
-        await expectNoOverflow();
+        await expectNoOverflow(`first page at ${viewport.width} px, ${scheme}`);
         await expectAccessible();
       }
     }
@@ -349,6 +362,7 @@ describe('dashboard in Chromium', () => {
   it('rotating a key shows the new key once; with no grace period the old key stops at once', async () => {
     await page.getByLabel('Name').fill('ci runner');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Your new key “ci runner”' }).waitFor();
     const oldKey = (await page.getByTestId('new-key').textContent())!;
     await page.locator('tbody tr', { hasText: 'ci runner' }).first().getByText('active').waitFor();
     await page.getByLabel('Rotation grace period for ci runner').first().selectOption({ label: 'Revoke the old key now' });
@@ -402,7 +416,7 @@ describe('dashboard in Chromium', () => {
           for (const view of views) {
             await page.getByRole('link', { name: view.link }).click();
             await view.ready();
-            await expectNoOverflow();
+            await expectNoOverflow(`${view.link} at ${viewport.width} px, ${scheme}`);
             await expectAccessible();
           }
         }

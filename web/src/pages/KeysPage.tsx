@@ -71,6 +71,8 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
     inFlight.current = true;
     setCreating(true);
     setError(undefined);
+    setShown(undefined);
+    setReplayed(undefined);
     try {
       const all = servers.length === config.servers.length;
       const body = { name, description: description || undefined, expires_at: expires || undefined, servers: all ? undefined : servers };
