@@ -9,7 +9,9 @@
 // sign-in. Screenshots of each page go to test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -305,6 +307,33 @@ describe('dashboard in Chromium', () => {
     await expectAccessible();
   });
 
+  it('Quick start fills a curl command with the new key and a chosen tool; pasted into a shell it makes a paid call; the tool catalog shows costs and input schemas', async () => {
+    await page.getByRole('link', { name: 'Quick start' }).click();
+    await page.getByRole('heading', { name: 'Quick start', level: 1 }).waitFor();
+    await page.getByRole('combobox', { name: /^Tool\b/ }).selectOption('get_prices');
+    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { servers: { name: string; tools: { name: string; credits: number }[] }[] };
+    const cost = catalog.servers.find((s) => s.name === 'market-intelligence')!.tools.find((t) => t.name === 'get_prices')!.credits;
+    await expect.poll(() => page.getByTestId('qs-tool-cost').textContent()).toContain(`get_prices costs ${cost} credit`);
+    const curl = (await page.getByTestId('qs-curl').textContent())!;
+    expect(curl).toContain(`-H 'x-api-key: ${firstKey}'`);
+    const sdk = (await page.getByTestId('qs-sdk').textContent())!;
+    expect(sdk).toContain(`new URL('${service.url}/mcp/market-intelligence')`);
+    expect(sdk).toContain(`'x-api-key': '${firstKey}'`);
+    // What a newcomer does: paste the command into a shell.
+    const { stdout } = await promisify(execFile)('sh', ['-c', curl]);
+    const answer = JSON.parse(stdout) as { result: { structuredContent: { success: boolean; metadata: { credits_used: number } } } };
+    expect(answer.result.structuredContent).toMatchObject({ success: true, metadata: { credits_used: cost } });
+    // The catalog: every tool of the server with its cost, and its input schema on demand.
+    const rows = page.getByTestId('qs-catalog').locator('tbody tr');
+    expect(await rows.count()).toBe(catalog.servers.find((s) => s.name === 'market-intelligence')!.tools.length);
+    const row = rows.filter({ hasText: 'get_prices' });
+    expect(await row.textContent()).toContain(`${cost} credit`);
+    await row.getByText('Input schema').click();
+    expect(await row.locator('pre').textContent()).toContain('"assets"');
+    await shot('10-quick-start');
+    await expectAccessible();
+  });
+
   it('a double-click on Create sends one request and makes exactly one key; a repeat of that request answers the same key', async () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     const posts: Request[] = [];
@@ -404,6 +433,7 @@ describe('dashboard in Chromium', () => {
 
     const views = [
       { link: 'API keys', ready: () => page.locator('tbody tr', { hasText: longName }).waitFor() },
+      { link: 'Quick start', ready: () => page.getByTestId('qs-catalog').waitFor() },
       { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
       { link: 'Usage', ready: () => page.getByTestId('by-tool').waitFor() },
       { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
@@ -556,6 +586,8 @@ describe('dashboard in Chromium', () => {
   it('an ended session returns to sign-in with a short message, without the header of a signed-in page', async () => {
     await page.goto(`${service.url}/app/keys`);
     await page.getByTestId('header-balance').waitFor();
+    // The page has everything it asked for before the session ends.
+    await page.locator('tbody tr').first().waitFor();
     // The session ends on the server (expiry or a sign-out elsewhere) while the page is open.
     await db.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
     await page.getByRole('link', { name: 'Usage' }).click();

@@ -3,13 +3,14 @@ import { api, ApiFailure, describeError, setCsrfToken, whenSessionEnds, type Das
 import { ConnectPage } from './pages/ConnectPage.tsx';
 import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
 import { PlansPage } from './pages/PlansPage.tsx';
+import { QuickStartPage } from './pages/QuickStartPage.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { PAGES, useRoute, type Page } from './route.ts';
 
 // Chart.js is only needed on the Usage page: it loads when that page is first opened.
 const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
 
-const TITLES: Record<Page, string> = { keys: 'API keys', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
+const TITLES: Record<Page, string> = { keys: 'API keys', start: 'Quick start', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
 
 export function short(address: string): string {
   return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
@@ -112,6 +113,7 @@ export function App() {
       <main id="main" tabIndex={-1}>
         <h1>{TITLES[page]}</h1>
         {page === 'keys' && <KeysPage config={config} onCreated={(k) => setNewKey(k)} onChange={refreshSession} />}
+        {page === 'start' && <QuickStartPage config={config} newKey={newKey} />}
         {page === 'connect' && <ConnectPage config={config} newKey={newKey} />}
         {page === 'usage' && (
           <Suspense fallback={<p aria-live="polite">Loading charts…</p>}>

@@ -142,7 +142,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
             <code data-testid="new-key">{shown.plaintext}</code>
             <CopyButton text={shown.plaintext} label="Copy key" />
           </div>
-          <p className="muted">Next: the Connect page has ready configurations for your MCP client.</p>
+          <p className="muted">Next: Quick start has a curl command and an SDK program filled with this key; Connect a client has configurations for MCP clients.</p>
           <button type="button" className="link" onClick={() => setShown(undefined)}>Hide</button>
         </section>
       )}

@@ -37,6 +37,10 @@ function BarChart({ data, label }: { data: ReturnType<typeof series>; label: str
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (!canvas.current) return;
+    // Axis and legend text in the page's colours (light or dark, from the system preference).
+    const style = getComputedStyle(document.documentElement);
+    Chart.defaults.color = style.getPropertyValue('--muted').trim() || '#57606a';
+    Chart.defaults.borderColor = style.getPropertyValue('--line').trim() || '#d0d7de';
     const chart = new Chart(canvas.current, {
       type: 'bar',
       data,
