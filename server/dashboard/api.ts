@@ -15,7 +15,7 @@ import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
-import { keyCreate, keyListByAccount, keyRevoke, keyRotate, type ApiKey } from '../keys/store.ts';
+import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiKey } from '../keys/store.ts';
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
@@ -302,6 +302,14 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       if (!key) throw new ApiError('NOT_FOUND', 'No key with this id on your account.', { key: id });
       return key;
     };
+
+    // Edit an active key's name, description, servers or expiry (null clears the last three).
+    authed.patch('/keys/:id', async (request) => {
+      const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
+      // Servers and expiry are part of what the gateway checks: this pod's cached grants must go.
+      deps.keys.clear();
+      return { key: keyView(key) };
+    });
 
     authed.post('/keys/:id/revoke', async (request) => {
       const key = await keyRevoke(db, (await ownedKey(request)).id);

@@ -197,6 +197,58 @@ export async function keyListByAccount(db: Database, accountId: string): Promise
   return res.rows;
 }
 
+const shape = KeySettingsSchema.shape;
+/** An edit of an active key: any of its settings; null clears description, servers (all) or expiry (never). */
+export const KeyEditSchema = z
+  .object({
+    name: shape.name.optional(),
+    description: shape.description.unwrap().nullable().optional(),
+    servers: shape.servers.unwrap().nullable().optional(),
+    expires_at: shape.expires_at.unwrap().nullable().optional(),
+  })
+  .strict();
+export type KeyEdit = z.input<typeof KeyEditSchema>;
+
+/** Changes an active key's name, description, servers or expiry; absent fields stay as they are. */
+export async function keyUpdate(db: Database, accountId: string, keyId: string, edit: KeyEdit, now = new Date()): Promise<ApiKey> {
+  assertUuid(accountId, 'account');
+  assertUuid(keyId, 'key');
+  const parsed = KeyEditSchema.safeParse(edit ?? {});
+  if (!parsed.success) {
+    throw new ApiError('INVALID_PARAMS', undefined, {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const e = parsed.data;
+  if (e.expires_at && e.expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('INVALID_PARAMS', 'expires_at must be in the future.', { issues: [{ path: 'expires_at', message: 'must be in the future' }] });
+  }
+  const res = await db.query<ApiKey>(
+    `UPDATE api_keys SET
+        name = coalesce($3, name),
+        description = CASE WHEN $4 THEN $5 ELSE description END,
+        servers = CASE WHEN $6 THEN $7::text[] ELSE servers END,
+        expires_at = CASE WHEN $8 THEN $9::timestamptz ELSE expires_at END
+      WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $10)
+      RETURNING ${KEY_COLUMNS}`,
+    [
+      keyId,
+      accountId,
+      e.name ?? null,
+      e.description !== undefined,
+      e.description ?? null,
+      e.servers !== undefined,
+      e.servers ?? null,
+      e.expires_at !== undefined,
+      e.expires_at ?? null,
+      now,
+    ],
+  );
+  const key = res.rows[0];
+  if (!key) throw new ApiError('NOT_FOUND', 'No active key with this id on the account.', { key: keyId });
+  return key;
+}
+
 /** Revokes a key (idempotent: the first revocation time is kept). */
 export async function keyRevoke(db: Database, keyId: string): Promise<ApiKey> {
   if (!z.string().uuid().safeParse(keyId).success) {

@@ -132,6 +132,29 @@ describe('keys', () => {
     expect((await client.post('/api/keys', { name: 'd' }, headers)).status).toBe(201);
   });
 
+  it('editing a key changes its name, description, servers and expiry, and /mcp follows the new servers at once; revoked or foreign keys cannot be edited', async () => {
+    const { client } = await signedIn();
+    const { body } = await client.post('/api/keys', { name: 'edit me', description: 'old', servers: ['market-intelligence'] });
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    const expires = new Date(Date.now() + 30 * 86400_000).toISOString();
+    const edited = await client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'edited', description: null, servers: ['price-prediction'], expires_at: expires });
+    expect(edited.status).toBe(200);
+    expect(edited.body.key).toMatchObject({ id: body.key.id, name: 'edited', description: null, servers: ['price-prediction'], expires_at: expires, prefix: body.key.prefix });
+    // The key is now scoped to another server: the gateway refuses it here without waiting for its cache.
+    expect(await mcpStatus(body.plaintext)).toEqual({ status: 403, code: 'KEY_SCOPE_FORBIDDEN' });
+    // Absent fields stay; null servers means every server, null expiry never.
+    const widened = await client.request('PATCH', `/api/keys/${body.key.id}`, { servers: null, expires_at: null });
+    expect(widened.body.key).toMatchObject({ name: 'edited', servers: null, expires_at: null });
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    for (const bad of [{ name: '' }, { expires_at: '2020-01-01' }, { servers: [] }, { plaintext: 'x' }]) {
+      expect((await client.request('PATCH', `/api/keys/${body.key.id}`, bad)).status).toBe(400);
+    }
+    const stranger = await signedIn();
+    expect((await stranger.client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'mine now' })).status).toBe(404);
+    await client.post(`/api/keys/${body.key.id}/revoke`);
+    expect((await client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'back' })).status).toBe(404);
+  });
+
   it("the free plan's cap of 3 keys answers KEY_LIMIT_REACHED, yet a key at the cap can still be rotated", async () => {
     const { client } = await signedIn();
     const ids: string[] = [];
