@@ -413,6 +413,24 @@ describe('dashboard in Chromium', () => {
     await shot('6-keys-rotated');
   });
 
+  it('editing a key changes its name and servers in place: the same key (id and prefix), its settings stored', async () => {
+    const before = await db.query<{ id: string; prefix: string }>(`SELECT id, prefix FROM api_keys WHERE account_id = $1 AND name = 'double click'`, [accountId]);
+    await page.getByRole('button', { name: 'Edit double click' }).click();
+    await page.getByRole('heading', { name: 'Edit “double click”' }).waitFor();
+    // The form opens on the key's own settings, focus on its heading.
+    expect(await page.getByLabel('New name').inputValue()).toBe('double click');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-title');
+    await page.getByLabel('New name').fill('double click (laptop)');
+    const editForm = page.locator('section[aria-labelledby="edit-title"]');
+    await editForm.getByRole('checkbox', { name: 'price-prediction' }).uncheck();
+    await editForm.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('tbody tr', { hasText: 'double click (laptop)' }).waitFor();
+    expect(await editForm.count()).toBe(0);
+    expect(await page.locator('tbody tr', { hasText: 'double click (laptop)' }).textContent()).toContain('market-intelligence');
+    const after = await db.query<{ id: string; prefix: string; servers: string[] }>(`SELECT id, prefix, servers FROM api_keys WHERE id = $1`, [before.rows[0]!.id]);
+    expect(after.rows[0]).toEqual({ ...before.rows[0], servers: ['market-intelligence'] });
+  });
+
   it('at the plan cap Create is disabled and says why; a blank name reads as a sentence; no view overflows sideways at 1280 or 375 px with long inputs, or fails axe-core, in light or dark', async () => {
     // double click, double submit and the rotated ci runner: 3 of the free plan's 3.
     const create = page.getByRole('button', { name: 'Create key' });

@@ -28,9 +28,10 @@ export function whenSessionEnds(handler: (() => void) | undefined): void {
   onSessionEnded = handler;
 }
 
-export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
-  if (method === 'POST') {
+  const withBody = method !== 'GET';
+  if (withBody) {
     headers['content-type'] = 'application/json';
     if (csrfToken) headers['x-csrf-token'] = csrfToken;
   }
@@ -40,7 +41,7 @@ export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknow
       method,
       headers,
       credentials: 'same-origin',
-      body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+      body: withBody ? JSON.stringify(body ?? {}) : undefined,
     });
   } catch {
     throw new ApiFailure(0, { code: 'NETWORK', message: 'The dashboard could not reach the service. Check your connection and try again.', details: {} });

@@ -1,5 +1,5 @@
 // Create keys (name, description, expiry with a 90-day suggestion, server subset), show a new key
-// once with a copy button, list keys, revoke and rotate (with a grace period the user chooses).
+// once with a copy button, list keys, edit, revoke and rotate (with a grace period the user chooses).
 // One request per click: a busy state blocks a second submit, and each creation carries an
 // Idempotency-Key, so even a retried request cannot make a second key.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
@@ -25,6 +25,93 @@ function inDays(days: number): string {
   return new Date(Date.now() + days * 86400_000).toISOString().slice(0, 10);
 }
 
+/** The servers checkboxes, each with what the server answers. */
+function ServerChoices({ config, idPrefix, value, onChange }: { config: DashboardConfig; idPrefix: string; value: string[]; onChange: (next: string[]) => void }) {
+  return (
+    <ul className="server-choices">
+      {config.servers.map((s) => (
+        <li key={s.name}>
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={value.includes(s.name)}
+              aria-describedby={`${idPrefix}-desc-${s.name}`}
+              onChange={(e) => onChange(e.target.checked ? [...value, s.name] : value.filter((x) => x !== s.name))}
+            />
+            <span className="server-name">{s.name}</span>
+          </label>
+          <span id={`${idPrefix}-desc-${s.name}`} className="hint server-desc">{s.description}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Edits an active key's name, description, servers and expiry (the key itself does not change). */
+function EditKey({ config, keyInfo, onSaved, onCancel }: { config: DashboardConfig; keyInfo: KeyInfo; onSaved: () => void; onCancel: () => void }) {
+  const all = config.servers.map((s) => s.name);
+  const [name, setName] = useState(keyInfo.name);
+  const [description, setDescription] = useState(keyInfo.description ?? '');
+  const [expires, setExpires] = useState(keyInfo.expires_at?.slice(0, 10) ?? '');
+  const [servers, setServers] = useState<string[]>(keyInfo.servers ?? all);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<string>();
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    if (saving) return;
+    setSaving(true);
+    setError(undefined);
+    try {
+      const sameExpiry = (keyInfo.expires_at?.slice(0, 10) ?? '') === expires;
+      await api('PATCH', `/keys/${keyInfo.id}`, {
+        name,
+        description: description || null,
+        servers: servers.length === all.length ? null : servers,
+        ...(sameExpiry ? {} : { expires_at: expires || null }),
+      });
+      onSaved();
+    } catch (err) {
+      setError(describeError(err));
+      setSaving(false);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="edit-title">
+      <h2 id="edit-title" ref={heading} tabIndex={-1}>Edit “{keyInfo.name}”</h2>
+      <form onSubmit={(e) => void save(e)}>
+        <div className="grid2">
+          <label>
+            New name
+            <input required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label>
+            New expiry
+            <input type="date" value={expires} min={inDays(1)} onChange={(e) => setExpires(e.target.value)} aria-describedby="edit-expiry-hint" />
+            <span id="edit-expiry-hint" className="hint">Clear the date for a key that never expires.</span>
+          </label>
+        </div>
+        <label>
+          New description
+          <textarea maxLength={500} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </label>
+        <fieldset className="servers">
+          <legend>Servers this key may call</legend>
+          <ServerChoices config={config} idPrefix="edit" value={servers} onChange={setServers} />
+        </fieldset>
+        <div className="create-row">
+          <button type="submit" className="primary" disabled={saving || servers.length === 0}>{saving ? 'Saving…' : 'Save changes'}</button>
+          <button type="button" onClick={onCancel}>Cancel</button>
+        </div>
+      </form>
+      <p role="alert" className="error">{error}</p>
+    </section>
+  );
+}
+
 export function KeysPage({ config, onCreated, onChange }: { config: DashboardConfig; onCreated: (k: NewKey) => void; onChange: () => void }) {
   const [keys, setKeys] = useState<KeyInfo[]>();
   const [maxKeys, setMaxKeys] = useState<number | null>(null);
@@ -39,6 +126,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
   const [creating, setCreating] = useState(false);
   const [pending, setPending] = useState<string>();
   const [showInactive, setShowInactive] = useState(false);
+  const [editing, setEditing] = useState<KeyInfo>();
   // State updates land after the event: a ref stops a second click in the same frame.
   const inFlight = useRef(false);
   // The Idempotency-Key of the last creation attempt and the body it was for: a retry of the same
@@ -175,22 +263,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
           </label>
           <fieldset className="servers">
             <legend>Servers this key may call</legend>
-            <ul className="server-choices">
-              {config.servers.map((s) => (
-                <li key={s.name}>
-                  <label className="check">
-                    <input
-                      type="checkbox"
-                      checked={servers.includes(s.name)}
-                      aria-describedby={`server-desc-${s.name}`}
-                      onChange={(e) => setServers(e.target.checked ? [...servers, s.name] : servers.filter((x) => x !== s.name))}
-                    />
-                    <span className="server-name">{s.name}</span>
-                  </label>
-                  <span id={`server-desc-${s.name}`} className="hint server-desc">{s.description}</span>
-                </li>
-              ))}
-            </ul>
+            <ServerChoices config={config} idPrefix="server" value={servers} onChange={setServers} />
           </fieldset>
           <div className="create-row">
             <button type="submit" className="primary" disabled={creating || atCap || keys === undefined || servers.length === 0} aria-describedby="cap-note">
@@ -219,6 +292,18 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
             </label>
           )}
         </div>
+        {editing && (
+          <EditKey
+            key={editing.id}
+            config={config}
+            keyInfo={editing}
+            onCancel={() => setEditing(undefined)}
+            onSaved={() => {
+              setEditing(undefined);
+              void load();
+            }}
+          />
+        )}
         {keys === undefined && <p className="muted" aria-live="polite">Loading your keys…</p>}
         {keys && listed.length === 0 && <p className="muted">{keys.length === 0 ? 'No keys yet.' : 'No active keys.'}</p>}
         {listed.length > 0 && (
@@ -261,6 +346,9 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
                               <option key={g.seconds} value={g.seconds}>{g.label}</option>
                             ))}
                           </select>
+                          <button type="button" disabled={pending !== undefined} onClick={() => setEditing(k)} aria-label={`Edit ${k.name}`}>
+                            Edit
+                          </button>
                           <button type="button" disabled={pending !== undefined} onClick={() => rotate(k)} aria-label={`Rotate ${k.name}`}>
                             {pending === k.id ? 'Working…' : 'Rotate'}
                           </button>
