@@ -557,6 +557,32 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it('a wallet on another network than the chosen chain is asked to switch; refusing says what to do, switching signs in for that chain', async () => {
+    const other = await browser.newContext();
+    try {
+      const w = await injectWallets(other, privateKeyToAccount(generatePrivateKey()));
+      const p = await other.newPage();
+      await p.goto(`${service.url}/app/`);
+      await p.getByRole('combobox', { name: /^Chain/ }).selectOption({ label: 'Base' });
+      w.misbehave({ rejectSwitch: true });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => p.locator('.picker [role=alert]').textContent()).toBe(
+        'Your wallet is on Ethereum, not Base. Approve the network switch in your wallet, or pick Ethereum in the Chain list, and try again.',
+      );
+      expect(w.switchRequests).toEqual([8453]);
+      const promptsBefore = w.prompts.length;
+      w.misbehave({});
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(w.chainId()).toBe(8453);
+      // Nothing was signed while the wallet was on the wrong network; then the message named Base.
+      expect(w.prompts.length).toBe(promptsBefore + 1);
+      expect(w.prompts.at(-1)).toContain('Chain ID: 8453');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('with a WalletConnect project id configured, WalletConnect is offered beside the injected wallets', async () => {
     const withWc = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', WALLETCONNECT_PROJECT_ID: '0123456789abcdef0123456789abcdef' });
     const other = await browser.newContext();

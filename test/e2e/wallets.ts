@@ -23,7 +23,11 @@ export interface InjectedWallets {
    * pressing Reject would (EIP-1193 error 4001 "User rejected the request."; the Solana wallet
    * throws the same message).
    */
-  misbehave(opts: { signWith?: LocalAccount; beforeSign?: () => Promise<void>; reject?: boolean }): void;
+  misbehave(opts: { signWith?: LocalAccount; beforeSign?: () => Promise<void>; reject?: boolean; rejectSwitch?: boolean }): void;
+  /** The network the EVM wallet is on (1 at first); wallet_switchEthereumChain changes it unless refused. */
+  chainId(): number;
+  /** Every chain id the page asked the wallet to switch to. */
+  switchRequests: number[];
 }
 
 const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#0b5cad"/></svg>').toString('base64')}`;
@@ -33,6 +37,9 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
   let signWith: LocalAccount | undefined;
   let beforeSign: (() => Promise<void>) | undefined;
   let reject = false;
+  let rejectSwitch = false;
+  let chainId = 1;
+  const switchRequests: number[] = [];
   const prompts: string[] = [];
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const rawPublicKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -44,10 +51,16 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
       case 'eth_accounts':
         return [account.address];
       case 'eth_chainId':
-        return '0x1';
+        return `0x${chainId.toString(16)}`;
       case 'net_version':
-        return '1';
-      case 'wallet_switchEthereumChain':
+        return String(chainId);
+      case 'wallet_switchEthereumChain': {
+        const target = Number((params as [{ chainId: string }])[0].chainId);
+        switchRequests.push(target);
+        if (rejectSwitch) throw new Error('USER_REJECTED');
+        chainId = target;
+        return null;
+      }
       case 'wallet_requestPermissions':
       case 'wallet_revokePermissions':
         return null;
@@ -145,10 +158,13 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
     setEvmAccount: (a) => (account = a),
     solanaAddress,
     prompts,
+    chainId: () => chainId,
+    switchRequests,
     misbehave: (opts) => {
       signWith = opts.signWith;
       beforeSign = opts.beforeSign;
       reject = opts.reject ?? false;
+      rejectSwitch = opts.rejectSwitch ?? false;
     },
   };
 }

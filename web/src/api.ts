@@ -188,6 +188,8 @@ export function describeError(err: unknown): string {
     }
     return err.message;
   }
+  // The wallet's network differs from the chosen one (web/src/wallets/evm.ts): its message says what to do.
+  if (err instanceof Error && err.name === 'WrongChainError') return err.message;
   if (isUserRejection(err)) return 'You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.';
   const message = err instanceof Error ? err.message : String(err);
   return `Your wallet reported a problem: ${message.split('\n')[0]!.replace(/\.?$/, '.')} Try again, or use another wallet.`;
