@@ -114,6 +114,9 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
 
+  /** The plan's allowance, beside the balance so the page can say when credits run low. */
+  const planCredits = async (plan: string): Promise<number | null> => (await deps.plans()).find((p) => p.name === plan)?.credits ?? null;
+
   /** The dashboard's origin: configured, or the one this request came to (localhost, tests). */
   const originOf = (request: FastifyRequest): string => settings.origin ?? `${request.protocol}://${request.host}`;
   const cookieOptions = (request: FastifyRequest, path: string, maxAge: number) => ({
@@ -226,7 +229,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
     reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
     reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
-    return reply.code(created ? 201 : 200).send(sessionView(session, account, created));
+    return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(account.plan)));
   });
 
   // Everything below needs a signed-in session, and a mutating request its CSRF token.
@@ -249,7 +252,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
     authed.get('/session', async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return sessionView(sessionOf(request), await accountOf(request), false);
+      const account = await accountOf(request);
+      return sessionView(sessionOf(request), account, false, await planCredits(account.plan));
     });
 
     authed.post('/auth/sign-out', async (request, reply) => {
@@ -403,13 +407,14 @@ function walletView(w: Account['wallets'][number]) {
   return { chain: w.chain, address: w.address, created_at: w.created_at.toISOString() };
 }
 
-function sessionView(session: Session, account: Account, created: boolean) {
+function sessionView(session: Session, account: Account, created: boolean, allowance: number | null) {
   return {
     account: {
       id: account.id,
       plan: account.plan,
       status: account.status,
       balance: account.balance,
+      allowance,
       created: created,
       wallets: account.wallets.map(walletView),
     },

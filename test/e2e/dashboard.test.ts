@@ -480,6 +480,10 @@ describe('dashboard in Chromium', () => {
 
   it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
     await page.getByRole('link', { name: 'Plans' }).click();
+    // The picker can be closed without linking.
+    await page.getByRole('button', { name: 'Link another wallet' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('button', { name: 'Test Solana Wallet' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Link another wallet' }).click();
     await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
     await page.getByText(wallets.solanaAddress).waitFor();
@@ -504,8 +508,16 @@ describe('dashboard in Chromium', () => {
       await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
       await p.getByRole('heading', { name: 'API keys' }).waitFor();
       expect(await p.getByTestId('header-balance').textContent()).toBe('150 credits');
+      expect(await p.getByTestId('low-balance').count()).toBe(0);
       const session = await p.evaluate(() => fetch('/api/session').then((r) => r.json()));
       expect(session.account.id).not.toBe(accountId);
+      // A tenth of the allowance or less left: a notice on every page. (A throwaway account: its
+      // balance is set directly, which the ledger invariant of real accounts never allows.)
+      await db.query('UPDATE accounts SET balance = 15 WHERE id = $1', [session.account.id]);
+      await p.reload();
+      await p.getByTestId('low-balance').waitFor();
+      expect(await p.getByTestId('low-balance').textContent()).toContain('Your balance is low: 15 of 150 credits left.');
+      await expectAccessible(p);
       expect(session.account.wallets).toEqual([expect.objectContaining({ chain: 'solana', address: otherWallets.solanaAddress })]);
     } finally {
       await other.close();

@@ -16,6 +16,12 @@ export function short(address: string): string {
   return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
 }
 
+/** Low: a tenth of the plan's allowance or less. */
+function lowBalance(session: SessionInfo): boolean {
+  const { balance, allowance } = session.account;
+  return allowance !== null && allowance > 0 && balance <= allowance / 10;
+}
+
 export function App() {
   const [config, setConfig] = useState<DashboardConfig>();
   const [session, setSession] = useState<SessionInfo | null>();
@@ -111,6 +117,12 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {lowBalance(session) && (
+          <p className="card notice" role="status" data-testid="low-balance">
+            Your balance is low: {session.account.balance.toLocaleString('en-US')} of {session.account.allowance!.toLocaleString('en-US')} credits left.
+            Calls that cost more than that are refused (402); see Plans for more credits, and Usage for what spent them.
+          </p>
+        )}
         <h1>{TITLES[page]}</h1>
         {page === 'keys' && <KeysPage config={config} onCreated={(k) => setNewKey(k)} onChange={refreshSession} />}
         {page === 'start' && <QuickStartPage config={config} newKey={newKey} />}

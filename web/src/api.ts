@@ -68,7 +68,7 @@ export interface Wallet {
 }
 
 export interface SessionInfo {
-  account: { id: string; plan: string; status: string; balance: number; created: boolean; wallets: Wallet[] };
+  account: { id: string; plan: string; status: string; balance: number; allowance: number | null; created: boolean; wallets: Wallet[] };
   wallet: { family: 'evm' | 'solana'; address: string };
   csrf_token: string;
   expires_at: string;

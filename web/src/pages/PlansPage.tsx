@@ -51,14 +51,17 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
           ))}
         </ul>
         {linking ? (
-          <WalletPicker
-            config={config}
-            mode="link"
-            onDone={() => {
-              setLinking(false);
-              onLinked();
-            }}
-          />
+          <>
+            <WalletPicker
+              config={config}
+              mode="link"
+              onDone={() => {
+                setLinking(false);
+                onLinked();
+              }}
+            />
+            <button type="button" onClick={() => setLinking(false)}>Cancel</button>
+          </>
         ) : (
           <button type="button" onClick={() => setLinking(true)}>Link another wallet</button>
         )}
