@@ -32,6 +32,7 @@ import {
   type WalletFamily,
 } from './store.ts';
 import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
+import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { usageDaily, usageCsv } from './usage.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
@@ -88,6 +89,15 @@ function nonceRateLimit(signInLimit: number) {
   };
 }
 
+const RequestsQuery = z.object({
+  key: z.string().uuid().optional(),
+  server: z.string().max(64).optional(),
+  tool: z.string().max(128).optional(),
+  status: z.union([z.enum(['ok', 'error', 'rate_limited']), z.string().regex(/^[1-5]\d{2}$/)]).optional(),
+  before: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -110,6 +120,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
     idempotencySweep(db).catch(() => {});
+    requestLogSweep(db).catch(() => {});
   }, 10 * 60_000);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
@@ -334,6 +345,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       const days = parseDays(request.query);
       const accountId = sessionOf(request).account_id;
       return { ...(await deps.usage.usage(accountId)), days, daily: await usageDaily(db, accountId, days) };
+    });
+
+    // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
+    authed.get('/requests', async (request) => {
+      const q = parseBody(RequestsQuery, request.query);
+      const status = q.status === undefined ? undefined : /^\d{3}$/.test(q.status) ? Number(q.status) : (q.status as 'ok' | 'error' | 'rate_limited');
+      return requestLogPage(db, sessionOf(request).account_id, { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit });
     });
 
     authed.get('/usage.csv', async (request, reply) => {
