@@ -16,6 +16,8 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestLog } from '../../server/dashboard/requestLog.ts';
+import { createDatabase } from '../../server/db/pool.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { WEB_DIST } from '../../server/dashboard/ui.ts';
@@ -331,6 +333,31 @@ describe('dashboard in Chromium', () => {
     await row.getByText('Input schema').click();
     expect(await row.locator('pre').textContent()).toContain('"assets"');
     await shot('10-quick-start');
+    await expectAccessible();
+  });
+
+  it('the request log on the Usage page lists what the gateway hook recorded with the key, each with its request id, and filters by status', async () => {
+    const key = await db.query<{ id: string }>(`SELECT id FROM api_keys WHERE account_id = $1 AND name = 'laptop assistant'`, [accountId]);
+    const pool = createDatabase({ url: db.url, max: 1 });
+    try {
+      const log = createRequestLog(pool);
+      const base = { account_id: accountId, key_id: key.rows[0]!.id, server: 'market-intelligence', method: 'tools/call', tool: 'get_prices', latency_ms: 8 };
+      log.record({ ...base, request_id: 'req-e2e-ok', status: 200, error_code: null, credits: 2, created_at: new Date(Date.now() - 1000) });
+      log.record({ ...base, request_id: 'req-e2e-429', status: 429, error_code: 'RATE_LIMITED', credits: 0, created_at: new Date() });
+      await log.close();
+    } finally {
+      await pool.close();
+    }
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const table = page.getByTestId('request-log');
+    await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).waitFor();
+    expect(await table.locator('tbody tr').first().textContent()).toContain('429 RATE_LIMITED');
+    expect(await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).textContent()).toContain('laptop assistant');
+    await page.getByRole('combobox', { name: /^Status/ }).selectOption({ label: 'Rate-limited (429)' });
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1);
+    expect(await table.locator('tbody tr').textContent()).toContain('req-e2e-429');
+    await page.getByRole('combobox', { name: /^Status/ }).selectOption({ label: 'Any status' });
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
     await expectAccessible();
   });
 

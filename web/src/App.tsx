@@ -129,7 +129,7 @@ export function App() {
         {page === 'connect' && <ConnectPage config={config} newKey={newKey} />}
         {page === 'usage' && (
           <Suspense fallback={<p aria-live="polite">Loading charts…</p>}>
-            <UsagePage onLoaded={refreshSession} />
+            <UsagePage config={config} onLoaded={refreshSession} />
           </Suspense>
         )}
         {page === 'plans' && <PlansPage config={config} session={session} onLinked={refreshSession} />}

@@ -2,7 +2,8 @@
 // bars, with the same numbers in a table for screen readers); CSV export.
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { useEffect, useRef, useState } from 'react';
-import { api, describeError, type UsageInfo } from '../api.ts';
+import { api, describeError, type DashboardConfig, type UsageInfo } from '../api.ts';
+import { RequestLog } from './RequestLog.tsx';
 import { When } from './When.tsx';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -60,7 +61,7 @@ function BarChart({ data, label }: { data: ReturnType<typeof series>; label: str
   );
 }
 
-export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
+export default function UsagePage({ config, onLoaded }: { config: DashboardConfig; onLoaded: () => void }) {
   const [days, setDays] = useState(30);
   const [usage, setUsage] = useState<UsageInfo>();
   const [error, setError] = useState<string>();
@@ -147,6 +148,7 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
           </table>
         )}
       </section>
+      <RequestLog config={config} />
     </>
   );
 }
