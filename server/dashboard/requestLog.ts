@@ -109,35 +109,28 @@ export async function requestLogPage(
   f: RequestLogFilter,
   retentionDays = REQUEST_LOG_RETENTION_DAYS,
 ): Promise<{ rows: RequestLogRow[]; next: string | null }> {
-  const statusSql =
-    f.status === undefined
-      ? 'true'
-      : f.status === 'ok'
-        ? 'status BETWEEN 200 AND 299'
-        : f.status === 'rate_limited'
-          ? 'status = 429'
-          : f.status === 'error'
-            ? 'status >= 400 AND status <> 429'
-            : 'true';
+  // Only the filters given become conditions (no "$n IS NULL OR …"), so the planner walks the
+  // (account_id, id DESC) index newest first and stops after limit + 1 matching rows.
+  const values: unknown[] = [accountId, retentionDays];
+  const where = ['account_id = $1', 'created_at > now() - make_interval(days => $2)'];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(sql(`$${values.length}`));
+  };
+  if (f.key_id !== undefined) add((n) => `key_id = ${n}::uuid`, f.key_id);
+  if (f.server !== undefined) add((n) => `server = ${n}`, f.server);
+  if (f.tool !== undefined) add((n) => `tool = ${n}`, f.tool);
+  if (f.before !== undefined) add((n) => `id < ${n}::bigint`, f.before);
+  if (typeof f.status === 'number') add((n) => `status = ${n}::smallint`, f.status);
+  else if (f.status === 'ok') where.push('status BETWEEN 200 AND 299');
+  else if (f.status === 'rate_limited') where.push('status = 429');
+  else if (f.status === 'error') where.push('status >= 400 AND status <> 429');
+  values.push(f.limit + 1);
   const res = await db.query<RequestLogRow & { created_at: Date }>(
     `SELECT id, account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at
-       FROM request_log
-      WHERE account_id = $1 AND created_at > now() - make_interval(days => $2)
-        AND ($3::uuid IS NULL OR key_id = $3) AND ($4::text IS NULL OR server = $4) AND ($5::text IS NULL OR tool = $5)
-        AND ($6::bigint IS NULL OR id < $6) AND ($7::int IS NULL OR status = $7)
-        AND ${statusSql}
-      ORDER BY id DESC
-      LIMIT $8`,
-    [
-      accountId,
-      retentionDays,
-      f.key_id ?? null,
-      f.server ?? null,
-      f.tool ?? null,
-      f.before ?? null,
-      typeof f.status === 'number' ? f.status : null,
-      f.limit + 1,
-    ],
+       FROM request_log WHERE ${where.join(' AND ')}
+      ORDER BY id DESC LIMIT $${values.length}`,
+    values,
   );
   const rows = res.rows.slice(0, f.limit).map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
   const last = rows.at(-1);
