@@ -47,6 +47,7 @@ export function banner(opts: {
 }): string {
   const lines = [
     `cryptomcp is serving ${opts.servers.length} MCP server${opts.servers.length === 1 ? '' : 's'} on ${opts.baseUrl}`,
+    `  dashboard: ${opts.baseUrl}/app/    (sign in with a wallet, create API keys, see usage)`,
     `  database: ${opts.database}`,
     `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: ${opts.metricsPort === null ? 'off (METRICS_ENABLED=false)' : `http://localhost:${opts.metricsPort}/metrics`}`,
     ...(opts.tracing ? [`  tracing:  ${opts.tracing}`] : []),

@@ -197,6 +197,11 @@ describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(base).not.toMatch(/:0$/);
     for (const s of SERVER_NAMES) expect(out).toContain(`${base}/mcp/${s}`);
+    // The dashboard's address, and it answers the web app there.
+    expect(out).toContain(`dashboard: ${base}/app/`);
+    const dashboard = await fetch(`${base}/app/`);
+    expect(dashboard.status).toBe(200);
+    expect(dashboard.headers.get('content-type')).toMatch(/^text\/html/);
     // No OTEL_* set: tracing is off, and the banner says so.
     expect(out).toMatch(/^\s*tracing:\s+off /m);
 

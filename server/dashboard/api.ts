@@ -15,7 +15,7 @@ import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
-import { keyCreate, keyListByAccount, keyRevoke, keyRotate, type ApiKey } from '../keys/store.ts';
+import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiKey } from '../keys/store.ts';
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
@@ -31,6 +31,8 @@ import {
   type Session,
   type WalletFamily,
 } from './store.ts';
+import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
+import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { usageDaily, usageCsv } from './usage.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
@@ -87,6 +89,15 @@ function nonceRateLimit(signInLimit: number) {
   };
 }
 
+const RequestsQuery = z.object({
+  key: z.string().uuid().optional(),
+  server: z.string().max(64).optional(),
+  tool: z.string().max(128).optional(),
+  status: z.union([z.enum(['ok', 'error', 'rate_limited']), z.string().regex(/^[1-5]\d{2}$/)]).optional(),
+  before: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -108,9 +119,14 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
+    idempotencySweep(db).catch(() => {});
+    requestLogSweep(db).catch(() => {});
   }, 10 * 60_000);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
+
+  /** The plan's allowance, beside the balance so the page can say when credits run low. */
+  const planCredits = async (plan: string): Promise<number | null> => (await deps.plans()).find((p) => p.name === plan)?.credits ?? null;
 
   /** The dashboard's origin: configured, or the one this request came to (localhost, tests). */
   const originOf = (request: FastifyRequest): string => settings.origin ?? `${request.protocol}://${request.host}`;
@@ -224,7 +240,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
     reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
     reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
-    return reply.code(created ? 201 : 200).send(sessionView(session, account, created));
+    return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(account.plan)));
   });
 
   // Everything below needs a signed-in session, and a mutating request its CSRF token.
@@ -247,7 +263,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
     authed.get('/session', async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return sessionView(sessionOf(request), await accountOf(request), false);
+      const account = await accountOf(request);
+      return sessionView(sessionOf(request), account, false, await planCredits(account.plan));
     });
 
     authed.post('/auth/sign-out', async (request, reply) => {
@@ -279,9 +296,19 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return { keys: keys.map((k) => keyView(k)).reverse(), max_keys: plan?.max_keys ?? null };
     });
 
+    // With an Idempotency-Key header, the same header within 24 hours answers the key the first
+    // request made (200, Idempotent-Replayed: true, plaintext null: the secret is never stored).
     authed.post('/keys', async (request, reply) => {
-      const { key, plaintext } = await keyCreate(db, sessionOf(request).account_id, (request.body ?? {}) as never);
-      return reply.code(201).send({ key: keyView(key), plaintext });
+      const accountId = sessionOf(request).account_id;
+      const settings = (request.body ?? {}) as never;
+      const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+      if (idempotencyKey === undefined) {
+        const { key, plaintext } = await keyCreate(db, accountId, settings);
+        return reply.code(201).send({ key: keyView(key), plaintext });
+      }
+      const result = await keyCreateIdempotent(db, accountId, idempotencyKey, settings);
+      if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send({ key: keyView(result.key), plaintext: null, replayed: true });
+      return reply.code(201).send({ key: keyView(result.key), plaintext: result.plaintext });
     });
 
     const ownedKey = async (request: FastifyRequest): Promise<ApiKey> => {
@@ -290,6 +317,14 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       if (!key) throw new ApiError('NOT_FOUND', 'No key with this id on your account.', { key: id });
       return key;
     };
+
+    // Edit an active key's name, description, servers or expiry (null clears the last three).
+    authed.patch('/keys/:id', async (request) => {
+      const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
+      // Servers and expiry are part of what the gateway checks: this pod's cached grants must go.
+      deps.keys.clear();
+      return { key: keyView(key) };
+    });
 
     authed.post('/keys/:id/revoke', async (request) => {
       const key = await keyRevoke(db, (await ownedKey(request)).id);
@@ -310,6 +345,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       const days = parseDays(request.query);
       const accountId = sessionOf(request).account_id;
       return { ...(await deps.usage.usage(accountId)), days, daily: await usageDaily(db, accountId, days) };
+    });
+
+    // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
+    authed.get('/requests', async (request) => {
+      const q = parseBody(RequestsQuery, request.query);
+      const status = q.status === undefined ? undefined : /^\d{3}$/.test(q.status) ? Number(q.status) : (q.status as 'ok' | 'error' | 'rate_limited');
+      return requestLogPage(db, sessionOf(request).account_id, { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit });
     });
 
     authed.get('/usage.csv', async (request, reply) => {
@@ -383,13 +425,14 @@ function walletView(w: Account['wallets'][number]) {
   return { chain: w.chain, address: w.address, created_at: w.created_at.toISOString() };
 }
 
-function sessionView(session: Session, account: Account, created: boolean) {
+function sessionView(session: Session, account: Account, created: boolean, allowance: number | null) {
   return {
     account: {
       id: account.id,
       plan: account.plan,
       status: account.status,
       balance: account.balance,
+      allowance,
       created: created,
       wallets: account.wallets.map(walletView),
     },

@@ -74,18 +74,27 @@ export async function keyCreate(
   settings: KeySettings,
   now = new Date(),
 ): Promise<{ key: ApiKey; plaintext: string }> {
+  return db.transaction((client) => keyCreateIn(client, accountId, settings, now));
+}
+
+/** keyCreate inside the caller's transaction (the dashboard records an idempotency key beside it). */
+export async function keyCreateIn(
+  client: PoolClient,
+  accountId: string,
+  settings: KeySettings,
+  now = new Date(),
+): Promise<{ key: ApiKey; plaintext: string }> {
   assertUuid(accountId, 'account');
   const s = parseKeySettings(settings, now);
-  return db.transaction(async (client) => {
-    await lockAccountUnderCap(client, accountId, now, null);
-    return insertKey(client, accountId, { ...s, rotated_from: null });
-  });
+  await lockAccountUnderCap(client, accountId, now, null);
+  return insertKey(client, accountId, { ...s, rotated_from: null });
 }
 
 /**
- * Rotation: a new key with the same name, description, servers and expiry, and the old key's end
- * brought forward to `graceSeconds` from now (0 revokes it at once), in one transaction. The old
- * key does not count toward the cap, so an account at its plan's cap can still rotate.
+ * Rotation: a new key with the same description, servers and expiry, named apart from the old one
+ * (rotatedKeyName), and the old key's end brought forward to `graceSeconds` from now (0 revokes it
+ * at once), in one transaction. The old key does not count toward the cap, so an account at its
+ * plan's cap can still rotate.
  */
 export async function keyRotate(
   db: Database,
@@ -105,8 +114,9 @@ export async function keyRotate(
     );
     const o = old.rows[0];
     if (!o) throw new ApiError('NOT_FOUND', 'No active key with this id on the account.', { key: keyId });
+    const taken = await client.query<{ name: string }>('SELECT name FROM api_keys WHERE account_id = $1', [accountId]);
     const created = await insertKey(client, accountId, {
-      name: o.name,
+      name: rotatedKeyName(o.name, now, new Set(taken.rows.map((r) => r.name))),
       description: o.description ?? undefined,
       servers: o.servers ?? undefined,
       expires_at: o.expires_at ?? undefined,
@@ -121,6 +131,23 @@ export async function keyRotate(
     );
     return { ...created, replaced: replaced.rows[0]! };
   });
+}
+
+const ROTATED_SUFFIX = / \(rotated \d{4}-\d{2}-\d{2}(, \d+)?\)$/;
+
+/**
+ * The name of a rotation's new key: the old name with "(rotated YYYY-MM-DD)" (UTC day) in place of
+ * any earlier such suffix, numbered when the account already has that name, and within 64
+ * characters, so the old and new rows never read the same.
+ */
+export function rotatedKeyName(oldName: string, now: Date, taken: ReadonlySet<string>): string {
+  const base = oldName.replace(ROTATED_SUFFIX, '');
+  const day = now.toISOString().slice(0, 10);
+  for (let n = 1; ; n++) {
+    const suffix = n === 1 ? ` (rotated ${day})` : ` (rotated ${day}, ${n})`;
+    const name = `${base.slice(0, 64 - suffix.length).trimEnd()}${suffix}`;
+    if (!taken.has(name)) return name;
+  }
 }
 
 function assertUuid(id: string, what: 'account' | 'key'): void {
@@ -168,6 +195,58 @@ export async function keyListByAccount(db: Database, accountId: string): Promise
   }
   const res = await db.query<ApiKey>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at`, [accountId]);
   return res.rows;
+}
+
+const shape = KeySettingsSchema.shape;
+/** An edit of an active key: any of its settings; null clears description, servers (all) or expiry (never). */
+export const KeyEditSchema = z
+  .object({
+    name: shape.name.optional(),
+    description: shape.description.unwrap().nullable().optional(),
+    servers: shape.servers.unwrap().nullable().optional(),
+    expires_at: shape.expires_at.unwrap().nullable().optional(),
+  })
+  .strict();
+export type KeyEdit = z.input<typeof KeyEditSchema>;
+
+/** Changes an active key's name, description, servers or expiry; absent fields stay as they are. */
+export async function keyUpdate(db: Database, accountId: string, keyId: string, edit: KeyEdit, now = new Date()): Promise<ApiKey> {
+  assertUuid(accountId, 'account');
+  assertUuid(keyId, 'key');
+  const parsed = KeyEditSchema.safeParse(edit ?? {});
+  if (!parsed.success) {
+    throw new ApiError('INVALID_PARAMS', undefined, {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const e = parsed.data;
+  if (e.expires_at && e.expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('INVALID_PARAMS', 'expires_at must be in the future.', { issues: [{ path: 'expires_at', message: 'must be in the future' }] });
+  }
+  const res = await db.query<ApiKey>(
+    `UPDATE api_keys SET
+        name = coalesce($3, name),
+        description = CASE WHEN $4 THEN $5 ELSE description END,
+        servers = CASE WHEN $6 THEN $7::text[] ELSE servers END,
+        expires_at = CASE WHEN $8 THEN $9::timestamptz ELSE expires_at END
+      WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $10)
+      RETURNING ${KEY_COLUMNS}`,
+    [
+      keyId,
+      accountId,
+      e.name ?? null,
+      e.description !== undefined,
+      e.description ?? null,
+      e.servers !== undefined,
+      e.servers ?? null,
+      e.expires_at !== undefined,
+      e.expires_at ?? null,
+      now,
+    ],
+  );
+  const key = res.rows[0];
+  if (!key) throw new ApiError('NOT_FOUND', 'No active key with this id on the account.', { key: keyId });
+  return key;
 }
 
 /** Revokes a key (idempotent: the first revocation time is kept). */

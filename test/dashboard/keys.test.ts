@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { rotatedKeyName } from '../../server/keys/store.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { CookieClient, signInEvm } from './helpers.ts';
 
@@ -72,7 +73,8 @@ describe('keys', () => {
     const { body: first } = await client.post('/api/keys', { name: 'ci', description: 'runner', servers: ['market-intelligence'] });
     const graced = await client.post(`/api/keys/${first.key.id}/rotate`, { grace_seconds: 3600 });
     expect(graced.status).toBe(201);
-    expect(graced.body.key).toMatchObject({ name: 'ci', description: 'runner', servers: ['market-intelligence'], rotated_from: first.key.id });
+    const day = new Date().toISOString().slice(0, 10);
+    expect(graced.body.key).toMatchObject({ name: `ci (rotated ${day})`, description: 'runner', servers: ['market-intelligence'], rotated_from: first.key.id });
     const graceEnd = new Date(graced.body.replaced.expires_at).getTime();
     expect(Math.abs(graceEnd - (Date.now() + 3600_000))).toBeLessThan(60_000);
     expect((await mcpStatus(first.plaintext)).status).toBe(200);
@@ -80,8 +82,77 @@ describe('keys', () => {
 
     const immediate = await client.post(`/api/keys/${graced.body.key.id}/rotate`, { grace_seconds: 0 });
     expect(immediate.body.replaced.status).toBe('revoked');
+    // Named apart from every earlier key of the chain, not "(rotated …) (rotated …)".
+    expect(immediate.body.key.name).toBe(`ci (rotated ${day}, 2)`);
     expect((await mcpStatus(graced.body.plaintext)).code).toBe('API_KEY_REVOKED');
     expect((await mcpStatus(immediate.body.plaintext)).status).toBe(200);
+  });
+
+  it('the same Idempotency-Key makes one key: a concurrent or repeated request answers the first key without its secret', async () => {
+    const { client, accountId } = await signedIn();
+    const headers = { 'idempotency-key': 'b3c2a1e0-5f4d-4c3b-9a8f-7e6d5c4b3a21' };
+    const body = { name: 'double click', servers: ['market-intelligence'] };
+    const [a, b] = await Promise.all([client.post('/api/keys', body, headers), client.post('/api/keys', body, headers)]);
+    const first = a.status === 201 ? a : b;
+    const second = a.status === 201 ? b : a;
+    expect([first.status, second.status]).toEqual([201, 200]);
+    expect(first.body.plaintext).toMatch(/^cmcp_/);
+    expect(second.body).toMatchObject({ replayed: true, plaintext: null, key: { id: first.body.key.id, name: 'double click' } });
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    const later = await client.post('/api/keys', body, headers);
+    expect(later.body.key.id).toBe(first.body.key.id);
+    const rows = await db.query('SELECT 1 FROM api_keys WHERE account_id = $1', [accountId]);
+    expect(rows.rowCount).toBe(1);
+    // The same header with another body is refused rather than silently answering the first key.
+    const reused = await client.post('/api/keys', { name: 'other' }, headers);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error.details.issues[0].path).toBe('Idempotency-Key');
+    // Another header is another request.
+    expect((await client.post('/api/keys', body, { 'idempotency-key': 'another' })).status).toBe(201);
+    expect((await client.post('/api/keys', body, { 'idempotency-key': 'has space' })).status).toBe(400);
+  });
+
+  it('an Idempotency-Key is remembered for 24 hours, then a new key can be made with it', async () => {
+    const { client, accountId } = await signedIn();
+    const headers = { 'idempotency-key': 'day-old' };
+    const first = await client.post('/api/keys', { name: 'k' }, headers);
+    await db.query(`UPDATE dashboard_idempotency SET created_at = now() - interval '25 hours' WHERE account_id = $1`, [accountId]);
+    const again = await client.post('/api/keys', { name: 'k' }, headers);
+    expect(again.status).toBe(201);
+    expect(again.body.key.id).not.toBe(first.body.key.id);
+  });
+
+  it("a failed creation is not remembered: at the cap the same Idempotency-Key answers KEY_LIMIT_REACHED, and works after a revoke", async () => {
+    const { client } = await signedIn();
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) ids.push((await client.post('/api/keys', { name })).body.key.id);
+    const headers = { 'idempotency-key': 'at-cap' };
+    expect((await client.post('/api/keys', { name: 'd' }, headers)).status).toBe(409);
+    await client.post(`/api/keys/${ids[0]}/revoke`);
+    expect((await client.post('/api/keys', { name: 'd' }, headers)).status).toBe(201);
+  });
+
+  it('editing a key changes its name, description, servers and expiry, and /mcp follows the new servers at once; revoked or foreign keys cannot be edited', async () => {
+    const { client } = await signedIn();
+    const { body } = await client.post('/api/keys', { name: 'edit me', description: 'old', servers: ['market-intelligence'] });
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    const expires = new Date(Date.now() + 30 * 86400_000).toISOString();
+    const edited = await client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'edited', description: null, servers: ['price-prediction'], expires_at: expires });
+    expect(edited.status).toBe(200);
+    expect(edited.body.key).toMatchObject({ id: body.key.id, name: 'edited', description: null, servers: ['price-prediction'], expires_at: expires, prefix: body.key.prefix });
+    // The key is now scoped to another server: the gateway refuses it here without waiting for its cache.
+    expect(await mcpStatus(body.plaintext)).toEqual({ status: 403, code: 'KEY_SCOPE_FORBIDDEN' });
+    // Absent fields stay; null servers means every server, null expiry never.
+    const widened = await client.request('PATCH', `/api/keys/${body.key.id}`, { servers: null, expires_at: null });
+    expect(widened.body.key).toMatchObject({ name: 'edited', servers: null, expires_at: null });
+    expect((await mcpStatus(body.plaintext)).status).toBe(200);
+    for (const bad of [{ name: '' }, { expires_at: '2020-01-01' }, { servers: [] }, { plaintext: 'x' }]) {
+      expect((await client.request('PATCH', `/api/keys/${body.key.id}`, bad)).status).toBe(400);
+    }
+    const stranger = await signedIn();
+    expect((await stranger.client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'mine now' })).status).toBe(404);
+    await client.post(`/api/keys/${body.key.id}/revoke`);
+    expect((await client.request('PATCH', `/api/keys/${body.key.id}`, { name: 'back' })).status).toBe(404);
   });
 
   it("the free plan's cap of 3 keys answers KEY_LIMIT_REACHED, yet a key at the cap can still be rotated", async () => {
@@ -107,6 +178,18 @@ describe('keys', () => {
     expect(noName.body.error.code).toBe('INVALID_PARAMS');
     const past = await owner.client.post('/api/keys', { name: 'old', expires_at: '2020-01-01' });
     expect(past.body.error.details.issues[0].path).toBe('expires_at');
+  });
+});
+
+describe('rotatedKeyName', () => {
+  it('keeps a rotated name within 64 characters and apart from the names the account holds', () => {
+    const now = new Date('2026-11-25T10:00:00Z');
+    const long = 'x'.repeat(64);
+    const name = rotatedKeyName(long, now, new Set([long]));
+    expect(name).toHaveLength(64);
+    expect(name.endsWith(' (rotated 2026-11-25)')).toBe(true);
+    expect(rotatedKeyName('ci (rotated 2026-11-20)', now, new Set())).toBe('ci (rotated 2026-11-25)');
+    expect(rotatedKeyName('ci', now, new Set(['ci (rotated 2026-11-25)', 'ci (rotated 2026-11-25, 2)']))).toBe('ci (rotated 2026-11-25, 3)');
   });
 });
 

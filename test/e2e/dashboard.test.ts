@@ -2,15 +2,22 @@
 // service and PostgreSQL: a person connects a wallet, gets a free account with 150 credits,
 // creates a key, copies a client configuration, calls a tool with the key through the MCP SDK
 // client, sees the balance go down on the Usage page, revokes and rotates keys, links a Solana
-// wallet and signs in with it; a cross-site POST is refused. Screenshots of each page go to
-// test-artifacts/dashboard/ (not committed).
+// wallet and signs in with it; a cross-site POST is refused. Also: the first page explains the
+// product from the catalog; a double-click makes one key; Create is disabled at the plan's cap;
+// no view overflows sideways at 375 or 1280 px with long inputs, nor fails axe-core in light or
+// dark; wallet rejections and refused sign-ins read as sentences; an ended session returns to
+// sign-in. Screenshots of each page go to test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import { execFile } from 'node:child_process';
 import http from 'node:http';
+import { promisify } from 'node:util';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRequestLog } from '../../server/dashboard/requestLog.ts';
+import { createDatabase } from '../../server/db/pool.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { WEB_DIST } from '../../server/dashboard/ui.ts';
@@ -41,6 +48,8 @@ let context: BrowserContext;
 let page: Page;
 let wallets: InjectedWallets;
 const evmAccount = privateKeyToAccount(generatePrivateKey());
+/** Every confirm() the page asked, in order (all are accepted). */
+const dialogs: string[] = [];
 
 async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -58,6 +67,53 @@ async function expectAccessible(target: Page = page): Promise<void> {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   });
   expect(violations).toEqual([]);
+}
+
+/**
+ * How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out:
+ * elements and text runs reaching past the viewport that are not inside a sideways scroll box.
+ */
+async function horizontalOverflow(target: Page = page): Promise<{ overflow: number; culprits: string[] }> {
+  return target.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const overflow = document.documentElement.scrollWidth - width;
+    if (overflow <= 0) return { overflow, culprits: [] };
+    const scrolled = (e: Element | null) => {
+      for (let p = e?.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    const name = (e: Element) => `${e.tagName.toLowerCase()}.${String(e.className)}`;
+    const culprits: string[] = [];
+    for (const e of Array.from(document.querySelectorAll('body *'))) {
+      if (!scrolled(e) && e.getBoundingClientRect().right > width + 1) culprits.push(`${name(e)} (${Math.round(e.getBoundingClientRect().right)} px)`);
+    }
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      const right = range.getBoundingClientRect().right;
+      if (right > width + 1 && !scrolled(n.parentElement)) culprits.push(`text "${(n.textContent ?? '').slice(0, 40)}" in ${name(n.parentElement!)} (${Math.round(right)} px)`);
+    }
+    return { overflow, culprits: culprits.slice(0, 10) };
+  });
+}
+
+async function expectNoOverflow(where: string, target: Page = page): Promise<void> {
+  const { overflow, culprits } = await horizontalOverflow(target);
+  expect(overflow, `${where}: the page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
+}
+
+const VIEWPORTS = [
+  { width: 1280, height: 900 },
+  { width: 375, height: 740 },
+] as const;
+const SCHEMES = ['light', 'dark'] as const;
+
+/** Emulates a system colour scheme and checks the page follows it (the root background changes). */
+async function useScheme(target: Page, scheme: 'light' | 'dark'): Promise<void> {
+  await target.emulateMedia({ colorScheme: scheme });
+  const background = await target.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(246, 248, 250)');
 }
 
 async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
@@ -78,7 +134,10 @@ beforeAll(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
   wallets = await injectWallets(context, evmAccount);
   page = await context.newPage();
-  page.on('dialog', (d) => void d.accept());
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.accept();
+  });
   // Under the test's own timeout, so a missing element fails with the locator's message.
   page.setDefaultTimeout(15_000);
 }, 120_000);
@@ -94,6 +153,34 @@ describe('dashboard in Chromium', () => {
   let accountId: string;
   let firstKey: string;
 
+  it('the first page says what cryptomcp is, lists the served servers with what they answer and what a call costs (from /v1/catalog), and leads to sign-in', async () => {
+    await page.goto(`${service.url}/app/`);
+    await page.getByRole('heading', { name: 'cryptomcp', level: 1 }).waitFor();
+    expect(await page.locator('p.lead').textContent()).toMatch(/MCP servers your client calls over HTTP with an API key, paid for in credits/);
+    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { servers: { name: string; description: string; tools: { credits: number }[] }[] };
+    const list = page.getByTestId('server-list');
+    await list.waitFor();
+    expect(await list.locator('li').count()).toBe(catalog.servers.length);
+    for (const s of catalog.servers) {
+      const item = list.locator('li', { has: page.getByRole('heading', { name: s.name }) });
+      expect(await item.textContent()).toContain(s.description);
+      const paid = s.tools.map((t) => t.credits).filter((c) => c > 0);
+      const range = Math.min(...paid) === Math.max(...paid) ? `${Math.min(...paid)} credit` : `${Math.min(...paid)}–${Math.max(...paid)} credits`;
+      expect(await item.textContent()).toContain(`A call costs ${range}`);
+    }
+    expect(await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).isVisible()).toBe(true);
+    for (const viewport of VIEWPORTS) {
+      await page.setViewportSize(viewport);
+      for (const scheme of SCHEMES) {
+        await useScheme(page, scheme);
+        await expectNoOverflow(`first page at ${viewport.width} px, ${scheme}`);
+        await expectAccessible();
+      }
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize(VIEWPORTS[0]);
+  });
+
   it('connecting an injected EIP-6963 wallet signs in with SIWE and creates a free account with 150 credits', async () => {
     await page.goto(`${service.url}/app/`);
     await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
@@ -101,6 +188,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Test Solana Wallet' }).waitFor();
     await shot('1-sign-in');
     await expectAccessible();
+
     // Keyboard only: Tab to the wallet and press Enter.
     for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Test Wallet'; i++) await page.keyboard.press('Tab');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Test Wallet');
@@ -221,10 +309,108 @@ describe('dashboard in Chromium', () => {
     await expectAccessible();
   });
 
-  it('revoking a key in the page makes /mcp answer 401 for it', async () => {
+  it('Quick start fills a curl command with the new key and a chosen tool; pasted into a shell it makes a paid call; the tool catalog shows costs and input schemas', async () => {
+    await page.getByRole('link', { name: 'Quick start' }).click();
+    await page.getByRole('heading', { name: 'Quick start', level: 1 }).waitFor();
+    await page.getByRole('combobox', { name: /^Tool\b/ }).selectOption('get_prices');
+    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { servers: { name: string; tools: { name: string; credits: number }[] }[] };
+    const cost = catalog.servers.find((s) => s.name === 'market-intelligence')!.tools.find((t) => t.name === 'get_prices')!.credits;
+    await expect.poll(() => page.getByTestId('qs-tool-cost').textContent()).toContain(`get_prices costs ${cost} credit`);
+    const curl = (await page.getByTestId('qs-curl').textContent())!;
+    expect(curl).toContain(`-H 'x-api-key: ${firstKey}'`);
+    const sdk = (await page.getByTestId('qs-sdk').textContent())!;
+    expect(sdk).toContain(`new URL('${service.url}/mcp/market-intelligence')`);
+    expect(sdk).toContain(`'x-api-key': '${firstKey}'`);
+    // What a newcomer does: paste the command into a shell.
+    const { stdout } = await promisify(execFile)('sh', ['-c', curl]);
+    const answer = JSON.parse(stdout) as { result: { structuredContent: { success: boolean; metadata: { credits_used: number } } } };
+    expect(answer.result.structuredContent).toMatchObject({ success: true, metadata: { credits_used: cost } });
+    // The catalog: every tool of the server with its cost, and its input schema on demand.
+    const rows = page.getByTestId('qs-catalog').locator('tbody tr');
+    expect(await rows.count()).toBe(catalog.servers.find((s) => s.name === 'market-intelligence')!.tools.length);
+    const row = rows.filter({ hasText: 'get_prices' });
+    expect(await row.textContent()).toContain(`${cost} credit`);
+    await row.getByText('Input schema').click();
+    expect(await row.locator('pre').textContent()).toContain('"assets"');
+    await shot('10-quick-start');
+    await expectAccessible();
+  });
+
+  it('the request log on the Usage page lists what the gateway hook recorded with the key, each with its request id, and filters by status', async () => {
+    const key = await db.query<{ id: string }>(`SELECT id FROM api_keys WHERE account_id = $1 AND name = 'laptop assistant'`, [accountId]);
+    const pool = createDatabase({ url: db.url, max: 1 });
+    try {
+      const log = createRequestLog(pool);
+      const base = { account_id: accountId, key_id: key.rows[0]!.id, server: 'market-intelligence', method: 'tools/call', tool: 'get_prices', latency_ms: 8 };
+      log.record({ ...base, request_id: 'req-e2e-ok', status: 200, error_code: null, credits: 2, created_at: new Date(Date.now() - 1000) });
+      log.record({ ...base, request_id: 'req-e2e-429', status: 429, error_code: 'RATE_LIMITED', credits: 0, created_at: new Date() });
+      await log.close();
+    } finally {
+      await pool.close();
+    }
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const table = page.getByTestId('request-log');
+    await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).waitFor();
+    expect(await table.locator('tbody tr').first().textContent()).toContain('429 RATE_LIMITED');
+    expect(await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).textContent()).toContain('laptop assistant');
+    await page.getByRole('combobox', { name: /^Status/ }).selectOption({ label: 'Rate-limited (429)' });
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1);
+    expect(await table.locator('tbody tr').textContent()).toContain('req-e2e-429');
+    await page.getByRole('combobox', { name: /^Status/ }).selectOption({ label: 'Any status' });
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2);
+    await expectAccessible();
+  });
+
+  it('a double-click on Create sends one request and makes exactly one key; a repeat of that request answers the same key', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const posts: Request[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/keys') posts.push(r);
+    };
+    page.on('request', onRequest);
+    try {
+      await page.getByLabel('Name').fill('double click');
+      await page.getByRole('button', { name: 'Create key' }).dblclick();
+      await page.getByRole('heading', { name: 'Your new key “double click”' }).waitFor();
+      await page.locator('tbody tr', { hasText: 'double click' }).waitFor();
+      // Two submits in the same frame, before React can render the busy state.
+      await page.getByLabel('Name').fill('double submit');
+      await page.evaluate(() => {
+        const form = document.querySelector<HTMLFormElement>('section[aria-labelledby="create-title"] form')!;
+        form.requestSubmit();
+        form.requestSubmit();
+      });
+      await page.getByRole('heading', { name: 'Your new key “double submit”' }).waitFor();
+      await page.locator('tbody tr', { hasText: 'double submit' }).waitFor();
+    } finally {
+      page.off('request', onRequest);
+    }
+    expect(posts).toHaveLength(2);
+    const names = await db.query<{ name: string }>(`SELECT name FROM api_keys WHERE account_id = $1 AND name LIKE 'double%' ORDER BY name`, [accountId]);
+    expect(names.rows.map((r) => r.name)).toEqual(['double click', 'double submit']);
+    // A retry of the same request (as after a lost response) answers the key already made.
+    const first = posts[0]!;
+    const headers = first.headers();
+    expect(headers['idempotency-key']).toMatch(/^[0-9a-f]{32}$/);
+    const replay = await page.evaluate(
+      ({ body, headers }) => fetch('/api/keys', { method: 'POST', headers, body }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      { body: first.postData()!, headers: { 'content-type': 'application/json', 'x-csrf-token': headers['x-csrf-token']!, 'idempotency-key': headers['idempotency-key']! } },
+    );
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ replayed: true, plaintext: null, key: { name: 'double click' } });
+    const again = await db.query(`SELECT 1 FROM api_keys WHERE account_id = $1 AND name = 'double click'`, [accountId]);
+    expect(again.rowCount).toBe(1);
+  });
+
+  it('revoking a key in the page makes /mcp answer 401 for it; revoked keys are hidden behind a toggle', async () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     expect((await mcpStatus(firstKey)).status).toBe(200);
     await page.getByRole('button', { name: 'Revoke laptop assistant' }).click();
+    expect(dialogs.at(-1)).toContain('Revoke "laptop assistant"');
+    const toggle = page.getByRole('checkbox', { name: /Show revoked and expired keys/ });
+    await toggle.waitFor();
+    expect(await page.locator('tbody tr', { hasText: 'laptop assistant' }).count()).toBe(0);
+    await toggle.check();
     await page.locator('tbody tr', { hasText: 'laptop assistant' }).getByText('revoked').waitFor();
     expect(await mcpStatus(firstKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
   });
@@ -232,12 +418,20 @@ describe('dashboard in Chromium', () => {
   it('rotating a key shows the new key once; with no grace period the old key stops at once', async () => {
     await page.getByLabel('Name').fill('ci runner');
     await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Your new key “ci runner”' }).waitFor();
     const oldKey = (await page.getByTestId('new-key').textContent())!;
     await page.locator('tbody tr', { hasText: 'ci runner' }).first().getByText('active').waitFor();
     await page.getByLabel('Rotation grace period for ci runner').first().selectOption({ label: 'Revoke the old key now' });
+    const asked = dialogs.length;
     await page.getByRole('button', { name: 'Rotate ci runner' }).first().click();
     await expect.poll(() => page.getByTestId('new-key').textContent()).not.toBe(oldKey);
+    // Rotation asks first, and says what happens to the old key.
+    expect(dialogs.slice(asked)).toEqual([expect.stringMatching(/^Rotate "ci runner" .*the old key stops working at once\.$/)]);
     const newKey = (await page.getByTestId('new-key').textContent())!;
+    // The new key is named apart from the old one.
+    const rotatedName = `ci runner (rotated ${new Date().toISOString().slice(0, 10)})`;
+    await page.getByRole('heading', { name: `Your new key “${rotatedName}”` }).waitFor();
+    await page.locator('tbody tr', { hasText: rotatedName }).waitFor();
     expect(await mcpStatus(oldKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
     const oldRow = page.locator('tbody tr', { hasText: 'Replaced by a rotation' });
     expect(await oldRow.textContent()).toContain(oldKey.slice(0, 11));
@@ -246,8 +440,77 @@ describe('dashboard in Chromium', () => {
     await shot('6-keys-rotated');
   });
 
+  it('editing a key changes its name and servers in place: the same key (id and prefix), its settings stored', async () => {
+    const before = await db.query<{ id: string; prefix: string }>(`SELECT id, prefix FROM api_keys WHERE account_id = $1 AND name = 'double click'`, [accountId]);
+    await page.getByRole('button', { name: 'Edit double click' }).click();
+    await page.getByRole('heading', { name: 'Edit “double click”' }).waitFor();
+    // The form opens on the key's own settings, focus on its heading.
+    expect(await page.getByLabel('New name').inputValue()).toBe('double click');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-title');
+    await page.getByLabel('New name').fill('double click (laptop)');
+    const editForm = page.locator('section[aria-labelledby="edit-title"]');
+    await editForm.getByRole('checkbox', { name: 'price-prediction' }).uncheck();
+    await editForm.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('tbody tr', { hasText: 'double click (laptop)' }).waitFor();
+    expect(await editForm.count()).toBe(0);
+    expect(await page.locator('tbody tr', { hasText: 'double click (laptop)' }).textContent()).toContain('market-intelligence');
+    const after = await db.query<{ id: string; prefix: string; servers: string[] }>(`SELECT id, prefix, servers FROM api_keys WHERE id = $1`, [before.rows[0]!.id]);
+    expect(after.rows[0]).toEqual({ ...before.rows[0], servers: ['market-intelligence'] });
+  });
+
+  it('at the plan cap Create is disabled and says why; a blank name reads as a sentence; no view overflows sideways at 1280 or 375 px with long inputs, or fails axe-core, in light or dark', async () => {
+    // double click, double submit and the rotated ci runner: 3 of the free plan's 3.
+    const create = page.getByRole('button', { name: 'Create key' });
+    await expect.poll(() => create.isDisabled()).toBe(true);
+    expect(await page.getByTestId('cap-note').textContent()).toContain('You have 3 of 3 active keys, the most your plan allows. Revoke a key you no longer use');
+    await page.getByRole('button', { name: 'Revoke double submit' }).click();
+    await expect.poll(() => create.isDisabled()).toBe(false);
+    await page.getByLabel('Name').fill('   ');
+    await create.click();
+    await expect.poll(() => page.locator('section[aria-labelledby="create-title"] [role=alert]').textContent()).toBe('Give the key a name of 1 to 64 characters.');
+    // The longest inputs the API takes: a 64-character name and a 500-character description, one without spaces.
+    const longName = 'n'.repeat(64);
+    await page.getByLabel('Name').fill(longName);
+    await page.getByLabel('Description').fill(`${'d'.repeat(300)} ${'word '.repeat(39)}x`.slice(0, 500));
+    await create.click();
+    await page.locator('tbody tr', { hasText: longName }).waitFor();
+    await expect.poll(() => create.isDisabled()).toBe(true);
+
+    const views = [
+      { link: 'API keys', ready: () => page.locator('tbody tr', { hasText: longName }).waitFor() },
+      { link: 'Quick start', ready: () => page.getByTestId('qs-catalog').waitFor() },
+      { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
+      { link: 'Usage', ready: () => page.getByTestId('by-tool').waitFor() },
+      { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
+    ];
+    try {
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        for (const scheme of SCHEMES) {
+          await useScheme(page, scheme);
+          for (const view of views) {
+            await page.getByRole('link', { name: view.link }).click();
+            await view.ready();
+            await expectNoOverflow(`${view.link} at ${viewport.width} px, ${scheme}`);
+            await expectAccessible();
+          }
+        }
+        await page.getByRole('link', { name: 'API keys' }).click();
+        await page.locator('tbody tr', { hasText: longName }).waitFor();
+        await shot(`9-keys-${viewport.width}-dark`);
+      }
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+      await page.setViewportSize(VIEWPORTS[0]);
+    }
+  });
+
   it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
     await page.getByRole('link', { name: 'Plans' }).click();
+    // The picker can be closed without linking.
+    await page.getByRole('button', { name: 'Link another wallet' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByRole('button', { name: 'Test Solana Wallet' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Link another wallet' }).click();
     await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
     await page.getByText(wallets.solanaAddress).waitFor();
@@ -272,8 +535,16 @@ describe('dashboard in Chromium', () => {
       await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
       await p.getByRole('heading', { name: 'API keys' }).waitFor();
       expect(await p.getByTestId('header-balance').textContent()).toBe('150 credits');
+      expect(await p.getByTestId('low-balance').count()).toBe(0);
       const session = await p.evaluate(() => fetch('/api/session').then((r) => r.json()));
       expect(session.account.id).not.toBe(accountId);
+      // A tenth of the allowance or less left: a notice on every page. (A throwaway account: its
+      // balance is set directly, which the ledger invariant of real accounts never allows.)
+      await db.query('UPDATE accounts SET balance = 15 WHERE id = $1', [session.account.id]);
+      await p.reload();
+      await p.getByTestId('low-balance').waitFor();
+      expect(await p.getByTestId('low-balance').textContent()).toContain('Your balance is low: 15 of 150 credits left.');
+      await expectAccessible(p);
       expect(session.account.wallets).toEqual([expect.objectContaining({ chain: 'solana', address: otherWallets.solanaAddress })]);
     } finally {
       await other.close();
@@ -289,13 +560,22 @@ describe('dashboard in Chromium', () => {
       await p.goto(`${service.url}/app/`);
       const alert = p.locator('.picker [role=alert]');
 
+      // Pressing Reject in the wallet (EVM and Solana): a sentence, not viem's error dump.
+      w.misbehave({ reject: true });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => alert.textContent()).toBe('You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.');
+      await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
+      await expect.poll(() => alert.textContent()).toBe('You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.');
+
       w.misbehave({ signWith: privateKeyToAccount(generatePrivateKey()) });
       await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-      await expect.poll(() => alert.textContent()).toContain('bad_signature');
+      await expect.poll(() => alert.textContent()).toBe('The signature does not belong to the address your wallet shared. Choose that account in your wallet and try again.');
 
       w.misbehave({ beforeSign: async () => void (await db.query(`UPDATE dashboard_nonces SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`)) });
       await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-      await expect.poll(() => alert.textContent()).toContain('nonce_expired');
+      await expect.poll(() => alert.textContent()).toBe(
+        'The sign-in request expired before your wallet signed it. Click your wallet again and approve the signature within a few minutes.',
+      );
 
       // An honest sign-in, whose request is then sent again from the same page and cookies.
       w.misbehave({});
@@ -311,6 +591,32 @@ describe('dashboard in Chromium', () => {
       expect(replay.body.error.details.reason).toMatch(/^nonce_(used|mismatch)$/);
       const accounts = await db.query('SELECT 1 FROM wallets WHERE address = $1', [stranger.address.toLowerCase()]);
       expect(accounts.rowCount).toBe(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a wallet on another network than the chosen chain is asked to switch; refusing says what to do, switching signs in for that chain', async () => {
+    const other = await browser.newContext();
+    try {
+      const w = await injectWallets(other, privateKeyToAccount(generatePrivateKey()));
+      const p = await other.newPage();
+      await p.goto(`${service.url}/app/`);
+      await p.getByRole('combobox', { name: /^Chain/ }).selectOption({ label: 'Base' });
+      w.misbehave({ rejectSwitch: true });
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await expect.poll(() => p.locator('.picker [role=alert]').textContent()).toBe(
+        'Your wallet is on Ethereum, not Base. Approve the network switch in your wallet, or pick Ethereum in the Chain list, and try again.',
+      );
+      expect(w.switchRequests).toEqual([8453]);
+      const promptsBefore = w.prompts.length;
+      w.misbehave({});
+      await p.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(w.chainId()).toBe(8453);
+      // Nothing was signed while the wallet was on the wrong network; then the message named Base.
+      expect(w.prompts.length).toBe(promptsBefore + 1);
+      expect(w.prompts.at(-1)).toContain('Chain ID: 8453');
     } finally {
       await other.close();
     }
@@ -358,5 +664,24 @@ describe('dashboard in Chromium', () => {
     } finally {
       evil.close();
     }
+  });
+
+  it('an ended session returns to sign-in with a short message, without the header of a signed-in page', async () => {
+    await page.goto(`${service.url}/app/keys`);
+    await page.getByTestId('header-balance').waitFor();
+    // The page has everything it asked for before the session ends.
+    await page.locator('tbody tr').first().waitFor();
+    // The session ends on the server (expiry or a sign-out elsewhere) while the page is open.
+    await db.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByTestId('session-note').waitFor();
+    expect(await page.getByTestId('session-note').textContent()).toBe('Your session has ended. Sign in again to continue where you were.');
+    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    expect(await page.getByTestId('header-balance').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    // Signing in again goes back to the page the person was on.
+    await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+    expect(await page.getByTestId('session-note').count()).toBe(0);
   });
 });

@@ -19,9 +19,15 @@ export interface InjectedWallets {
   prompts: string[];
   /**
    * Test hooks for refusals: sign EVM messages with another key than the one the wallet reports,
-   * or run something (e.g. expire the nonce) just before signing.
+   * run something (e.g. expire the nonce) just before signing, or decline to sign as a person
+   * pressing Reject would (EIP-1193 error 4001 "User rejected the request."; the Solana wallet
+   * throws the same message).
    */
-  misbehave(opts: { signWith?: LocalAccount; beforeSign?: () => Promise<void> }): void;
+  misbehave(opts: { signWith?: LocalAccount; beforeSign?: () => Promise<void>; reject?: boolean; rejectSwitch?: boolean }): void;
+  /** The network the EVM wallet is on (1 at first); wallet_switchEthereumChain changes it unless refused. */
+  chainId(): number;
+  /** Every chain id the page asked the wallet to switch to. */
+  switchRequests: number[];
 }
 
 const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#0b5cad"/></svg>').toString('base64')}`;
@@ -30,6 +36,10 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
   let account = evm;
   let signWith: LocalAccount | undefined;
   let beforeSign: (() => Promise<void>) | undefined;
+  let reject = false;
+  let rejectSwitch = false;
+  let chainId = 1;
+  const switchRequests: number[] = [];
   const prompts: string[] = [];
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const rawPublicKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
@@ -41,10 +51,16 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
       case 'eth_accounts':
         return [account.address];
       case 'eth_chainId':
-        return '0x1';
+        return `0x${chainId.toString(16)}`;
       case 'net_version':
-        return '1';
-      case 'wallet_switchEthereumChain':
+        return String(chainId);
+      case 'wallet_switchEthereumChain': {
+        const target = Number((params as [{ chainId: string }])[0].chainId);
+        switchRequests.push(target);
+        if (rejectSwitch) throw new Error('USER_REJECTED');
+        chainId = target;
+        return null;
+      }
       case 'wallet_requestPermissions':
       case 'wallet_revokePermissions':
         return null;
@@ -52,6 +68,7 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
         const [data, address] = params as [`0x${string}`, string];
         if (address.toLowerCase() !== account.address.toLowerCase()) throw new Error('unknown account');
         prompts.push(Buffer.from(data.slice(2), 'hex').toString('utf8'));
+        if (reject) throw new Error('USER_REJECTED');
         await beforeSign?.();
         return (signWith ?? account).signMessage({ message: { raw: data } });
       }
@@ -62,6 +79,7 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
   await context.exposeBinding('__solanaWalletSign', async (_source, bytes: number[]) => {
     const message = Buffer.from(bytes);
     prompts.push(message.toString('utf8'));
+    if (reject) throw new Error('USER_REJECTED');
     return [...edSign(null, message, privateKey)];
   });
 
@@ -75,7 +93,9 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
           try {
             return await w.__evmWalletRequest!(method, params ?? []);
           } catch (err) {
-            throw Object.assign(new Error((err as Error).message), { code: 4200 });
+            const message = (err as Error).message;
+            if (message.includes('USER_REJECTED')) throw Object.assign(new Error('User rejected the request.'), { code: 4001 });
+            throw Object.assign(new Error(message), { code: 4200 });
           }
         },
         on: (event: string, fn: (...a: unknown[]) => void) => {
@@ -114,10 +134,15 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
             version: '1.0.0',
             signMessage: async (...inputs: { message: Uint8Array }[]) =>
               Promise.all(
-                inputs.map(async (input) => ({
-                  signedMessage: input.message,
-                  signature: new Uint8Array((await w.__solanaWalletSign!([...input.message])) as number[]),
-                })),
+                inputs.map(async (input) => {
+                  let signature: number[];
+                  try {
+                    signature = (await w.__solanaWalletSign!([...input.message])) as number[];
+                  } catch (err) {
+                    throw new Error((err as Error).message.includes('USER_REJECTED') ? 'User rejected the request.' : (err as Error).message, { cause: err });
+                  }
+                  return { signedMessage: input.message, signature: new Uint8Array(signature) };
+                }),
               ),
           },
         },
@@ -133,9 +158,13 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
     setEvmAccount: (a) => (account = a),
     solanaAddress,
     prompts,
+    chainId: () => chainId,
+    switchRequests,
     misbehave: (opts) => {
       signWith = opts.signWith;
       beforeSign = opts.beforeSign;
+      reject = opts.reject ?? false;
+      rejectSwitch = opts.rejectSwitch ?? false;
     },
   };
 }

@@ -1,18 +1,25 @@
-import { lazy, Suspense, useEffect, useState } from 'react';
-import { api, ApiFailure, describeError, setCsrfToken, type DashboardConfig, type SessionInfo } from './api.ts';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { api, ApiFailure, describeError, setCsrfToken, whenSessionEnds, type DashboardConfig, type SessionInfo } from './api.ts';
 import { ConnectPage } from './pages/ConnectPage.tsx';
 import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
 import { PlansPage } from './pages/PlansPage.tsx';
+import { QuickStartPage } from './pages/QuickStartPage.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { PAGES, useRoute, type Page } from './route.ts';
 
 // Chart.js is only needed on the Usage page: it loads when that page is first opened.
 const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
 
-const TITLES: Record<Page, string> = { keys: 'API keys', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
+const TITLES: Record<Page, string> = { keys: 'API keys', start: 'Quick start', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
 
 export function short(address: string): string {
   return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+}
+
+/** Low: a tenth of the plan's allowance or less. */
+function lowBalance(session: SessionInfo): boolean {
+  const { balance, allowance } = session.account;
+  return allowance !== null && allowance > 0 && balance <= allowance / 10;
 }
 
 export function App() {
@@ -21,6 +28,18 @@ export function App() {
   const [failure, setFailure] = useState<string>();
   const [page, navigate] = useRoute();
   const [newKey, setNewKey] = useState<NewKey>();
+  const [notice, setNotice] = useState<string>();
+  const signedIn = useRef(false);
+  signedIn.current = Boolean(session);
+
+  // A session that ends (expired, or signed out in another tab) returns to sign-in with a note,
+  // instead of leaving the header's balance and wallet over pages that cannot load.
+  const sessionEnded = () => {
+    setCsrfToken(undefined);
+    setNewKey(undefined);
+    if (signedIn.current) setNotice('Your session has ended. Sign in again to continue where you were.');
+    setSession(null);
+  };
 
   const refreshSession = async () => {
     try {
@@ -28,7 +47,7 @@ export function App() {
       setCsrfToken(s.csrf_token);
       setSession(s);
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 401) setSession(null);
+      if (err instanceof ApiFailure && err.status === 401) sessionEnded();
       else setFailure(describeError(err));
     }
   };
@@ -36,6 +55,8 @@ export function App() {
   useEffect(() => {
     api<DashboardConfig>('GET', '/config').then(setConfig, (err: unknown) => setFailure(describeError(err)));
     void refreshSession();
+    whenSessionEnds(sessionEnded);
+    return () => whenSessionEnds(undefined);
   }, []);
 
   useEffect(() => {
@@ -48,8 +69,10 @@ export function App() {
     return (
       <SignIn
         config={config}
+        notice={notice}
         onSignedIn={(s) => {
           setCsrfToken(s.csrf_token);
+          setNotice(undefined);
           setSession(s);
         }}
       />
@@ -59,6 +82,8 @@ export function App() {
   const signOut = async () => {
     await api('POST', '/auth/sign-out').catch(() => {});
     setCsrfToken(undefined);
+    setNewKey(undefined);
+    setNotice('You are signed out.');
     setSession(null);
   };
 
@@ -92,12 +117,19 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {lowBalance(session) && (
+          <p className="card notice" role="status" data-testid="low-balance">
+            Your balance is low: {session.account.balance.toLocaleString('en-US')} of {session.account.allowance!.toLocaleString('en-US')} credits left.
+            Calls that cost more than that are refused (402); see Plans for more credits, and Usage for what spent them.
+          </p>
+        )}
         <h1>{TITLES[page]}</h1>
         {page === 'keys' && <KeysPage config={config} onCreated={(k) => setNewKey(k)} onChange={refreshSession} />}
+        {page === 'start' && <QuickStartPage config={config} newKey={newKey} />}
         {page === 'connect' && <ConnectPage config={config} newKey={newKey} />}
         {page === 'usage' && (
           <Suspense fallback={<p aria-live="polite">Loading charts…</p>}>
-            <UsagePage onLoaded={refreshSession} />
+            <UsagePage config={config} onLoaded={refreshSession} />
           </Suspense>
         )}
         {page === 'plans' && <PlansPage config={config} session={session} onLinked={refreshSession} />}

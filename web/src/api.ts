@@ -22,23 +22,43 @@ export function setCsrfToken(token: string | undefined): void {
   csrfToken = token;
 }
 
-export async function api<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (method === 'POST') {
+let onSessionEnded: (() => void) | undefined;
+/** Called when a signed-in request answers SESSION_REQUIRED: the session expired or was ended elsewhere. */
+export function whenSessionEnds(handler: (() => void) | undefined): void {
+  onSessionEnded = handler;
+}
+
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
+  const withBody = method !== 'GET';
+  if (withBody) {
     headers['content-type'] = 'application/json';
     if (csrfToken) headers['x-csrf-token'] = csrfToken;
   }
-  const res = await fetch(`/api${path}`, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
-  });
+  let res: Response;
+  try {
+    res = await fetch(`/api${path}`, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: withBody ? JSON.stringify(body ?? {}) : undefined,
+    });
+  } catch {
+    throw new ApiFailure(0, { code: 'NETWORK', message: 'The dashboard could not reach the service. Check your connection and try again.', details: {} });
+  }
   const json = (await res.json().catch(() => ({}))) as { error?: ApiErrorBody };
   if (!res.ok) {
-    throw new ApiFailure(res.status, json.error ?? { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}`, details: {} });
+    const failure = new ApiFailure(res.status, json.error ?? { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}`, details: {} });
+    if (failure.error.code === 'SESSION_REQUIRED' && path !== '/session') onSessionEnded?.();
+    throw failure;
   }
   return json as T;
+}
+
+/** A fresh Idempotency-Key: one per user action, reused if that same action is retried. */
+export function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 export interface Wallet {
@@ -48,7 +68,7 @@ export interface Wallet {
 }
 
 export interface SessionInfo {
-  account: { id: string; plan: string; status: string; balance: number; created: boolean; wallets: Wallet[] };
+  account: { id: string; plan: string; status: string; balance: number; allowance: number | null; created: boolean; wallets: Wallet[] };
   wallet: { family: 'evm' | 'solana'; address: string };
   csrf_token: string;
   expires_at: string;
@@ -110,17 +130,96 @@ export interface PlanInfo {
   current: boolean;
 }
 
+const SIGN_IN_REFUSALS: Record<string, string> = {
+  nonce_expired: 'The sign-in request expired before your wallet signed it. Click your wallet again and approve the signature within a few minutes.',
+  nonce_used: 'This sign-in request was already used. Click your wallet again to start a new one.',
+  nonce_unknown: 'This sign-in request is no longer valid. Click your wallet again to start a new one.',
+  nonce_mismatch: 'This sign-in request was started in another tab or window. Click your wallet again here to start a new one.',
+  bad_signature: 'The signature does not belong to the address your wallet shared. Choose that account in your wallet and try again.',
+  wrong_domain: 'Your wallet signed a message for another site. Reload this page and try again.',
+  wrong_uri: 'Your wallet signed a message for another site. Reload this page and try again.',
+  unsupported_chain: 'That network is not supported for sign-in. Pick Ethereum, Base, Polygon or BNB Smart Chain and try again.',
+  stale_message: 'The sign-in message is too old or your computer clock is off. Check the clock and try again.',
+  message_expired: 'The sign-in message expired before it reached us. Try again.',
+  malformed_message: 'Your wallet changed the sign-in message, so it cannot be checked. Try again, or use another wallet.',
+};
+
+const FIELD_PROBLEMS: Record<string, string> = {
+  name: 'Give the key a name of 1 to 64 characters.',
+  description: 'Keep the description to 500 characters or fewer.',
+  expires_at: 'Choose an expiry date in the future, or clear it for a key that never expires.',
+  servers: 'Choose at least one server for the key.',
+};
+
+/** True for a wallet's "the user declined" error (EIP-1193 code 4001, viem's UserRejectedRequestError, Wallet Standard wallets' messages). */
+export function isUserRejection(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const x = e as { code?: unknown; name?: unknown; message?: unknown };
+    if (x.code === 4001 || x.code === 'ACTION_REJECTED' || x.name === 'UserRejectedRequestError') return true;
+    if (typeof x.message === 'string' && /user (rejected|denied|declined|cancell?ed)|rejected by (the )?user/i.test(x.message)) return true;
+  }
+  return false;
+}
+
+/** Every error a person sees, as a sentence that says what happened and what to do. */
 export function describeError(err: unknown): string {
   if (err instanceof ApiFailure) {
-    if (err.error.code === 'KEY_LIMIT_REACHED') {
-      return `Your plan allows ${String(err.error.details.max_keys)} active keys. Revoke a key you no longer use, or change plan (see Plans).`;
+    const { code, details } = err.error;
+    if (code === 'KEY_LIMIT_REACHED') {
+      return `Your plan allows ${String(details.max_keys)} active keys. Revoke a key you no longer use, or change plan (see Plans).`;
     }
-    if (err.error.code === 'SIGN_IN_REJECTED') return `Sign-in refused (${String(err.error.details.reason)}). Try again.`;
-    if (err.error.code === 'INVALID_PARAMS') {
-      const issues = (err.error.details.issues as { path: string; message: string }[] | undefined) ?? [];
-      return issues.length ? issues.map((i) => `${i.path || 'input'}: ${i.message}`).join('; ') : err.message;
+    if (code === 'SIGN_IN_REJECTED') return SIGN_IN_REFUSALS[String(details.reason)] ?? 'Your wallet signature could not be verified. Try again.';
+    if (code === 'INVALID_PARAMS') {
+      const issues = (details.issues as { path: string; message: string }[] | undefined) ?? [];
+      const sentences = [...new Set(issues.map((i) => FIELD_PROBLEMS[i.path] ?? (i.path === 'Idempotency-Key' ? err.message : `Check the ${i.path || 'form'} field and try again.`)))];
+      return sentences.length ? sentences.join(' ') : 'Some fields are not valid. Check the form and try again.';
+    }
+    if (code === 'SESSION_REQUIRED') return 'Your session has ended. Sign in again to continue.';
+    if (code === 'CSRF_REJECTED') return 'This page is out of date. Reload it and try again.';
+    if (code === 'RATE_LIMITED') {
+      const wait = Number(details.retry_after_seconds);
+      return `Too many attempts in a short time. Wait ${Number.isFinite(wait) ? `${wait} second${wait === 1 ? '' : 's'}` : 'a minute'} and try again.`;
+    }
+    if (code === 'WALLET_IN_USE') return 'This wallet already belongs to another cryptomcp account. Sign in with it to use that account.';
+    if (code === 'NETWORK') return err.message;
+    if (err.status >= 500) {
+      const id = typeof details.request_id === 'string' ? ` (request id ${details.request_id})` : '';
+      return `Something went wrong on our side${id}. Try again in a moment.`;
     }
     return err.message;
   }
-  return err instanceof Error ? err.message : String(err);
+  // The wallet's network differs from the chosen one (web/src/wallets/evm.ts): its message says what to do.
+  if (err instanceof Error && err.name === 'WrongChainError') return err.message;
+  if (isUserRejection(err)) return 'You cancelled the signature in your wallet. Nothing was signed; click your wallet again when you are ready.';
+  const message = err instanceof Error ? err.message : String(err);
+  return `Your wallet reported a problem: ${message.split('\n')[0]!.replace(/\.?$/, '.')} Try again, or use another wallet.`;
+}
+
+/** One date format everywhere: the browser's locale and time zone; the UTC time goes in the title (hover). */
+export function formatDate(iso: string, withTime = true): { text: string; utc: string } {
+  const d = new Date(iso);
+  const text = withTime ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+  const utc = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return { text, utc };
+}
+
+/** The public, keyless catalog (GET /v1/catalog): the servers, their tools with costs, the plans. */
+export interface Catalog {
+  servers: {
+    name: string;
+    description: string;
+    tools: { name: string; title?: string; description: string; credits: number; input_schema: unknown }[];
+  }[];
+  plans: { name: string; credits: number; renewal: string; requests_per_minute: number; max_keys: number }[];
+}
+
+export async function fetchCatalog(): Promise<Catalog> {
+  let res: Response;
+  try {
+    res = await fetch('/v1/catalog', { headers: { accept: 'application/json' } });
+  } catch {
+    throw new ApiFailure(0, { code: 'NETWORK', message: 'The dashboard could not reach the service. Check your connection and try again.', details: {} });
+  }
+  if (!res.ok) throw new ApiFailure(res.status, { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}`, details: {} });
+  return (await res.json()) as Catalog;
 }

@@ -1,7 +1,7 @@
-// A four-page router over the History API: /app/keys, /app/connect, /app/usage, /app/plans.
+// A five-page router over the History API: /app/keys, /app/start, /app/connect, /app/usage, /app/plans.
 import { useEffect, useState } from 'react';
 
-export const PAGES = ['keys', 'connect', 'usage', 'plans'] as const;
+export const PAGES = ['keys', 'start', 'connect', 'usage', 'plans'] as const;
 export type Page = (typeof PAGES)[number];
 
 function current(): Page {

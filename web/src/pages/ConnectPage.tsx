@@ -32,7 +32,7 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
         {newKey ? (
           <label className="check">
             <input type="checkbox" checked={useNewKey} onChange={(e) => setUseNewKey(e.target.checked)} />
-            Fill in my new key “{newKey.name}” where the file holds the key
+            <span>Fill in my new key “{newKey.name}” where the file holds the key</span>
           </label>
         ) : (
           <p className="muted">Keys are shown only when created: paste yours where the snippet says &lt;YOUR_API_KEY&gt;, or set {KEY_ENV}.</p>
@@ -71,7 +71,7 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
           <p className="error">Choose at least one server.</p>
         ) : (
           <>
-            <pre data-testid="client-config"><code>{text}</code></pre>
+            <pre data-testid="client-config" tabIndex={0}><code>{text}</code></pre>
             <CopyButton text={text} label="Copy configuration" />
           </>
         )}

@@ -15,6 +15,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
   return (
     <>
       <p role="alert" className="error">{error}</p>
+      {!plans && !error && <p className="muted" aria-live="polite">Loading plans…</p>}
       <ul className="plans">
         {plans?.plans.map((p) => (
           <li key={p.name} className={`card plan${p.current ? ' current' : ''}`} aria-current={p.current ? 'true' : undefined}>
@@ -45,19 +46,22 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
         <ul>
           {session.account.wallets.map((w) => (
             <li key={`${w.chain}:${w.address}`}>
-              <code>{w.address}</code> <span className="muted">({w.chain})</span>
+              <code className="address">{w.address}</code> <span className="muted">({w.chain})</span>
             </li>
           ))}
         </ul>
         {linking ? (
-          <WalletPicker
-            config={config}
-            mode="link"
-            onDone={() => {
-              setLinking(false);
-              onLinked();
-            }}
-          />
+          <>
+            <WalletPicker
+              config={config}
+              mode="link"
+              onDone={() => {
+                setLinking(false);
+                onLinked();
+              }}
+            />
+            <button type="button" onClick={() => setLinking(false)}>Cancel</button>
+          </>
         ) : (
           <button type="button" onClick={() => setLinking(true)}>Link another wallet</button>
         )}

@@ -2,7 +2,9 @@
 // bars, with the same numbers in a table for screen readers); CSV export.
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { useEffect, useRef, useState } from 'react';
-import { api, describeError, type UsageInfo } from '../api.ts';
+import { api, describeError, type DashboardConfig, type UsageInfo } from '../api.ts';
+import { RequestLog } from './RequestLog.tsx';
+import { When } from './When.tsx';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -36,6 +38,10 @@ function BarChart({ data, label }: { data: ReturnType<typeof series>; label: str
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (!canvas.current) return;
+    // Axis and legend text in the page's colours (light or dark, from the system preference).
+    const style = getComputedStyle(document.documentElement);
+    Chart.defaults.color = style.getPropertyValue('--muted').trim() || '#57606a';
+    Chart.defaults.borderColor = style.getPropertyValue('--line').trim() || '#d0d7de';
     const chart = new Chart(canvas.current, {
       type: 'bar',
       data,
@@ -55,7 +61,7 @@ function BarChart({ data, label }: { data: ReturnType<typeof series>; label: str
   );
 }
 
-export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
+export default function UsagePage({ config, onLoaded }: { config: DashboardConfig; onLoaded: () => void }) {
   const [days, setDays] = useState(30);
   const [usage, setUsage] = useState<UsageInfo>();
   const [error, setError] = useState<string>();
@@ -71,7 +77,7 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
   }, [days]);
 
   if (error) return <p role="alert" className="error">{error}</p>;
-  if (!usage) return <p aria-live="polite">Loading usage…</p>;
+  if (!usage) return <p className="muted" aria-live="polite">Loading usage…</p>;
   return (
     <>
       <section className="stats" aria-label="Account">
@@ -82,12 +88,12 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
         </div>
         <div className="card stat">
           <span className="label">Plan</span>
-          <span className="big">{usage.plan}</span>
+          <span className="big">{usage.plan.charAt(0).toUpperCase() + usage.plan.slice(1)}</span>
           <span className="muted">{usage.status === 'active' ? 'active' : usage.status}</span>
         </div>
         <div className="card stat">
           <span className="label">Renewal</span>
-          <span className="big">{usage.renews_at ? usage.renews_at.slice(0, 10) : 'none'}</span>
+          <span className="big">{usage.renews_at ? <When iso={usage.renews_at} withTime={false} /> : 'none'}</span>
           <span className="muted">{usage.renewal === 'monthly' ? 'resets to the allowance' : 'one-time allowance'}</span>
         </div>
         <div className="card stat">
@@ -120,7 +126,7 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
         {usage.by_tool.length === 0 ? (
           <p className="muted">No calls yet this period.</p>
         ) : (
-          <table data-testid="by-tool">
+          <table data-testid="by-tool" className="responsive">
             <thead>
               <tr>
                 <th scope="col">Server</th>
@@ -132,16 +138,17 @@ export default function UsagePage({ onLoaded }: { onLoaded: () => void }) {
             <tbody>
               {usage.by_tool.map((t) => (
                 <tr key={`${t.server}/${t.tool}`}>
-                  <td>{t.server}</td>
-                  <td>{t.tool}</td>
-                  <td className="num">{t.calls}</td>
-                  <td className="num">{t.credits}</td>
+                  <td data-label="Server">{t.server}</td>
+                  <td data-label="Tool">{t.tool}</td>
+                  <td data-label="Calls" className="num">{t.calls}</td>
+                  <td data-label="Credits" className="num">{t.credits}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
       </section>
+      <RequestLog config={config} />
     </>
   );
 }

@@ -4,7 +4,7 @@
 // with viem's createSiweMessage; the server checks it (including EIP-1271 contract wallets).
 import { createSiweMessage } from 'viem/siwe';
 import { createConfig, http, type Config, type Connector, type CreateConnectorFn } from 'wagmi';
-import { connect, disconnect, signMessage } from 'wagmi/actions';
+import { connect, disconnect, signMessage, switchChain } from 'wagmi/actions';
 import { base, bsc, mainnet, polygon } from 'wagmi/chains';
 import type { NonceInfo } from '../api.ts';
 
@@ -31,6 +31,17 @@ export function pickable(connectors: readonly Connector[]): Connector[] {
   return connectors.filter((c) => c.type === 'walletConnect' || c.id !== 'injected');
 }
 
+/** The wallet is on another network than the one chosen for sign-in, and did not switch. */
+export class WrongChainError extends Error {
+  constructor(walletChain: string, chosenChain: string, cause: unknown) {
+    super(
+      `Your wallet is on ${walletChain}, not ${chosenChain}. Approve the network switch in your wallet, or pick ${walletChain} in the Chain list, and try again.`,
+      { cause },
+    );
+    this.name = 'WrongChainError';
+  }
+}
+
 export async function signInWithEvm(
   config: Config,
   connector: Connector,
@@ -46,6 +57,17 @@ export async function signInWithEvm(
   });
   const address = accounts[0];
   if (!address) throw new Error('The wallet shared no account.');
+  // The message names the chosen chain: a wallet on another network is asked to switch first.
+  const current = await connector.getChainId();
+  if (current !== chainId) {
+    const nameOf = (id: number) => SIGN_IN_CHAINS.find((c) => c.id === id)?.name ?? `chain ${id}`;
+    try {
+      await switchChain(config, { connector, chainId });
+    } catch (err) {
+      await disconnect(config, { connector }).catch(() => {});
+      throw new WrongChainError(nameOf(current), nameOf(chainId), err);
+    }
+  }
   const n = await nonce();
   const message = createSiweMessage({
     address,

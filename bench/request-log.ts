@@ -1,0 +1,91 @@
+// npm run bench:request-log — the dashboard's request-log and usage queries for an account with
+// 100,000 logged calls (issue 24: answer in under 200 ms), among 20 other accounts' rows, on the
+// embedded PostgreSQL. Each query's p50/p99 is printed beside `SELECT 1` (the round trip) measured
+// in the same run, as a ratio, since the machines are shared and noisy.
+import { randomUUID } from 'node:crypto';
+import { migrate } from '../server/db/migrate.ts';
+import { requestLogInsertMany, requestLogPage, type RequestLogEntry } from '../server/dashboard/requestLog.ts';
+import { usageDaily } from '../server/dashboard/usage.ts';
+import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
+import { openBenchDatabase } from './support/database.ts';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 100_000);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+const TOOLS = ['get_prices', 'get_market_overview', 'search_assets', 'get_capabilities'];
+const SERVERS = ['market-intelligence', 'price-prediction', 'whale-intelligence'];
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 10; i++) await fn();
+  const xs: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const started = performance.now();
+    await fn();
+    xs.push(performance.now() - started);
+  }
+  xs.sort((a, b) => a - b);
+  return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99) };
+}
+
+async function main() {
+  const { db, close } = await openBenchDatabase('cmcp-bench-request-log-', 2);
+  try {
+    await migrate(db.pool);
+    await createBenchPlan(db, 'bench-request-log');
+    const { accountIds } = await createBenchAccounts(db, { count: 21, plan: 'bench-request-log', walletTag: 'c', keys: false });
+    const [target, ...others] = accountIds;
+    const keys = [randomUUID(), randomUUID(), randomUUID()];
+    const now = Date.now();
+    const entry = (account: string, i: number, total: number): RequestLogEntry => {
+      const status = i % 50 === 0 ? 429 : i % 20 === 0 ? 400 : 200;
+      return {
+        account_id: account,
+        key_id: keys[i % keys.length]!,
+        request_id: randomUUID(),
+        server: SERVERS[i % SERVERS.length]!,
+        method: 'tools/call',
+        tool: TOOLS[i % TOOLS.length]!,
+        status,
+        error_code: status === 200 ? null : status === 429 ? 'RATE_LIMITED' : 'INVALID_PARAMS',
+        credits: status === 200 ? 2 : 0,
+        latency_ms: 5 + (i % 40),
+        // Spread over the last 30 days, oldest first (the write order).
+        created_at: new Date(now - ((total - i) / total) * 30 * 86400_000),
+      };
+    };
+    const load = async (account: string, total: number) => {
+      for (let start = 0; start < total; start += 5000) {
+        await requestLogInsertMany(db, Array.from({ length: Math.min(5000, total - start) }, (_, j) => entry(account, start + j, total)));
+      }
+    };
+    await load(target!, CALLS);
+    for (const other of others) await load(other, CALLS / 10);
+    // The usage charts read the credit ledger: the same calls as reservations.
+    await db.query(
+      `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, resolution, resolved_at, created_at)
+       SELECT account_id, request_id, 'reserve', -credits, 0, server, tool, key_id, 'charged', created_at, created_at FROM request_log WHERE status = 200`,
+    );
+    await db.query('ANALYZE');
+
+    console.log(`bench:request-log — ${CALLS.toLocaleString('en-US')} logged calls on one account (+${others.length} accounts with ${(CALLS / 10).toLocaleString('en-US')} each), ${SAMPLES} samples\n`);
+    console.log('  query                                          p50 ms   p99 ms   p50 / SELECT 1');
+    const base = await timed(() => db.query('SELECT 1'));
+    const row = (name: string, r: { p50: number; p99: number }) =>
+      console.log(`  ${name.padEnd(46)} ${r.p50.toFixed(2).padStart(7)}  ${r.p99.toFixed(2).padStart(7)}   ${(r.p50 / base.p50).toFixed(1).padStart(8)}x`);
+    row('SELECT 1 (the round trip)', base);
+    const page = (f: Parameters<typeof requestLogPage>[2]) => () => requestLogPage(db, target!, f);
+    row('request log, first page of 50', await timed(page({ limit: 50 })));
+    const deep = await requestLogPage(db, target!, { limit: 200 });
+    row('request log, a later page (before=)', await timed(page({ limit: 50, before: Number(deep.next) })));
+    row('request log, by key', await timed(page({ limit: 50, key_id: keys[1] })));
+    row('request log, by server and tool', await timed(page({ limit: 50, server: SERVERS[1], tool: TOOLS[1] })));
+    row('request log, 429s only (2% of rows)', await timed(page({ limit: 50, status: 'rate_limited' })));
+    row('request log, status 404 (no rows: full scan)', await timed(page({ limit: 50, status: 404 })));
+    row('usage per day, server and tool, 30 days', await timed(() => usageDaily(db, target!, 30)));
+  } finally {
+    await close();
+  }
+}
+
+await main();

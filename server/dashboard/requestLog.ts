@@ -1,0 +1,144 @@
+// The request log (migration 0009): what the gateway records for each authenticated /mcp request,
+// and what the dashboard reads back. The gateway's hook is createRequestLog(db).record(entry): it
+// buffers entries and writes them in one INSERT per batch, off the request path.
+import type { Database } from '../db/pool.ts';
+
+export const REQUEST_LOG_RETENTION_DAYS = 30;
+
+export interface RequestLogEntry {
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  server: string;
+  /** JSON-RPC method, e.g. tools/call, tools/list, initialize. */
+  method: string;
+  tool: string | null;
+  /** HTTP status of the answer. */
+  status: number;
+  /** DESIGN.md §3 error code, null on success. */
+  error_code: string | null;
+  credits: number;
+  latency_ms: number;
+  created_at: Date;
+}
+
+export interface RequestLogRow extends Omit<RequestLogEntry, 'created_at'> {
+  id: number;
+  created_at: string;
+}
+
+/** Inserts many entries in one statement. */
+export async function requestLogInsertMany(db: Database, entries: readonly RequestLogEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const col = <K extends keyof RequestLogEntry>(k: K) => entries.map((e) => e[k]);
+  await db.query(
+    `INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
+     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])`,
+    [
+      col('account_id'),
+      col('key_id'),
+      col('request_id'),
+      col('server'),
+      col('method'),
+      col('tool'),
+      col('status'),
+      col('error_code'),
+      col('credits'),
+      entries.map((e) => Math.max(0, Math.round(e.latency_ms))),
+      col('created_at'),
+    ],
+  );
+}
+
+export interface RequestLog {
+  /** Queues one entry; written within flushMs or when the batch is full. Never throws. */
+  record(entry: RequestLogEntry): void;
+  /** Writes what is queued now (tests, shutdown). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The gateway's hook. A failed write is reported to onError and dropped: the log is for
+ * debugging and must never fail or slow a request.
+ */
+export function createRequestLog(
+  db: Database,
+  opts: { flushMs?: number; maxBatch?: number; onError?: (err: unknown) => void } = {},
+): RequestLog {
+  const flushMs = opts.flushMs ?? 1000;
+  const maxBatch = opts.maxBatch ?? 500;
+  let queue: RequestLogEntry[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  const flush = async () => {
+    const batch = queue;
+    queue = [];
+    writing = writing.then(() => requestLogInsertMany(db, batch).catch((err: unknown) => opts.onError?.(err)));
+    await writing;
+  };
+  const timer = setInterval(() => void flush(), flushMs);
+  timer.unref();
+  return {
+    record(entry) {
+      queue.push(entry);
+      if (queue.length >= maxBatch) void flush();
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+export interface RequestLogFilter {
+  key_id?: string;
+  server?: string;
+  tool?: string;
+  /** 'ok' (2xx), 'error' (4xx/5xx but 429), 'rate_limited' (429), or one HTTP status. */
+  status?: 'ok' | 'error' | 'rate_limited' | number;
+  /** Keyset cursor: rows written before this row id (ids follow write order, which is time order within a batch's second). */
+  before?: number;
+  limit: number;
+}
+
+/** One page of an account's log, newest first, within the retention period. */
+export async function requestLogPage(
+  db: Database,
+  accountId: string,
+  f: RequestLogFilter,
+  retentionDays = REQUEST_LOG_RETENTION_DAYS,
+): Promise<{ rows: RequestLogRow[]; next: string | null }> {
+  // Only the filters given become conditions (no "$n IS NULL OR …"), so the planner walks the
+  // (account_id, id DESC) index newest first and stops after limit + 1 matching rows.
+  const values: unknown[] = [accountId, retentionDays];
+  const where = ['account_id = $1', 'created_at > now() - make_interval(days => $2)'];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    values.push(value);
+    where.push(sql(`$${values.length}`));
+  };
+  if (f.key_id !== undefined) add((n) => `key_id = ${n}::uuid`, f.key_id);
+  if (f.server !== undefined) add((n) => `server = ${n}`, f.server);
+  if (f.tool !== undefined) add((n) => `tool = ${n}`, f.tool);
+  if (f.before !== undefined) add((n) => `id < ${n}::bigint`, f.before);
+  if (typeof f.status === 'number') add((n) => `status = ${n}::smallint`, f.status);
+  else if (f.status === 'ok') where.push('status BETWEEN 200 AND 299');
+  else if (f.status === 'rate_limited') where.push('status = 429');
+  else if (f.status === 'error') where.push('status >= 400 AND status <> 429');
+  values.push(f.limit + 1);
+  const res = await db.query<RequestLogRow & { created_at: Date }>(
+    `SELECT id, account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at
+       FROM request_log WHERE ${where.join(' AND ')}
+      ORDER BY id DESC LIMIT $${values.length}`,
+    values,
+  );
+  const rows = res.rows.slice(0, f.limit).map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+  const last = rows.at(-1);
+  const next = res.rows.length > f.limit && last ? String(last.id) : null;
+  return { rows, next };
+}
+
+/** Deletes rows past the retention period (run by the dashboard's periodic sweep). */
+export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS): Promise<void> {
+  await db.query('DELETE FROM request_log WHERE created_at < now() - make_interval(days => $1)', [retentionDays]);
+}
