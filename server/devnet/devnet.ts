@@ -81,7 +81,25 @@ export interface DevnetManifest {
   transfers: DevnetTransfer[];
   /** Token balances after seeding: symbol → address → amount (smallest unit, decimal string). */
   balances: Record<string, Record<string, string>>;
+  payments: DevnetPayments;
 }
+
+/**
+ * What paying in USDC needs on the devnet (issue 21): a USDC-like token with EIP-3009 under
+ * USDC's EIP-712 domain, a treasury that receives payments, and funded payer wallets. These
+ * accounts are apart from the labelled ones above, whose seeded history they never touch.
+ */
+export interface DevnetPayments {
+  usdc: { address: Address; symbol: 'USDC'; decimals: 6; eip712: { name: string; version: string }; eip3009: true };
+  treasury: { address: Address; mnemonic_index: number };
+  /** Wallets holding USDC (and gas): sign in with one, then pay from it. */
+  payers: { address: Address; mnemonic_index: number; usdc: string }[];
+}
+
+/** Mnemonic indices of the payment accounts (anvil funds the first ten; these get ETH by RPC). */
+const PAYMENT_INDICES = { issuer: 10, treasury: 11, payers: [12, 13, 14] } as const;
+/** USDC each payer starts with: 10,000.00 (6 decimals). */
+const PAYER_USDC = 10_000n * 10n ** 6n;
 
 export interface Devnet {
   manifest: DevnetManifest;
@@ -258,5 +276,33 @@ async function seed(rpcUrl: string): Promise<DevnetManifest> {
     tokens,
     transfers,
     balances,
+    payments: await seedPayments(rpcUrl),
+  };
+}
+
+/** The payment accounts and the USDC-like token, deployed by an issuer of their own after everything else. */
+async function seedPayments(rpcUrl: string): Promise<DevnetPayments> {
+  const chain = { ...foundry, rpcUrls: { default: { http: [rpcUrl] } } };
+  const transport = http(rpcUrl);
+  const pub = createPublicClient({ chain, transport });
+  const account = (index: number) => mnemonicToAccount(MNEMONIC, { addressIndex: index });
+  const issuer = account(PAYMENT_INDICES.issuer);
+  const treasury = account(PAYMENT_INDICES.treasury);
+  const payers = PAYMENT_INDICES.payers.map(account);
+  // Gas by RPC (anvil_setBalance), not by transfers: no seeded account's history changes.
+  const testClient = createTestClient({ mode: 'anvil', chain, transport });
+  for (const a of [issuer, treasury, ...payers]) await testClient.setBalance({ address: a.address, value: parseEther('100') });
+  const { abi, bytecode } = artifact('DevUsdc');
+  const hash = await createWalletClient({ account: issuer, chain, transport }).deployContract({
+    abi,
+    bytecode,
+    args: [payers.map((p) => p.address), PAYER_USDC],
+  });
+  const receipt = await pub.waitForTransactionReceipt({ hash });
+  if (!receipt.contractAddress) throw new Error('DevUsdc was not deployed');
+  return {
+    usdc: { address: getAddress(receipt.contractAddress), symbol: 'USDC', decimals: 6, eip712: { name: 'USD Coin', version: '2' }, eip3009: true },
+    treasury: { address: treasury.address, mnemonic_index: PAYMENT_INDICES.treasury },
+    payers: payers.map((p, i) => ({ address: p.address, mnemonic_index: PAYMENT_INDICES.payers[i]!, usdc: PAYER_USDC.toString() })),
   };
 }
