@@ -10,6 +10,7 @@ import { migrate, migrationsCurrent } from './db/migrate.ts';
 import { openDatabase, type Database } from './db/pool.ts';
 import { KeyResolver } from './keys/resolver.ts';
 import { buildRegistry, type Registry } from './mcp/registry.ts';
+import { createRequestLog } from './dashboard/requestLog.ts';
 import { FreeMeter } from './metering/free-meter.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
@@ -163,6 +164,9 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     onRenewals: (count) => metrics.renewals.inc(count),
   });
 
+  // Each authenticated /mcp request, for the dashboard's request log (written in batches).
+  const requestLog = createRequestLog(db, { onError: (err) => log(`request log write failed: ${(err as Error).message}`) });
+
   let planCache: { plans: Plan[]; at: number } | undefined;
   const plans = async () => {
     if (planCache && Date.now() - planCache.at < 5000) return planCache.plans;
@@ -179,6 +183,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
     connectLimit: config.connectLimit,
+    requestLog,
     usage: new SqlUsageReader(db),
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
@@ -238,6 +243,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
         await keys.flushLastUsed().catch(() => {});
+        await requestLog.close().catch(() => {});
         await db.close();
       })();
       return closing;

@@ -34,6 +34,25 @@ export interface GatewayDeps {
   version: string;
   /** The per-key bucket for everything but tools/call (rate-limit.ts). */
   connectLimit: ConnectLimit;
+  /** Where each authenticated request is logged for the account's request log (never throws). */
+  requestLog?: RequestLogSink;
+}
+
+/** One authenticated request as the dashboard's request log keeps it. */
+export interface RequestLogSink {
+  record(entry: {
+    account_id: string;
+    key_id: string | null;
+    request_id: string;
+    server: string;
+    method: string;
+    tool: string | null;
+    status: number;
+    error_code: string | null;
+    credits: number;
+    latency_ms: number;
+    created_at: Date;
+  }): void;
 }
 
 /** Refusals before a tool runs, counted by code in cryptomcp_gateway_rejections_total. */
@@ -223,6 +242,22 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       m.mcpOperationDuration.record({ mcp_method_name: method, gen_ai_tool_name: tool, error_type: outcome === 'ok' ? '' : outcome }, seconds);
     }
     if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: trail?.grant?.plan ?? '' });
+    const grant = trail?.grant;
+    if (grant && deps.requestLog) {
+      deps.requestLog.record({
+        account_id: grant.account_id,
+        key_id: grant.key_id,
+        request_id: request.id,
+        server,
+        method: trail.method ?? request.method,
+        tool: trail.tool ?? null,
+        status,
+        error_code: trail.outcome ?? null,
+        credits: trail.creditsUsed,
+        latency_ms: reply.elapsedTime,
+        created_at: new Date(Date.now() - reply.elapsedTime),
+      });
+    }
     endMcpSpan(trail?.span, { code: trail?.outcome, status, creditsUsed: trail?.creditsUsed ?? 0, remaining: trail?.remaining });
   });
 }

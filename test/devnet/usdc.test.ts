@@ -95,12 +95,13 @@ describe('the devnet USDC (EIP-3009)', () => {
     expect(await pub.readContract({ address: usdc, abi, functionName: 'name' })).toBe('USD Coin');
     expect(await pub.readContract({ address: usdc, abi, functionName: 'decimals' })).toBe(6);
     const separator = await pub.readContract({ address: usdc, abi, functionName: 'DOMAIN_SEPARATOR' });
-    expect(separator).toBe(hashDomain({ domain: { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: usdc }, types: { EIP712Domain: [
+    const EIP712Domain = [
       { name: 'name', type: 'string' },
       { name: 'version', type: 'string' },
       { name: 'chainId', type: 'uint256' },
       { name: 'verifyingContract', type: 'address' },
-    ] } }));
+    ] as const;
+    expect(separator).toBe(hashDomain({ domain: { name: 'USD Coin', version: '2', chainId: 31337n, verifyingContract: usdc }, types: { EIP712Domain } }));
     expect(p.payers).toHaveLength(3);
     for (const payer of p.payers) expect(await balance(payer.address)).toBe(BigInt(payer.usdc));
     expect(BigInt(p.payers[0]!.usdc)).toBe(10_000_000_000n);
