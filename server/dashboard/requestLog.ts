@@ -2,25 +2,11 @@
 // and what the dashboard reads back. The gateway's hook is createRequestLog(db).record(entry): it
 // buffers entries and writes them in one INSERT per batch, off the request path.
 import type { Database } from '../db/pool.ts';
+import type { RequestLogEntry } from '../gateway/plugin.ts';
 
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 
-export interface RequestLogEntry {
-  account_id: string;
-  key_id: string | null;
-  request_id: string;
-  server: string;
-  /** JSON-RPC method, e.g. tools/call, tools/list, initialize. */
-  method: string;
-  tool: string | null;
-  /** HTTP status of the answer. */
-  status: number;
-  /** DESIGN.md §3 error code, null on success. */
-  error_code: string | null;
-  credits: number;
-  latency_ms: number;
-  created_at: Date;
-}
+export type { RequestLogEntry };
 
 export interface RequestLogRow extends Omit<RequestLogEntry, 'created_at'> {
   id: number;

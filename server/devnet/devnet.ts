@@ -25,7 +25,7 @@ import { freePort } from '../db/embedded.ts';
 import { ApiError } from '../errors.ts';
 
 /** Anvil's well-known test mnemonic: its accounts are public and worthless. */
-const MNEMONIC = 'test test test test test test test test test test test junk';
+export const MNEMONIC = 'test test test test test test test test test test test junk';
 
 type Artifact = { abi: Abi; bytecode: Hex };
 const ARTIFACTS = JSON.parse(fs.readFileSync(new URL('./artifacts.json', import.meta.url), 'utf8')) as Record<string, Artifact>;

@@ -38,21 +38,27 @@ export interface GatewayDeps {
   requestLog?: RequestLogSink;
 }
 
-/** One authenticated request as the dashboard's request log keeps it. */
+/** One authenticated request as the gateway reports it to the account's request log. */
+export interface RequestLogEntry {
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  server: string;
+  /** JSON-RPC method, e.g. tools/call, tools/list, initialize. */
+  method: string;
+  tool: string | null;
+  /** HTTP status of the answer. */
+  status: number;
+  /** DESIGN.md §3 error code, null on success. */
+  error_code: string | null;
+  /** Credits charged in the end (0 when refunded). */
+  credits: number;
+  latency_ms: number;
+  created_at: Date;
+}
+
 export interface RequestLogSink {
-  record(entry: {
-    account_id: string;
-    key_id: string | null;
-    request_id: string;
-    server: string;
-    method: string;
-    tool: string | null;
-    status: number;
-    error_code: string | null;
-    credits: number;
-    latency_ms: number;
-    created_at: Date;
-  }): void;
+  record(entry: RequestLogEntry): void;
 }
 
 /** Refusals before a tool runs, counted by code in cryptomcp_gateway_rejections_total. */

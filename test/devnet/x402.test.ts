@@ -10,9 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseAbi, publicActions } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import { MNEMONIC, startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 
-const MNEMONIC = 'test test test test test test test test test test test junk';
 let devnet: Devnet;
 beforeAll(async () => {
   devnet = await startDevnet();
