@@ -15,7 +15,7 @@ import { openDatabase, type Database } from './db/pool.ts';
 import { banner, ensureDemoAccount } from './demo.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
-import { startService, VERSION } from './runtime.ts';
+import { VERSION } from './version.ts';
 import { SERVER_NAMES } from './mcp/names.ts';
 import { describeTracing, shutdownTelemetry } from './telemetry/start.ts';
 
@@ -73,6 +73,8 @@ program
   .option('--demo', 'on a fresh database, create a demo account and print its key (npm start does)')
   .action(async (opts: { demo?: boolean }) => {
     const c = config();
+    // Loaded here, not at the top: the administrative commands below never load the service.
+    const { startService } = await import('./runtime.ts');
     const service = await startService(c, {
       logger: c.logLevel === 'silent' ? false : { level: c.logLevel },
       log: (line) => process.stderr.write(`${line}\n`),

@@ -1,7 +1,6 @@
 // Starts the service for `cryptomcp serve` / `npm start`: database (embedded or DATABASE_URL),
 // migrations, the gateway, the metrics port, background sweeps; and stops it in the reverse
 // order, letting in-flight requests finish.
-import fs from 'node:fs';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { planList, type Plan } from './accounts/plans.ts';
 import { buildApp } from './app.ts';
@@ -34,10 +33,9 @@ import { GitHubClient } from './providers/github.ts';
 import { RedditSource } from './providers/reddit.ts';
 import { serverModules } from './servers/index.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
+import { VERSION } from './version.ts';
 
-export const VERSION: string = (
-  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { VERSION };
 
 export interface RunningService {
   app: FastifyInstance;

@@ -5,15 +5,9 @@ import { createPublicClient, http, TimeoutError, type PublicClient, type Transpo
 import { base, bsc, mainnet, polygon } from 'viem/chains';
 import { observedFetch } from '../http.ts';
 
-export const EVM_NETWORKS = ['ethereum', 'base', 'polygon', 'bsc'] as const;
-export type EvmNetwork = (typeof EVM_NETWORKS)[number];
+import type { EvmNetwork } from './networks.ts';
 
-export const DEFAULT_RPC_URLS: Record<EvmNetwork, string> = {
-  ethereum: 'https://ethereum-rpc.publicnode.com',
-  base: 'https://mainnet.base.org',
-  polygon: 'https://polygon-rpc.com',
-  bsc: 'https://bsc-dataseed.bnbchain.org',
-};
+export { DEFAULT_RPC_URLS, EVM_NETWORKS, type EvmNetwork } from './networks.ts';
 
 const CHAINS = { ethereum: mainnet, base, polygon, bsc } as const;
 
