@@ -90,6 +90,9 @@ const EnvSchema = z.object({
   GITHUB_API_URL: z.string().url().optional(),
   GITHUB_TOKEN: z.string().min(1).optional(),
   GITHUB_TIMEOUT_MS: intFrom(8000, 100),
+  // One call to an HTTP data API (CoinGecko, DefiLlama, GitHub, Reddit, the explorer), all retries
+  // and waits included: past it the tool fails with 504 UPSTREAM_TIMEOUT naming the provider.
+  UPSTREAM_DEADLINE_MS: intFrom(10000, 100),
   ETHEREUM_RPC_URL: z.string().url().optional(),
   BASE_RPC_URL: z.string().url().optional(),
   POLYGON_RPC_URL: z.string().url().optional(),
@@ -158,6 +161,8 @@ export interface Config {
   solanaRpcUrl: string;
   /** Etherscan-style multichain explorer API (v2, chainid parameter); off without a key. */
   explorer: { baseUrl: string; apiKey: string | undefined };
+  /** The deadline of one HTTP data API call, retries included (UPSTREAM_DEADLINE_MS). */
+  upstreamDeadlineMs: number;
   /** A devnet manifest: its labelled accounts join the address labels, its tokens the registry. */
   devnetManifest: string | undefined;
   /** Create and print a demo key on a fresh database (on for `npm start`). */
@@ -247,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evmFinalityDepth: e.EVM_FINALITY_DEPTH,
     solanaRpcUrl: e.SOLANA_RPC_URL,
     explorer: { baseUrl: e.EXPLORER_API_URL, apiKey: e.EXPLORER_API_KEY },
+    upstreamDeadlineMs: e.UPSTREAM_DEADLINE_MS,
     devnetManifest: e.DEVNET_MANIFEST ? path.resolve(e.DEVNET_MANIFEST) : undefined,
     demoAccount: e.DEMO_ACCOUNT,
     trustProxyHops: e.TRUST_PROXY_HOPS,

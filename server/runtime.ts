@@ -97,6 +97,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
             baseUrl: config.coingecko.baseUrl,
             apiKey: config.coingecko.apiKey,
             timeoutMs: config.coingecko.timeoutMs,
+            deadlineMs: config.upstreamDeadlineMs,
           }),
           snapshot,
         )
@@ -121,19 +122,19 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     }),
     solana: new SolanaRpc({ url: config.solanaRpcUrl, timeoutMs: config.evm.timeoutMs, retries: config.evm.retries, deadlineMs: config.evm.deadlineMs }),
     chainCache: new ChainCache({ finalityDepth: config.evmFinalityDepth }),
-    explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs }) : undefined,
+    explorer: config.explorer.apiKey ? new ExplorerApi({ ...config.explorer, apiKey: config.explorer.apiKey, timeoutMs: config.evm.timeoutMs, deadlineMs: config.upstreamDeadlineMs }) : undefined,
     // Social and DeFi data load on first use, so a process not serving those tools never holds them.
     social:
       config.social.mode === 'live'
-        ? new RedditSource({ ...config.social.reddit, registry: snapshot.registry, extractor: mentionExtractor(snapshot.data.assets) })
+        ? new RedditSource({ ...config.social.reddit, deadlineMs: config.upstreamDeadlineMs, registry: snapshot.registry, extractor: mentionExtractor(snapshot.data.assets) })
         : new SnapshotSocialSource(socialData),
     socialData,
     projects:
       config.projects.mode === 'live'
-        ? new FallbackProjectSource(new DefiLlamaSource(config.projects.defillama), new SnapshotProjectSource(projectsData))
+        ? new FallbackProjectSource(new DefiLlamaSource({ ...config.projects.defillama, deadlineMs: config.upstreamDeadlineMs }), new SnapshotProjectSource(projectsData))
         : new SnapshotProjectSource(projectsData),
     projectsData,
-    github: config.github ? new GitHubClient(config.github) : undefined,
+    github: config.github ? new GitHubClient({ ...config.github, deadlineMs: config.upstreamDeadlineMs }) : undefined,
   };
   const registry = buildRegistry(
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),

@@ -47,6 +47,8 @@ export interface DefiLlamaOptions {
   baseUrl: string;
   timeoutMs?: number;
   retries?: number;
+  /** All attempts and waits of one call together (GetJsonOptions.deadlineMs). */
+  deadlineMs?: number;
   /** How long answers are reused (default 10 minutes: DefiLlama updates TVL about hourly). */
   cacheTtlMs?: number;
   now?: () => number;
@@ -65,7 +67,7 @@ export class DefiLlamaSource implements ProjectSource {
   #get(path: string, signal?: AbortSignal): Promise<unknown> {
     return this.#cache.getOrLoad(
       path,
-      () => getJson(`${this.#opts.baseUrl}${path}`, { provider: PROVIDER, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries }),
+      () => getJson(`${this.#opts.baseUrl}${path}`, { provider: PROVIDER, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries, deadlineMs: this.#opts.deadlineMs }),
       signal,
     );
   }

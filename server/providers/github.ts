@@ -46,6 +46,8 @@ export interface GitHubOptions {
   token?: string | undefined;
   timeoutMs?: number;
   retries?: number;
+  /** All attempts and waits of one call together (GetJsonOptions.deadlineMs). */
+  deadlineMs?: number;
   cacheTtlMs?: number;
 }
 
@@ -63,7 +65,7 @@ export class GitHubClient {
   #get(path: string): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'cryptomcp' };
     if (this.#o.token) headers.authorization = `Bearer ${this.#o.token}`;
-    return getJson(`${this.#o.baseUrl}${path}`, { provider: PROVIDER, headers, timeoutMs: this.#o.timeoutMs, retries: this.#o.retries });
+    return getJson(`${this.#o.baseUrl}${path}`, { provider: PROVIDER, headers, timeoutMs: this.#o.timeoutMs, retries: this.#o.retries, deadlineMs: this.#o.deadlineMs });
   }
 
   activity(repo: string, signal?: AbortSignal): Promise<DeveloperActivity> {

@@ -47,6 +47,8 @@ export interface RedditOptions {
   days?: number;
   timeoutMs?: number;
   retries?: number;
+  /** All attempts and waits of one call together (GetJsonOptions.deadlineMs). */
+  deadlineMs?: number;
   cacheTtlMs?: number;
   now?: () => number;
   registry: AssetRegistry;
@@ -96,7 +98,7 @@ export class RedditSource implements SocialSource {
   async #fetch(path: string): Promise<SocialPost[]> {
     const headers: Record<string, string> = { 'user-agent': this.#o.userAgent };
     if (this.#o.token) headers.authorization = `Bearer ${this.#o.token}`;
-    const raw = await getJson(`${this.#o.baseUrl}${path}`, { provider: PROVIDER, headers, timeoutMs: this.#o.timeoutMs, retries: this.#o.retries });
+    const raw = await getJson(`${this.#o.baseUrl}${path}`, { provider: PROVIDER, headers, timeoutMs: this.#o.timeoutMs, retries: this.#o.retries, deadlineMs: this.#o.deadlineMs });
     const parsed = ListingSchema.safeParse(raw);
     if (!parsed.success) throw new ProviderError(PROVIDER, 'error', `${path.split('?')[0]}: unexpected response shape`);
     return parsed.data.data.children

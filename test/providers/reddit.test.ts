@@ -87,7 +87,7 @@ describe('RedditSource', () => {
 describe('social-intelligence with SOCIAL_DATA=live', () => {
   let suite: ToolSuite;
   beforeAll(async () => {
-    suite = await toolSuite('social-intelligence', 1000, { SOCIAL_DATA: 'live', REDDIT_BASE_URL: reddit.url, REDDIT_TIMEOUT_MS: '3000' });
+    suite = await toolSuite('social-intelligence', 1000, { SOCIAL_DATA: 'live', REDDIT_BASE_URL: reddit.url, REDDIT_TIMEOUT_MS: '3000', UPSTREAM_DEADLINE_MS: '600' });
   }, 120_000);
   afterAll(async () => {
     await suite?.close();
@@ -112,6 +112,19 @@ describe('social-intelligence with SOCIAL_DATA=live', () => {
     const res = await post(`${suite.svc.url}/mcp/social-intelligence`, toolCall('get_social_sentiment', { asset: 'ETH' }), { 'x-api-key': suite.key });
     expect(res.status).toBe(502);
     expect((res.body as { error: { code: string; details: { provider: string } } }).error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'live:reddit' } });
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  }, 60_000);
+
+  it('a Reddit that never answers is cut at UPSTREAM_DEADLINE_MS (600 ms here, under one 3 s attempt): 504 UPSTREAM_TIMEOUT naming live:reddit, free', async () => {
+    reddit.routes.set('/search.json', () => 'never');
+    const before = await balanceOf(suite.db, suite.accountId);
+    const started = performance.now();
+    const res = await post(`${suite.svc.url}/mcp/social-intelligence`, toolCall('get_social_sentiment', { asset: 'BTC' }), { 'x-api-key': suite.key });
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(504);
+    expect((res.body as { error: { code: string; details: { provider: string } } }).error).toMatchObject({ code: 'UPSTREAM_TIMEOUT', details: { provider: 'live:reddit' } });
+    // Without the configured deadline the first attempt alone would run its 3 s (REDDIT_TIMEOUT_MS).
+    expect(elapsed).toBeLessThan(3000);
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   }, 60_000);
 });

@@ -52,6 +52,8 @@ export interface ExplorerOptions {
   apiKey: string;
   timeoutMs?: number;
   retries?: number;
+  /** All attempts and waits of one call together (GetJsonOptions.deadlineMs). */
+  deadlineMs?: number;
 }
 
 export class ExplorerApi {
@@ -65,7 +67,7 @@ export class ExplorerApi {
     url.searchParams.set('chainid', String(CHAIN_IDS[network]));
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
     url.searchParams.set('apikey', this.#opts.apiKey);
-    const body = envelope.safeParse(await getJson(url.toString(), { provider: PROVIDER, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries, signal }));
+    const body = envelope.safeParse(await getJson(url.toString(), { provider: PROVIDER, timeoutMs: this.#opts.timeoutMs, retries: this.#opts.retries, deadlineMs: this.#opts.deadlineMs, signal }));
     if (!body.success) throw new ProviderError(PROVIDER, 'error', 'the explorer answered in an unexpected shape');
     const { status, message, result } = body.data;
     if (status === '1') return result;

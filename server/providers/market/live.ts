@@ -42,6 +42,8 @@ export interface CoinGeckoOptions {
   apiKeyHeader?: CoinGeckoKeyHeader;
   timeoutMs?: number;
   retries?: number;
+  /** All attempts and waits of one call together (GetJsonOptions.deadlineMs). */
+  deadlineMs?: number;
   cacheTtlMs?: number;
   cacheMaxEntries?: number;
   baseDelayMs?: number;
@@ -128,6 +130,7 @@ export class CoinGeckoProvider implements MarketDataProvider {
       provider: NAME,
       timeoutMs: options.timeoutMs ?? 8000,
       retries: options.retries ?? 2,
+      deadlineMs: options.deadlineMs,
       baseDelayMs: options.baseDelayMs,
       maxDelayMs: options.maxDelayMs,
       sleep: options.sleep,
