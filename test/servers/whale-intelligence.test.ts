@@ -271,7 +271,7 @@ describe('watchlists', () => {
     return Number(receipt.blockNumber);
   };
   type Activity = { watched: string; direction: string; tx_hash: string; asset: string; amount: string; usd: number | null; counterparty: string; counterparty_label: { label: string } | null };
-  type ActivityData = { total: number; caught_up: boolean; activity: Activity[] };
+  type ActivityData = { total: number; caught_up: boolean; activity: Activity[]; coverage: { chain: string }[] };
 
   it('watch → new transfers on the devnet → get_watch_activity shows exactly those → a second call shows nothing new', async () => {
     const c = account('Devnet wallet C');
@@ -338,27 +338,40 @@ describe('watchlists', () => {
     expect(rest.data.activity.map((x) => [x.tx_hash, x.watched, x.amount])).toEqual([[hashes[2], c.address, '3']]);
   });
 
-  it('an RPC failure answers 502 naming the provider, charges nothing and moves no mark', async () => {
+  it('a chain whose RPC fails is listed under unavailable with its provider while the others answer; its marks stay; all chains failing is 502, free, no mark moved', async () => {
     // A watch on polygon, whose RPC is down (inserted directly: watch_address itself needs the RPC).
-    await suite.db.query(`INSERT INTO watches (account_id, chain, address, last_checked_block) VALUES ($1, 'polygon', $2, 5)`, [suite.accountId, account('Devnet wallet A').address.toLowerCase()]);
-    const marks = async () => (await suite.db.query<{ address: string; last_checked_block: number }>('SELECT address, last_checked_block FROM watches WHERE account_id = $1 ORDER BY id', [suite.accountId])).rows;
-    // New ethereum activity exists, so a half-done call would move the ethereum marks.
-    await mined(await wallet(indexOf('Devnet wallet D')).sendTransaction({ to: account('Devnet wallet A').address, value: 1n }));
-    const marksBefore = await marks();
+    const onPolygon = account('Devnet wallet A').address;
+    await suite.db.query(`INSERT INTO watches (account_id, chain, address, last_checked_block) VALUES ($1, 'polygon', $2, 5)`, [suite.accountId, onPolygon.toLowerCase()]);
+    const marks = async () => (await suite.db.query<{ chain: string; address: string; last_checked_block: number }>('SELECT chain, address, last_checked_block FROM watches WHERE account_id = $1 ORDER BY id', [suite.accountId])).rows;
+    const polygonMark = async () => (await marks()).find((m) => m.chain === 'polygon')!.last_checked_block;
+
+    // Only the dead chain asked for: nothing can be answered, so the call fails whole and is free.
     const before = await balanceOf(suite.db, suite.accountId);
-    const res = await raw('get_watch_activity', {});
-    expect(res.status).toBe(502);
-    expect((res.body as ErrorBody).error.details.provider).toBe('evm:polygon');
+    const marksBefore = await marks();
+    const dead = await raw('get_watch_activity', { chain: 'polygon' });
+    expect(dead.status).toBe(502);
+    expect((dead.body as ErrorBody).error.details.provider).toBe('evm:polygon');
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
     expect(await marks()).toEqual(marksBefore);
     const watchDown = await raw('watch_address', { chain: 'polygon', address: account('Devnet wallet B').address });
     expect(watchDown.status).toBe(502);
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
     expect((await marks()).length).toBe(marksBefore.length);
-    await suite.db.query(`DELETE FROM watches WHERE account_id = $1 AND chain = 'polygon'`, [suite.accountId]);
-    // With the dead chain gone, the same activity is reported.
-    const env = await suite.call<ActivityData>('get_watch_activity', { chain: 'ethereum' });
+
+    // All chains: ethereum answers its new transfer, polygon is listed as unavailable and keeps its mark.
+    await mined(await wallet(indexOf('Devnet wallet D')).sendTransaction({ to: account('Devnet wallet A').address, value: 1n }));
+    const env = await suite.call<ActivityData & { unavailable?: { chain: string; code: string; provider: string; watches: string[] }[] }>('get_watch_activity', {});
     expect(env.data.total).toBe(1);
+    expect(env.data.activity[0]).toMatchObject({ chain: 'ethereum' });
+    expect(env.data.unavailable).toEqual([{ chain: 'polygon', code: 'UPSTREAM_ERROR', provider: 'evm:polygon', watches: [onPolygon] }]);
+    expect(env.data.caught_up).toBe(false);
+    expect(env.data.coverage.every((c) => c.chain !== 'polygon')).toBe(true);
+    expect(await polygonMark()).toBe(5);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before - 2);
+    await suite.db.query(`DELETE FROM watches WHERE account_id = $1 AND chain = 'polygon'`, [suite.accountId]);
+    // The ethereum marks moved past what was reported: nothing new comes twice.
+    const again = await suite.call<ActivityData>('get_watch_activity', { chain: 'ethereum' });
+    expect(again.data.total).toBe(0);
   });
 
   it('unwatch removes; unwatching an unknown address is 404; a malformed or wrong-family address is 400 naming the field; none of the failures is charged', async () => {

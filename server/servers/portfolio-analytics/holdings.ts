@@ -13,6 +13,7 @@ import type { TokenEntry } from '../../providers/tokens.ts';
 import { causedBy, rpc } from '../common/evm.ts';
 export { walletAddressSchema } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
+import { failureOf } from '../common/unavailable.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /** Multicall3 (and the devnet's DevMulticall, at the same address): the two reads we use. */
@@ -102,8 +103,7 @@ export async function scanPortfolio(deps: ServerDeps, addresses: string[], chain
         }
       } catch (err) {
         firstError ??= err;
-        const e = err instanceof ApiError ? err : undefined;
-        unavailable.push({ chain, code: e?.code ?? 'UPSTREAM_ERROR', provider: String((e?.details as { provider?: string } | undefined)?.provider ?? chain) });
+        unavailable.push({ chain, ...failureOf(err, chain) });
       }
     }),
   );

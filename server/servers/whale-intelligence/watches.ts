@@ -10,6 +10,7 @@ import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
 import type { SolanaTransaction } from '../../providers/solana.ts';
 import { MAX_WATCHES_PER_ACCOUNT, type Watch, type WatchMark } from '../../watchlists/store.ts';
 import { chainSchema } from '../common/evm.ts';
+import { failureOf } from '../common/unavailable.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetFacts, headBlock, labeller, labelView, pricesAsOf, pricesUsed, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS, type AssetFacts, type Movement } from './scan.ts';
 import { SOLANA_ADDRESS, solanaMark, solanaMoves, solanaPricing, solanaSince } from './solana-watch.ts';
@@ -133,7 +134,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_watch_activity',
       title: 'Watched address activity',
-      description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains.`,
+      description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains. A chain whose node fails is listed under unavailable (its marks stay) while the others answer.`,
       input: z
         .object({
           chain: chainFilter.describe('Only watches on this chain (default: all).'),
@@ -154,52 +155,71 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         const items: Item[] = [];
         const scanned: { watch: Watch; chain: Chain; head: number; from: number; to: number; skipped_older?: boolean }[] = [];
         const allFacts: { network: EvmNetwork; f: AssetFacts }[] = [];
-        // Everything is read before anything is written: an RPC failure leaves every mark as it was.
+        // Everything is read before anything is written: a chain whose RPC fails moves none of its
+        // marks and is listed under `unavailable`; the other chains answer. All failing is an error.
         const deadline = Date.now() + WATCH_SCAN_BUDGET_MS;
+        const unavailable: { chain: Chain; code: string; provider: string; watches: string[] }[] = [];
+        let firstError: unknown;
         for (const [chain, group] of byChain) {
-          if (chain === 'solana') {
-            const news = await Promise.all(group.map((w) => solanaSince(deps, w.address, w.last_checked_block ?? 0, ctx.signal)));
-            group.forEach((w, i) => {
-              const n = news[i]!;
-              const from = (w.last_checked_block ?? 0) + 1;
-              scanned.push({ watch: w, chain, head: n.newest, from, to: n.newest, ...(n.complete ? {} : { skipped_older: true }) });
-              n.signatures.forEach((sig, k) => items.push({ kind: 'solana', chain, block: sig.slot, position: k, watch: w, signature: sig.signature }));
-            });
-            continue;
-          }
-          const network = chain;
-          const client = deps.evm.client(network);
-          const head = await headBlock(client, network);
-          // One scan per chain covers every watch, from the oldest mark on, for at most
-          // WHALE_MAX_BLOCKS blocks; a watch further ahead waits until the laggard catches up.
-          const froms = group.map((w) => (w.last_checked_block ?? head) + 1);
-          const spanTo = Math.min(head, Math.min(...froms) + WHALE_MAX_BLOCKS - 1);
-          const ranges = group.map((w, i) => ({ watch: w, chain, head, from: froms[i]!, to: spanTo }));
-          scanned.push(...ranges);
-          const open = ranges.filter((r) => r.from <= r.to);
-          if (open.length === 0) continue;
-          const span = { from: Math.min(...open.map((r) => r.from)), to: spanTo };
-          const parties = new Map(open.map((r) => [getAddress(r.watch.address), r]));
-          const inRange = (a: Address, block: number) => {
-            const r = parties.get(a);
-            return r !== undefined && block >= r.from && block <= r.to;
-          };
-          const [native, logs] = await Promise.all([
-            scanNative(client, network, span, (m) => inRange(m.from, m.block) || inRange(m.to, m.block), ctx.signal, { stopAt: deadline }),
-            scanTransfers(client, network, span, { parties: [...parties.keys()] }),
-          ]);
-          // The block scan may stop early (its time budget): everything then ends where it did.
-          for (const r of ranges) r.to = Math.min(r.to, native.to);
-          const moved = [...native.movements, ...logs.filter((m) => m.block <= native.to)];
-          for (const m of moved) {
-            // One movement between two watched addresses is news for each of them.
-            for (const side of new Set([m.from, m.to])) {
-              if (inRange(side, m.block)) items.push({ kind: 'evm', chain, block: m.block, position: m.position, watch: parties.get(side)!.watch, m });
+          const chainItems: Item[] = [];
+          const chainScanned: typeof scanned = [];
+          const chainFacts: typeof allFacts = [];
+          const scanChain = async (): Promise<void> => {
+            if (chain === 'solana') {
+              const news = await Promise.all(group.map((w) => solanaSince(deps, w.address, w.last_checked_block ?? 0, ctx.signal)));
+              group.forEach((w, i) => {
+                const n = news[i]!;
+                const from = (w.last_checked_block ?? 0) + 1;
+                chainScanned.push({ watch: w, chain, head: n.newest, from, to: n.newest, ...(n.complete ? {} : { skipped_older: true }) });
+                n.signatures.forEach((sig, k) => chainItems.push({ kind: 'solana', chain, block: sig.slot, position: k, watch: w, signature: sig.signature }));
+              });
+              return;
             }
+            const network = chain;
+            const client = deps.evm.client(network);
+            const head = await headBlock(client, network);
+            // One scan per chain covers every watch, from the oldest mark on, for at most
+            // WHALE_MAX_BLOCKS blocks; a watch further ahead waits until the laggard catches up.
+            const froms = group.map((w) => (w.last_checked_block ?? head) + 1);
+            const spanTo = Math.min(head, Math.min(...froms) + WHALE_MAX_BLOCKS - 1);
+            const ranges = group.map((w, i) => ({ watch: w, chain, head, from: froms[i]!, to: spanTo }));
+            chainScanned.push(...ranges);
+            const open = ranges.filter((r) => r.from <= r.to);
+            if (open.length === 0) return;
+            const span = { from: Math.min(...open.map((r) => r.from)), to: spanTo };
+            const parties = new Map(open.map((r) => [getAddress(r.watch.address), r]));
+            const inRange = (a: Address, block: number) => {
+              const r = parties.get(a);
+              return r !== undefined && block >= r.from && block <= r.to;
+            };
+            const [native, logs] = await Promise.all([
+              scanNative(client, network, span, (m) => inRange(m.from, m.block) || inRange(m.to, m.block), ctx.signal, { stopAt: deadline }),
+              scanTransfers(client, network, span, { parties: [...parties.keys()] }),
+            ]);
+            // The block scan may stop early (its time budget): everything then ends where it did.
+            for (const r of ranges) r.to = Math.min(r.to, native.to);
+            const moved = [...native.movements, ...logs.filter((m) => m.block <= native.to)];
+            for (const m of moved) {
+              // One movement between two watched addresses is news for each of them.
+              for (const side of new Set([m.from, m.to])) {
+                if (inRange(side, m.block)) chainItems.push({ kind: 'evm', chain, block: m.block, position: m.position, watch: parties.get(side)!.watch, m });
+              }
+            }
+            const facts = await assetFacts(deps, network, moved.map((m) => m.token), ctx.signal);
+            chainFacts.push(...[...facts.values()].map((f) => ({ network, f })));
+          };
+          try {
+            await scanChain();
+            items.push(...chainItems);
+            scanned.push(...chainScanned);
+            allFacts.push(...chainFacts);
+          } catch (err) {
+            if (ctx.signal.aborted) throw err;
+            firstError ??= err;
+            unavailable.push({ chain, ...failureOf(err, chain), watches: group.map((w) => shown(chain, w.address)) });
           }
-          const facts = await assetFacts(deps, network, moved.map((m) => m.token), ctx.signal);
-          allFacts.push(...[...facts.values()].map((f) => ({ network, f })));
         }
+        if (unavailable.length > 0 && unavailable.length === byChain.size) throw firstError;
         items.sort((a, b) => a.chain.localeCompare(b.chain) || a.block - b.block || a.position - b.position);
 
         // Cut after `limit` items at a block (slot) boundary: a block is never split, so one block
@@ -313,8 +333,9 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
         return {
           data: {
             watches: list.length,
-            caught_up: coverage.every((c) => c.caught_up),
+            caught_up: unavailable.length === 0 && coverage.every((c) => c.caught_up),
             coverage,
+            ...(unavailable.length ? { unavailable } : {}),
             total: activity.length,
             activity,
             prices: [...pricesUsed(allFacts.map((x) => x.f)), ...solPrices.quotes.filter((q) => !allFacts.some((x) => x.f.quote?.asset_id === q.asset_id))],
