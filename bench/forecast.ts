@@ -13,17 +13,17 @@ const snapshot = new SnapshotProvider();
 
 console.log(`bench:forecast — model auto, ${ORIGINS} rolling origins per cell, outcomes in each asset's last 365 days`);
 console.log('asset         last day    h   cov50  cov80  cov95   MASE   dir.acc  verdict');
-const rows: { h: number; cov50: number; cov80: number; cov95: number; mase: number; dir: number; up: number; misses: Record<number, { above: number; below: number }> }[] = [];
+const rows: { h: number; cov50: number; cov80: number; cov95: number; mase: number; dir: number | null; flat: number; up: number; misses: Record<number, { above: number; below: number }> }[] = [];
 for (const id of ASSETS) {
   const series = await snapshot.candles(id, { interval: 'daily' });
   const closes = series.candles.map((c) => c.close);
   for (const h of HORIZONS) {
     const r = backtest(closes, { horizon: h, model: 'auto', origins: ORIGINS, window: 365 });
     const cov80 = r.coverage[80]!;
-    rows.push({ h, cov50: r.coverage[50]!, cov80, cov95: r.coverage[95]!, mase: r.mase, dir: r.directional_accuracy, up: r.up_base_rate, misses: r.misses });
+    rows.push({ h, cov50: r.coverage[50]!, cov80, cov95: r.coverage[95]!, mase: r.mase, dir: r.directional_accuracy, flat: r.flat_forecasts, up: r.up_base_rate, misses: r.misses });
     const inBand = cov80 >= 0.72 && cov80 <= 0.88;
     console.log(
-      `${id.padEnd(13)} ${series.as_of}  ${String(h).padStart(2)}  ${pct(r.coverage[50]!)}  ${pct(cov80)}  ${pct(r.coverage[95]!)}  ${r.mase.toFixed(3).padStart(5)}  ${pct(r.directional_accuracy)}    ${inBand ? '80% in band' : '80% OUT of 72-88%'}; ${r.mase < 1 ? 'beats' : 'does not beat'} the random walk`,
+      `${id.padEnd(13)} ${series.as_of}  ${String(h).padStart(2)}  ${pct(r.coverage[50]!)}  ${pct(cov80)}  ${pct(r.coverage[95]!)}  ${r.mase.toFixed(3).padStart(5)}  ${r.directional_accuracy === null ? '    –' : pct(r.directional_accuracy)}    ${inBand ? '80% in band' : '80% OUT of 72-88%'}; ${r.mase < 1 ? 'beats' : 'does not beat'} the random walk`,
     );
   }
 }
@@ -34,7 +34,9 @@ const beats = rows.filter((r) => r.mase < 1).length;
 console.log(`80% intervals in 72-88%: ${inBand} of ${rows.length} cells; beats the random walk (MASE < 1): ${beats} of ${rows.length}`);
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 console.log(`pooled coverage: 50% ${pct(avg(rows.map((r) => r.cov50)))}, 80% ${pct(avg(rows.map((r) => r.cov80)))}, 95% ${pct(avg(rows.map((r) => r.cov95)))}; mean MASE ${avg(rows.map((r) => r.mase)).toFixed(3)}`);
-console.log(`pooled directional accuracy ${pct(avg(rows.map((r) => r.dir)))} against an up base rate of ${pct(avg(rows.map((r) => r.up)))} on the same origins (no edge unless clearly above both 50% and the base rate)`);
+const called = rows.filter((r): r is typeof r & { dir: number } => r.dir !== null);
+console.log(`flat forecasts (no direction called, counted apart): ${rows.reduce((a, r) => a + r.flat, 0)} of ${rows.length * ORIGINS}`);
+console.log(`pooled directional accuracy ${pct(avg(called.map((r) => r.dir)))} against an up base rate of ${pct(avg(rows.map((r) => r.up)))} on the same origins (no edge unless clearly above both 50% and the base rate)`);
 for (const h of HORIZONS) {
   const cells = rows.filter((r) => r.h === h);
   const side = (l: number) => `above ${pct(avg(cells.map((r) => r.misses[l]!.above)))} / below ${pct(avg(cells.map((r) => r.misses[l]!.below)))}`;

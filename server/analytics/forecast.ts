@@ -124,8 +124,13 @@ export interface BacktestResult {
   /** mae / naive_mae: below 1 beats the no-change random walk on the same origins. */
   mase: number;
   naive_mae: number;
-  /** Share of origins where the forecast and the outcome moved the same way from the last close. */
-  directional_accuracy: number;
+  /**
+   * Of the forecasts that called a direction (point above or below the last close), the share whose
+   * outcome moved that way; null when none did. A flat forecast calls nothing: counted apart.
+   */
+  directional_accuracy: number | null;
+  /** Origins whose point forecast equalled the last close (no direction called). */
+  flat_forecasts: number;
   /** Share of outcomes inside each interval, keyed by level in percent. */
   coverage: Record<number, number>;
   /** Share of outcomes above the upper and below the lower bound of each interval: where the misses fall. */
@@ -748,6 +753,7 @@ export function backtest(closes: readonly number[], options: BacktestOptions): B
   let absPctErr = 0;
   let naiveErr = 0;
   let sameDirection = 0;
+  let flat = 0;
   const hits = new Map<number, number>(levels.map((l) => [l, 0]));
   const above = new Map<number, number>(levels.map((l) => [l, 0]));
   const below = new Map<number, number>(levels.map((l) => [l, 0]));
@@ -765,7 +771,9 @@ export function backtest(closes: readonly number[], options: BacktestOptions): B
     absErr += Math.abs(actual - point);
     absPctErr += Math.abs((actual - point) / actual);
     naiveErr += Math.abs(actual - lastClose);
-    if (Math.sign(point - lastClose) === Math.sign(actual - lastClose)) sameDirection++;
+    const called = calledDirection(point, lastClose);
+    if (called === 0) flat++;
+    else if (called === Math.sign(actual - lastClose)) sameDirection++;
     if (actual > lastClose) upOutcomes++;
     for (const l of levels) {
       const [lo, hi] = intervalAt(d, horizon - 1, l);
@@ -785,12 +793,22 @@ export function backtest(closes: readonly number[], options: BacktestOptions): B
     // With a motionless series both errors are 0: the model ties the random walk.
     mase: naiveErr > 0 ? absErr / naiveErr : absErr > 0 ? Infinity : 1,
     naive_mae: naiveErr / k,
-    directional_accuracy: sameDirection / k,
+    directional_accuracy: k > flat ? sameDirection / (k - flat) : null,
+    flat_forecasts: flat,
     coverage: Object.fromEntries(levels.map((l) => [l, (hits.get(l) as number) / k])),
     misses: Object.fromEntries(levels.map((l) => [l, { above: (above.get(l) as number) / k, below: (below.get(l) as number) / k }])),
     up_base_rate: upOutcomes / k,
     models_used: modelsUsed,
   };
+}
+
+/**
+ * The direction a point forecast calls from the last close: 1 up, -1 down, 0 flat. Within a relative
+ * 1e-9 of the close it is flat (a zero drift comes back from the log scale with rounding noise).
+ */
+export function calledDirection(point: number, lastClose: number): -1 | 0 | 1 {
+  if (Math.abs(point - lastClose) <= 1e-9 * Math.abs(lastClose)) return 0;
+  return point > lastClose ? 1 : -1;
 }
 
 function fmt(x: number): string {

@@ -194,7 +194,15 @@ describe('backtest on simulated random walks', () => {
     expect(r.mae).toBeCloseTo(r.mase * r.naive_mae, 10);
     expect(r.directional_accuracy).toBeGreaterThan(0.4);
     expect(r.directional_accuracy).toBeLessThan(0.6);
+    expect(r.flat_forecasts).toBe(0);
     expect(r.mape).toBeGreaterThan(0);
+  });
+
+  it('a flat forecast calls no direction: counted apart, never as a right or a wrong one', () => {
+    // A motionless series: drift is 0, so every point forecast equals the last close.
+    const r = backtest(Array.from({ length: 400 }, () => 100), { horizon: 7, model: 'drift', origins: 50, window: 200 });
+    expect(r.flat_forecasts).toBe(r.origins);
+    expect(r.directional_accuracy).toBeNull();
   });
 
   it('uses origins evenly spaced inside the window and counts the models used', () => {

@@ -1,7 +1,7 @@
 // forecast_price, backtest_forecast, get_volatility_forecast, get_prediction_track_record.
 import { z } from 'zod';
 import { lastNDays } from '../../analytics/candles.ts';
-import { backtest, FORECAST_MODELS, forecast } from '../../analytics/forecast.ts';
+import { backtest, calledDirection, FORECAST_MODELS, forecast } from '../../analytics/forecast.ts';
 import { fitGarch11, forecastVolatility, logReturns, valueAtRisk95 } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -168,7 +168,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
             const target = f.path[f.path.length - 1]!;
             const actual = byDate.get(target.date);
             if (actual === undefined) return null;
-            const called = Math.sign(target.point - f.base_close);
+            const called = calledDirection(target.point, f.base_close);
             return {
               made_from: f.base_date,
               target_date: target.date,
