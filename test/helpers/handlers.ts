@@ -6,6 +6,7 @@ import type { ToolContext, ToolOutput } from '../../server/mcp/tool.ts';
 import { loadSnapshot, SnapshotProvider } from '../../server/providers/market/snapshot.ts';
 import { lazyProjectsData, SnapshotProjectSource } from '../../server/providers/projects/snapshot.ts';
 import { lazySocialDataset, SnapshotSocialSource } from '../../server/providers/social/snapshot.ts';
+import { createTokenRegistry } from '../../server/providers/tokens.ts';
 import type { ServerDeps } from '../../server/servers/deps.ts';
 import { serverModules } from '../../server/servers/index.ts';
 import type { ServerName } from '../../server/mcp/names.ts';
@@ -24,6 +25,7 @@ function snapshotDeps(): ServerDeps {
     socialData,
     projects: new SnapshotProjectSource(projectsData),
     projectsData,
+    tokens: createTokenRegistry({ assets: snapshot.registry.entries() }),
     explorer: undefined,
     github: undefined,
   };

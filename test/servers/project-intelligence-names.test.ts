@@ -7,7 +7,7 @@ import { callHandler } from '../helpers/handlers.ts';
 type Info = {
   name: string;
   tvl_usd: number;
-  token: { id: string; symbol: string } | null;
+  token: { id: string; symbol: string; linked_by: string } | null;
   tvl_history: { covered: boolean; tvl_usd?: number; as_of?: string; reason?: string };
   resolved_from?: { members: { name: string; tvl_usd: number }[]; chosen: string; rule: string };
 };
@@ -29,11 +29,21 @@ describe('get_project_profile by everyday name', () => {
     expect(tvls).toEqual([...tvls].sort((a, b) => b - a));
   });
 
-  it('"lido" is Lido itself, linked to its governance token LDO (Lido DAO)', async () => {
+  it('"lido" is Lido itself, linked to its governance token LDO (Lido DAO), the link corroborated by the explorer label putting LDO on lido.fi', async () => {
     const d = (await callHandler('project-intelligence', 'get_project_profile', { project: 'lido' })).data as Info;
     expect(d.name).toBe('Lido');
     expect(d.resolved_from).toBeUndefined();
     expect(d.token?.symbol.toUpperCase()).toBe('LDO');
+    expect(d.token?.linked_by).toBe('name_and_website');
+  });
+
+  it.each([
+    ['aave', 'AAVE'],
+    ['uniswap', 'UNI'],
+  ])('"%s" links %s with the way the link was made stated', async (query, symbol) => {
+    const d = (await callHandler('project-intelligence', 'get_project_profile', { project: query })).data as Info;
+    expect(d.token?.symbol.toUpperCase()).toBe(symbol);
+    expect(['name_and_website', 'name_only']).toContain(d.token?.linked_by);
   });
 
   it('a project whose TVL history is not in the snapshot gives its TVL on 2025-12-19 with that date and says so', async () => {

@@ -3,6 +3,7 @@ import { distance } from 'fastest-levenshtein';
 import { ApiError } from '../../errors.ts';
 import type { AssetEntry, AssetRegistry } from '../../providers/market/types.ts';
 import { slugOf, type Protocol } from '../../providers/projects/types.ts';
+import type { TokenRegistry } from '../../providers/tokens.ts';
 
 /** Chain names differ between DefiLlama's lists ("BSC" now, "Binance" in 2023) and our API. */
 const CHAIN_ALIASES: Record<string, string> = {
@@ -87,11 +88,47 @@ export function findChain(names: readonly string[], query: string): string {
   throw new ApiError('NOT_FOUND', `No chain matches "${query}".`, { chain: query, close_matches: close });
 }
 
+/** How a project's token was linked, strongest first (shown with the token in answers). */
+export type TokenLink =
+  /** DefiLlama names the token's CoinGecko id (the live API). */
+  | 'defillama_gecko_id'
+  /** The market registry's name for the asset is the project's, and an explorer token label ties a contract of that asset to a website on the project's own site. */
+  | 'name_and_website'
+  /** Only the market registry's name matches: no explorer label corroborates it. */
+  | 'name_only';
+
+export interface LinkedToken {
+  asset: AssetEntry;
+  linked_by: TokenLink;
+}
+
+/** A URL's site: its host without "www." and below the last two labels ("stake.lido.fi" → "lido.fi"). */
+export function siteOf(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    return new URL(url).hostname.toLowerCase().split('.').slice(-2).join('.');
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The project's token when it can be told: the live API's CoinGecko id, else a registry asset whose
  * name is the project's name without a version or product suffix ("Aave V3" → Aave), alone or with
- * DAO / Token / Protocol after it ("Lido" → Lido DAO). Only priced assets count.
+ * DAO / Token / Protocol after it ("Lido" → Lido DAO), corroborated when an explorer token label
+ * (`tokens`) puts a contract of that asset on the project's own site (LDO's label says
+ * stake.lido.fi, Lido's listing lido.fi). Only priced assets count.
  */
+export function linkedProjectToken(registry: AssetRegistry, tokens: TokenRegistry, p: Protocol): LinkedToken | undefined {
+  const asset = projectToken(registry, p);
+  if (!asset) return undefined;
+  if (p.gecko_id && asset.id === p.gecko_id) return { asset, linked_by: 'defillama_gecko_id' };
+  const site = siteOf(p.url);
+  const corroborated = site !== null && tokens.search(asset.symbol).some((t) => t.asset_id === asset.id && siteOf(t.website) === site);
+  return { asset, linked_by: corroborated ? 'name_and_website' : 'name_only' };
+}
+
+/** The project's token asset (see linkedProjectToken for how the link is made and shown). */
 export function projectToken(registry: AssetRegistry, p: Protocol): AssetEntry | undefined {
   if (p.gecko_id) {
     const e = registry.get(p.gecko_id);

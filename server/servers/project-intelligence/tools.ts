@@ -9,7 +9,7 @@ import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
 import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
-import { findChain, findProject, projectToken, resolveProject, sameChain } from './common.ts';
+import { findChain, findProject, linkedProjectToken, resolveProject, sameChain } from './common.ts';
 import { dueDiligence } from './diligence.ts';
 
 const ISO_DAY = isoDaySchema;
@@ -97,7 +97,8 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
         const { protocol: p, family } = resolveProject(list.protocols, args.project);
-        const [history, token] = [await projects.protocolTvl(p, ctx.signal), projectToken(market.registry, p)];
+        const [history, link] = [await projects.protocolTvl(p, ctx.signal), linkedProjectToken(market.registry, deps.tokens, p)];
+        const token = link?.asset;
         const quote = token ? (await market.quotes([token.id], ctx.signal))[0] : undefined;
         const listed = deps.projectsData().listing2023.get(p.name.toLowerCase());
         const rank = list.protocols.filter((x) => (x.tvl_usd ?? 0) > (p.tvl_usd ?? 0)).length + 1;
@@ -107,7 +108,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
             tvl_rank: p.tvl_usd === null ? null : rank,
             chain_tvls: p.chain_tvls ?? null,
             token: token
-              ? { id: token.id, symbol: token.symbol, name: token.name, price_usd: quote?.price_usd ?? null, change_30d_pct: quote?.change_30d_pct ?? null, as_of: quote?.as_of ?? null, source: quote?.source ?? null }
+              ? { id: token.id, symbol: token.symbol, name: token.name, linked_by: link!.linked_by, price_usd: quote?.price_usd ?? null, change_30d_pct: quote?.change_30d_pct ?? null, as_of: quote?.as_of ?? null, source: quote?.source ?? null }
               : null,
             listing_2023: listed ? { ...listed, chains_added_since: p.chains.filter((c) => !listed.chains.some((o) => sameChain(o, c))), chains_dropped_since: listed.chains.filter((o) => !p.chains.some((c) => sameChain(o, c))) } : null,
             tvl_history: history ? historyStats(history) : noHistory(p, list),
