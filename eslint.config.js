@@ -2,6 +2,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const SERVER_NAMES = [
+  'price-prediction', 'market-intelligence', 'blockchain-explorer', 'token-intelligence', 'portfolio-analytics',
+  'whale-intelligence', 'social-intelligence', 'kol-analytics', 'project-intelligence',
+];
+
 const OPERATOR_BOUNDARY = {
   regex: '(^|/)operator/',
   message: 'server/ must not import operator/: their contracts are crds/ and the SQL schema (DESIGN §2).',
@@ -52,6 +57,39 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // The nine servers answer tools from what ServerDeps hands them (DESIGN.md §2): no HTTP
+    // framework or database driver, no other server (shared code lives in servers/common/), and
+    // of providers and stores only their declared shapes: values from a types.ts, anything else
+    // as a type. test/lint/boundaries.test.ts checks each rule refuses a violation.
+    files: ['server/servers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [OPERATOR_BOUNDARY] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['fastify', '@fastify/*', 'pg'], message: 'servers/ answer tools: the gateway owns HTTP and the stores own the database.' },
+            { regex: `^\\.\\./(${SERVER_NAMES.join('|')})/`, message: 'a server never imports another server: share code through servers/common/.' },
+            {
+              regex: '^(\\.\\./)+(providers/(?!(.+/)?types\\.ts$)|db/|gateway/|dashboard/|metering/|keys/|accounts/|watchlists/(?!types\\.ts$)|forecasts/(?!types\\.ts$))',
+              allowTypeImports: true,
+              message: 'servers/ see providers and stores through ServerDeps: values only from a types.ts, concrete modules as types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Settings come from the environment in one place per program (config.ts), parsed and
+    // checked there; everything else is handed its settings.
+    files: ['server/**/*.ts', 'operator/**/*.ts'],
+    ignores: ['**/config.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read settings in a config.ts module and pass them in.' }],
     },
   },
 );

@@ -17,6 +17,7 @@ import { ApiError, toApiError } from './errors.ts';
 import { keyCreate, keyListByAccount, keyRevoke, type ApiKey } from './keys/store.ts';
 import { VERSION } from './version.ts';
 import { SERVER_NAMES } from './mcp/names.ts';
+import { otelEnv } from './telemetry/config.ts';
 import { describeTracing, shutdownTelemetry } from './telemetry/start.ts';
 
 const program = new Command('cryptomcp')
@@ -89,11 +90,11 @@ program
     const baseUrl = c.publicBaseUrl ?? service.url;
     if (json()) {
       // One line, so a supervisor or test can read it as soon as the service is ready.
-      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(process.env), servers: c.servers, demo_key: demo?.key ?? null };
+      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(otelEnv()), servers: c.servers, demo_key: demo?.key ?? null };
       process.stdout.write(`${JSON.stringify(ready)}\n`);
     } else {
       process.stdout.write(
-        `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, tracing: describeTracing(process.env), servers: c.servers, demo })}\n`,
+        `${banner({ baseUrl, metricsPort: service.metricsPort, database: service.db.description, tracing: describeTracing(otelEnv()), servers: c.servers, demo })}\n`,
       );
     }
     let stopping = false;

@@ -1,7 +1,7 @@
 // The one place the server program reads process.env. Everything else receives a typed Config.
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/networks.ts';
+import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/types.ts';
 import { SERVER_NAMES, type ServerName } from './mcp/names.ts';
 
 const intFrom = (fallback: number, min = 0) =>

@@ -2,18 +2,18 @@
 import type { ChainCache } from '../providers/evm/cache.ts';
 import type { EvmClients } from '../providers/evm/chains.ts';
 import type { ExplorerApi } from '../providers/evm/explorer.ts';
-import type { ForecastLog } from '../providers/forecast-log.ts';
+import type { ForecastLog } from '../forecasts/store.ts';
 import type { LabelBook } from '../providers/labels.ts';
 import type { SnapshotProvider } from '../providers/market/snapshot.ts';
 import type { MarketDataProvider } from '../providers/market/types.ts';
-import type { GitHubClient } from '../providers/github.ts';
+import type { GitHubClient } from '../providers/github/live.ts';
 import type { ProjectsData } from '../providers/projects/snapshot.ts';
 import type { ProjectSource } from '../providers/projects/types.ts';
 import type { SocialDataset } from '../providers/social/snapshot.ts';
 import type { SocialSource } from '../providers/social/types.ts';
-import type { SolanaRpc } from '../providers/solana.ts';
+import type { SolanaRpc } from '../providers/solana/live.ts';
 import type { TokenRegistry } from '../providers/tokens.ts';
-import type { WatchStore } from '../watchlists/store.ts';
+import type { WatchStore } from '../watchlists/types.ts';
 
 export interface ServerDeps {
   /** Quotes, candles, global metrics: the snapshot, or live with the snapshot as fallback. */

@@ -17,13 +17,14 @@ import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import { getNumberFromEnv, globalErrorHandler } from '@opentelemetry/core';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { AlwaysOnSampler, type TracerProvider } from '@opentelemetry/sdk-trace';
+import { serviceName } from './config.ts';
 import type { ExportThreadData, FromExportThread, SpanRecord, ToExportThread } from './export-thread.ts';
 import { CryptoIdGenerator } from './ids.ts';
 import { SpanReplayer } from './replay.ts';
 import { SpanRing } from './span-ring.ts';
 
 const sdk = new NodeSDK({
-  serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
+  serviceName: serviceName(),
   sampler: new AlwaysOnSampler(),
   // Hands the SDK each replayed span's recorded ids (replay.ts).
   idGenerator: new CryptoIdGenerator(),

@@ -19,6 +19,7 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { diag, TraceFlags, type Attributes, type HrTime, type SpanKind, type SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { otelEnv } from './config.ts';
 import { SpanRing } from './span-ring.ts';
 
 /**
@@ -116,7 +117,7 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
     this.#ring = new SpanRing(options.ringBytes ?? 8 * 1024 * 1024);
     const workerData: ExportThreadData = { ring: this.#ring.buffer, pollMs: options.pollMs ?? 100 };
     this.#worker = new Worker(new URL('./export-thread-worker.ts', import.meta.url), {
-      env: options.env ?? process.env,
+      env: options.env ?? otelEnv(),
       name: 'otel-span-export',
       resourceLimits: options.resourceLimits,
       workerData,

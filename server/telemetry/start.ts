@@ -10,6 +10,7 @@ import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg
 import type * as NodeSdk from '@opentelemetry/sdk-node';
 import type * as SdkTrace from '@opentelemetry/sdk-trace';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { otelEnv, serviceName } from './config.ts';
 import { ExportThreadSpanProcessor } from './export-thread.ts';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
 import { SpanReplayer } from './replay.ts';
@@ -120,10 +121,10 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof NodeSdk;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
-  const sampler = samplerFromEnv(process.env, require('@opentelemetry/sdk-trace') as typeof SdkTrace);
+  const sampler = samplerFromEnv(otelEnv(), require('@opentelemetry/sdk-trace') as typeof SdkTrace);
   const exportThread = options.spanProcessors ? undefined : new ExportThreadSpanProcessor();
   const sdk = new NodeSDK({
-    serviceName: process.env.OTEL_SERVICE_NAME ?? 'cryptomcp',
+    serviceName: serviceName(),
     // Ended spans go to a worker thread that batches and exports them with exporters built from
     // OTEL_* by the SDK there (export-thread.ts says why not on this thread).
     spanProcessors: exportThread ? [exportThread] : options.spanProcessors,

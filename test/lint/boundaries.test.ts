@@ -1,13 +1,18 @@
 // The layout's import boundaries are lint rules (DESIGN.md §2), and they bite: ESLint, with the
 // project's own config, refuses a deliberate violation and accepts the allowed import beside it.
 import { ESLint } from 'eslint';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const eslint = new ESLint({ cwd: process.cwd() });
 
+// The first lint builds the type-aware program (seconds on a loaded machine); later ones reuse it.
+beforeAll(async () => {
+  await eslint.lintText('export {};\n', { filePath: 'server/mcp/registry.ts' });
+}, 120_000);
+
 async function errorsFor(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports' || m.ruleId === '@typescript-eslint/no-restricted-imports').map((m) => m.message);
 }
 
 describe('the tool contract (server/mcp/) imports nothing from the app', () => {
@@ -24,5 +29,50 @@ describe('the tool contract (server/mcp/) imports nothing from the app', () => {
   it('accepts its own modules and the SDK', async () => {
     const code = "import type { Tool } from '@modelcontextprotocol/server';\nimport type { ServerName } from './names.ts';\nexport type T = [Tool, ServerName];\n";
     expect(await errorsFor('server/mcp/registry.ts', code)).toEqual([]);
+  });
+});
+
+describe('the nine servers see only ServerDeps and servers/common/', () => {
+  it.each([
+    ["import Fastify from 'fastify';", 'Fastify'],
+    ["import pg from 'pg';", 'pg'],
+    ["import { marketTools } from '../market-intelligence/market.ts';", 'another server'],
+    ["import { GitHubClient } from '../../providers/github/live.ts';", 'a concrete provider, as a value'],
+    ["import { SqlWatchStore } from '../../watchlists/store.ts';", 'a SQL store'],
+    ["import { SqlForecastLog } from '../../forecasts/store.ts';", 'another SQL store'],
+    ["import { openDatabase } from '../../db/pool.ts';", 'the database'],
+    ["import { authenticate } from '../../gateway/authenticate.ts';", 'the gateway'],
+    ["import type { MCPServerSpec } from '../../../operator/api/types.ts';", 'the operator'],
+  ])('refuses %s (%s)', async (line) => {
+    expect(await errorsFor('server/servers/project-intelligence/tools.ts', `${line}\nexport const used = 1;\n`)).not.toEqual([]);
+  });
+
+  it('accepts providers\' types.ts values, concrete modules as types, common code and the tool contract', async () => {
+    const code = [
+      "import { REPO_PATTERN } from '../../providers/github/types.ts';",
+      "import type { GitHubClient } from '../../providers/github/live.ts';",
+      "import { MAX_WATCHES_PER_ACCOUNT } from '../../watchlists/types.ts';",
+      "import { page } from '../common/paging.ts';",
+      "import { defineTool } from '../../mcp/tool.ts';",
+      'export const used = [REPO_PATTERN, MAX_WATCHES_PER_ACCOUNT, page, defineTool];',
+      'export type T = GitHubClient;',
+      '',
+    ].join('\n');
+    expect(await errorsFor('server/servers/project-intelligence/tools.ts', code)).toEqual([]);
+  });
+});
+
+describe('process.env is read only in config modules', () => {
+  const envErrors = async (filePath: string) => {
+    const [result] = await eslint.lintText('export const port = process.env.PORT;\n', { filePath });
+    return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-properties');
+  };
+
+  it.each(['server/runtime.ts', 'server/telemetry/start.ts', 'operator/main.ts'])('refuses it in %s', async (file) => {
+    expect(await envErrors(file)).not.toEqual([]);
+  });
+
+  it.each(['server/config.ts', 'server/telemetry/config.ts', 'operator/config.ts'])('accepts it in %s', async (file) => {
+    expect(await envErrors(file)).toEqual([]);
   });
 });

@@ -3,7 +3,8 @@
 // /v2/chains, /v2/historicalChainTvl/{chain}); then project-intelligence end to end with
 // PROJECT_DATA=live and GitHub pointed at the same replay.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DefiLlamaSource, FallbackProjectSource } from '../../server/providers/defillama.ts';
+import { FallbackProjectSource } from '../../server/providers/projects/fallback.ts';
+import { DefiLlamaSource } from '../../server/providers/projects/live.ts';
 import { lazyProjectsData, SnapshotProjectSource } from '../../server/providers/projects/snapshot.ts';
 import { replayServer, type Replay } from '../helpers/replay-server.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';

@@ -2,7 +2,7 @@
 // the documented shapes (docs.github.com/rest: GET /repos/{owner}/{repo}, /stats/commit_activity
 // with its 202-while-computing behaviour, /contributors).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GitHubClient } from '../../server/providers/github.ts';
+import { GitHubClient } from '../../server/providers/github/live.ts';
 import { replayServer, type Replay } from '../helpers/replay-server.ts';
 
 const REPO = {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sentimentScore } from '../../server/analytics/sentiment.ts';
 import { SnapshotProvider, loadSnapshot } from '../../server/providers/market/snapshot.ts';
-import { RedditSource } from '../../server/providers/reddit.ts';
+import { RedditSource } from '../../server/providers/social/live.ts';
 import { mentionExtractor } from '../../server/providers/social/extractor.ts';
 import { replayServer, type Replay } from '../helpers/replay-server.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../server/providers/market/types.ts';
-import { SolanaRpc } from '../../server/providers/solana.ts';
+import { SolanaRpc } from '../../server/providers/solana/live.ts';
 
 const OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';
 const MINT = '2cHr7QS3xfuSV8wdxo3ztuF4xbiarF6Nrgx3qpx3HzXR';

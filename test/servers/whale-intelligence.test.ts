@@ -13,7 +13,7 @@ import { freePort } from '../../server/db/embedded.ts';
 import { startDevnet, type Devnet, type DevnetTransfer } from '../../server/devnet/devnet.ts';
 import { SnapshotProvider } from '../../server/providers/market/snapshot.ts';
 import { WHALE_DEFAULT_BLOCKS, WHALE_MAX_BLOCKS } from '../../server/servers/whale-intelligence/scan.ts';
-import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/store.ts';
+import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/types.ts';
 import { balanceOf, createAccountWithKey, mcpClient, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 

@@ -2,7 +2,8 @@
 // re-adding is idempotent, and a mark moves only from the value it was read at.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountCreate } from '../../server/accounts/accounts.ts';
-import { MAX_WATCHES_PER_ACCOUNT, SqlWatchStore } from '../../server/watchlists/store.ts';
+import { SqlWatchStore } from '../../server/watchlists/store.ts';
+import { MAX_WATCHES_PER_ACCOUNT } from '../../server/watchlists/types.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { nextWallet } from '../helpers/service.ts';
 

@@ -5,9 +5,9 @@ import { createPublicClient, http, TimeoutError, type PublicClient, type Transpo
 import { base, bsc, mainnet, polygon } from 'viem/chains';
 import { observedFetch } from '../http.ts';
 
-import type { EvmNetwork } from './networks.ts';
+import type { EvmNetwork } from './types.ts';
 
-export { DEFAULT_RPC_URLS, EVM_NETWORKS, type EvmNetwork } from './networks.ts';
+export { DEFAULT_RPC_URLS, EVM_NETWORKS, type EvmNetwork } from './types.ts';
 
 const CHAINS = { ethereum: mainnet, base, polygon, bsc } as const;
 

@@ -1,6 +1,6 @@
 // What project-intelligence reads: DeFi protocols with TVL, category, chains and oracles, and TVL
 // histories of protocols, chains and DeFi as a whole. From the offline DefiLlama data or the live
-// DefiLlama API (server/providers/defillama.ts).
+// DefiLlama API (live.ts beside this file).
 
 export interface Protocol {
   name: string;

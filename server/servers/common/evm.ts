@@ -3,7 +3,7 @@
 import { isAddress } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
+import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 
 export const chainSchema = z
   .enum([...EVM_NETWORKS, 'solana'])

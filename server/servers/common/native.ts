@@ -1,5 +1,5 @@
 // The native coin of each chain we serve, and the market asset that prices it.
-import type { EvmNetwork } from '../../providers/evm/chains.ts';
+import type { EvmNetwork } from '../../providers/evm/types.ts';
 
 export const NATIVE: Record<EvmNetwork | 'solana', { symbol: string; name: string; decimals: number; asset_id: string }> = {
   ethereum: { symbol: 'ETH', name: 'Ether', decimals: 18, asset_id: 'ethereum' },

@@ -8,7 +8,7 @@ import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { SocialDataset } from '../../providers/social/snapshot.ts';
 import type { Platform, SocialPost } from '../../providers/social/types.ts';
-import { isoDay } from '../../providers/social/window.ts';
+import { isoDay } from '../common/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';

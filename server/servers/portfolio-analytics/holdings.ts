@@ -7,7 +7,7 @@
 import { erc20Abi, formatUnits, getAddress, isAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { ApiError, toApiError } from '../../errors.ts';
-import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/chains.ts';
+import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import type { TokenEntry } from '../../providers/tokens.ts';
 import { causedBy, rpc } from '../common/evm.ts';

@@ -5,7 +5,7 @@ import { backtest, calledDirection, FORECAST_MODELS, forecast } from '../../anal
 import { fitGarch11, forecastVolatility, logReturns, valueAtRisk95 } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import type { LoggedForecastDay } from '../../providers/forecast-log.ts';
+import type { LoggedForecastDay } from '../../forecasts/store.ts';
 import { analyse } from '../common/analysis.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, history } from './technical.ts';

@@ -3,7 +3,8 @@
 import { concentration, growth, tvlDrawdown } from '../../analytics/tvl.ts';
 import { distanceFromAllTimeHigh } from '../../analytics/risk.ts';
 import { ApiError } from '../../errors.ts';
-import type { DeveloperActivity, GitHubClient } from '../../providers/github.ts';
+import type { GitHubClient } from '../../providers/github/live.ts';
+import type { DeveloperActivity } from '../../providers/github/types.ts';
 import { ProviderError } from '../../providers/market/types.ts';
 import type { Protocol, ProtocolList } from '../../providers/projects/types.ts';
 import type { ServerDeps } from '../deps.ts';

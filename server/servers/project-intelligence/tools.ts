@@ -4,7 +4,7 @@ import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../analyti
 import { ApiError } from '../../errors.ts';
 import { isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { REPO_PATTERN } from '../../providers/github.ts';
+import { REPO_PATTERN } from '../../providers/github/types.ts';
 import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
 import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { stanceOf } from '../../analytics/sentiment.ts';
 import type { AssetEntry } from '../../providers/market/types.ts';
 import type { Platform, SocialPost } from '../../providers/social/types.ts';
-import type { Window } from '../../providers/social/window.ts';
+import type { Window } from '../common/window.ts';
 
 export const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH", "Solana".');
 export const platformSchema = z

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { engagement, type Platform, type SocialPost } from '../../providers/social/types.ts';
-import { coverageGaps, resolveWindow, windowFields } from '../../providers/social/window.ts';
+import { coverageGaps, resolveWindow, windowFields } from '../common/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';

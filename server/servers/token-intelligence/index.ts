@@ -4,7 +4,7 @@ import { formatUnits, getAddress, type Address, type PublicClient } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool } from '../../mcp/tool.ts';
-import type { EvmNetwork } from '../../providers/evm/chains.ts';
+import type { EvmNetwork } from '../../providers/evm/types.ts';
 import type { TokenEntry } from '../../providers/tokens.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import { eip1967Proxy, erc20Metadata, resolveBlockRange, transferLogs, tryCall, MAX_BLOCK_RANGE, type ProxyInfo } from '../common/onchain.ts';

@@ -2,7 +2,7 @@
 // USD valuation and the exchange direction of a transfer.
 import { formatUnits, getAddress, type Address, type Hash, type PublicClient } from 'viem';
 import { ApiError } from '../../errors.ts';
-import type { EvmNetwork } from '../../providers/evm/chains.ts';
+import type { EvmNetwork } from '../../providers/evm/types.ts';
 import type { AddressLabel, LabelBook } from '../../providers/labels.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import { rpc } from '../common/evm.ts';

@@ -2,7 +2,7 @@
 // the address's successful transactions after the mark (getSignaturesForAddress, newest first,
 // paged back to the mark), each read in full for what the address gained or lost.
 import { formatUnits } from 'viem';
-import type { SolanaTransaction } from '../../providers/solana.ts';
+import type { SolanaTransaction } from '../../providers/solana/live.ts';
 import { NATIVE } from '../common/native.ts';
 import type { ServerDeps } from '../deps.ts';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { addDays, daysBetween, isoDaySchema } from '../../lib/dates.ts';
-import type { Coverage } from './types.ts';
+import type { Coverage } from '../../providers/social/types.ts';
 
 export const isoDay = isoDaySchema;
 

@@ -3,8 +3,9 @@
 // GitHub computes commit statistics in the background and answers 202 until they are ready; the
 // answer then says the statistics are pending rather than inventing zeros.
 import { z } from 'zod';
-import { getJson, TtlCache } from './http.ts';
-import { ProviderError } from './market/types.ts';
+import { getJson, TtlCache } from '../http.ts';
+import { ProviderError } from '../market/types.ts';
+import { REPO_PATTERN, type DeveloperActivity } from './types.ts';
 
 const PROVIDER = 'live:github';
 
@@ -23,24 +24,6 @@ const RepoSchema = z.object({
 const CommitActivitySchema = z.array(z.object({ days: z.array(z.number()), total: z.number(), week: z.number() }));
 const ContributorsSchema = z.array(z.object({ login: z.string().nullish(), contributions: z.number() }));
 
-export interface DeveloperActivity {
-  repo: string;
-  url: string;
-  description: string | null;
-  stars: number;
-  forks: number;
-  open_issues: number;
-  archived: boolean;
-  created_at: string;
-  last_push: string | null;
-  license: string | null;
-  /** Commits in the last 4, 13 and 52 weeks; null while GitHub is still computing them (202). */
-  commits: { weeks_4: number; weeks_13: number; weeks_52: number; weekly: { week_start: string; commits: number }[] } | null;
-  /** Contributors on the first page (up to 100) and the share of commits of the top one. */
-  contributors: { count: number; capped_at_100: boolean; top_share: number | null };
-  source: string;
-}
-
 export interface GitHubOptions {
   baseUrl: string;
   token?: string | undefined;
@@ -51,7 +34,6 @@ export interface GitHubOptions {
   cacheTtlMs?: number;
 }
 
-export const REPO_PATTERN = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 
 export class GitHubClient {
   readonly #o: GitHubOptions;

@@ -3,14 +3,14 @@
 // mentions extracted here, as the offline build does, so tools see the same SocialPost either way.
 // Reddit asks API clients for a descriptive User-Agent; OAuth hosts take a bearer token.
 import { z } from 'zod';
-import type { MentionExtractor } from '../analytics/mentions.ts';
-import { sentimentScore } from '../analytics/sentiment.ts';
-import { addDays } from '../lib/dates.ts';
-import { getJson, TtlCache } from './http.ts';
-import type { AssetRegistry } from './market/types.ts';
-import { ProviderError } from './market/types.ts';
-import { TEXT_LIMIT } from './social/snapshot.ts';
-import type { Coverage, Platform, PostQuery, SocialPost, SocialSource } from './social/types.ts';
+import type { MentionExtractor } from '../../analytics/mentions.ts';
+import { sentimentScore } from '../../analytics/sentiment.ts';
+import { addDays } from '../../lib/dates.ts';
+import { getJson, TtlCache } from '../http.ts';
+import type { AssetRegistry } from '../market/types.ts';
+import { ProviderError } from '../market/types.ts';
+import { TEXT_LIMIT } from './snapshot.ts';
+import type { Coverage, Platform, PostQuery, SocialPost, SocialSource } from './types.ts';
 
 const PROVIDER = 'live:reddit';
 
