@@ -92,4 +92,24 @@ export default tseslint.config(
       'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'read settings in a config.ts module and pass them in.' }],
     },
   },
+  {
+    // The bottom layers point nowhere up: analytics/ is pure math over plain shapes (lib/ only),
+    // providers/ never reach for the servers or the gateway that use them.
+    files: ['server/analytics/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [OPERATOR_BOUNDARY, { regex: '^\\.\\./(?!lib/)', message: 'analytics/ is pure math: it imports only lib/ (and its own modules).' }] }],
+    },
+  },
+  {
+    files: ['server/providers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [OPERATOR_BOUNDARY, { regex: '^(\\.\\./)+(servers|gateway|dashboard|metering|keys|accounts)/', message: 'providers/ serve the servers; they never import them or the gateway.' }] }],
+    },
+  },
+  {
+    files: ['server/errors.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.', message: 'errors.ts is the bottom of server/: everything imports it, it imports nothing.' }] }],
+    },
+  },
 );

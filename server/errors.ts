@@ -1,7 +1,19 @@
-import { ProviderError } from './providers/market/types.ts';
-
 // The one error registry of the public API (DESIGN.md §3). Every error a client can see is a code
 // from this table, with its HTTP status and a public message; details are safe, documented fields.
+
+/** A provider failure the tools map to UPSTREAM_ERROR / UPSTREAM_TIMEOUT. */
+export class ProviderError extends Error {
+  readonly provider: string;
+  readonly kind: 'error' | 'timeout' | 'rate_limited' | 'not_found';
+  readonly status: number | undefined;
+  constructor(provider: string, kind: ProviderError['kind'], message: string, status?: number) {
+    super(message);
+    this.name = 'ProviderError';
+    this.provider = provider;
+    this.kind = kind;
+    this.status = status;
+  }
+}
 
 export const ERRORS = {
   SERVER_NOT_FOUND: { status: 404, message: 'No MCP server at this path.' },

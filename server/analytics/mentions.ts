@@ -17,7 +17,15 @@
 //    case-insensitively, Solana mints exactly).
 // 6. A ticker shared by several priced assets goes to the first in the registry's order (priced
 //    first, then market-cap rank): "$ETH" is Ethereum.
-import type { AssetEntry } from '../providers/market/types.ts';
+
+/** What mention matching reads of an asset (the market registry's AssetEntry has these fields). */
+export interface MentionableAsset {
+  id: string;
+  symbol: string;
+  name: string;
+  aliases: readonly string[];
+  platforms: readonly { chain: string; address: string }[];
+}
 
 export const TICKER_WORDS: ReadonlySet<string> = new Set([
   'ONE', 'TIME', 'SUN', 'FUN', 'HOT', 'LIT', 'SAND', 'ROSE', 'WOO', 'NEAR', 'FLOW', 'MAGIC', 'CAKE', 'DENT',
@@ -60,7 +68,7 @@ export class MentionExtractor {
   readonly #longestPhrase: number;
 
   /** `assets` in the registry's order (priced first, by market-cap rank): the first of a ticker wins. */
-  constructor(assets: readonly AssetEntry[]) {
+  constructor(assets: readonly MentionableAsset[]) {
     let longest = 1;
     for (const a of assets) {
       const sym = a.symbol.toLowerCase();

@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { publishUpstream, type UpstreamEvent } from '../telemetry/channels.ts';
 import { upstreamSpan } from '../telemetry/tracing.ts';
-import { ProviderError } from './market/types.ts';
+import { ProviderError } from '../errors.ts';
 
 export interface GetJsonOptions {
   /** Names the upstream in errors ('live:coingecko'). */

@@ -76,3 +76,20 @@ describe('process.env is read only in config modules', () => {
     expect(await envErrors(file)).toEqual([]);
   });
 });
+
+describe('no arrow points up', () => {
+  it.each([
+    ['server/analytics/mentions.ts', "import type { AssetEntry } from '../providers/market/types.ts';"],
+    ['server/analytics/candles.ts', "import { ApiError } from '../errors.ts';"],
+    ['server/providers/http.ts', "import { page } from '../servers/common/paging.ts';"],
+    ['server/providers/market/live.ts', "import type { GatewayOptions } from '../../gateway/plugin.ts';"],
+    ['server/errors.ts', "import { ProviderError } from './providers/market/types.ts';"],
+  ])('%s refuses %s', async (file, line) => {
+    expect(await errorsFor(file, `${line}\nexport const used = 1;\n`)).not.toEqual([]);
+  });
+
+  it('analytics may use lib/, providers may use analytics and errors.ts', async () => {
+    expect(await errorsFor('server/analytics/tvl.ts', "import { addDays } from '../lib/dates.ts';\nexport const used = addDays;\n")).toEqual([]);
+    expect(await errorsFor('server/providers/market/types.ts', "import type { DailyCandle } from '../../analytics/candles.ts';\nimport { ProviderError } from '../../errors.ts';\nexport type T = DailyCandle;\nexport const used = ProviderError;\n")).toEqual([]);
+  });
+});

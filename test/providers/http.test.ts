@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getJson, TtlCache } from '../../server/providers/http.ts';
 import type { GetJsonOptions } from '../../server/providers/http.ts';
-import { ProviderError } from '../../server/providers/market/types.ts';
+import { ProviderError } from '../../server/errors.ts';
 
 interface Step {
   status: number;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { FallbackProvider } from '../../server/providers/market/fallback.ts';
 import { CoinGeckoProvider, keyHeaderFor } from '../../server/providers/market/live.ts';
 import type { CoinGeckoOptions } from '../../server/providers/market/live.ts';
-import { ProviderError } from '../../server/providers/market/types.ts';
+import { ProviderError } from '../../server/errors.ts';
 import type {
   AssetEntry,
   AssetRegistry,

@@ -2,7 +2,7 @@
 // (https://solana.com/docs/rpc/http), including JSON-RPC errors, 429s and slow answers.
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../server/providers/market/types.ts';
+import { ProviderError } from '../../server/errors.ts';
 import { SolanaRpc } from '../../server/providers/solana/live.ts';
 
 const OWNER = 'A1TMhSGzQxMr1TboBKtgixKz1sS6REASMxPo1qsyTSJd';

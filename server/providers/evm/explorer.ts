@@ -7,7 +7,7 @@
 // "Max rate limit reached").
 import { z } from 'zod';
 import { getJson } from '../http.ts';
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import type { EvmNetwork } from './chains.ts';
 
 const PROVIDER = 'explorer';

@@ -4,7 +4,7 @@
 // answer then says the statistics are pending rather than inventing zeros.
 import { z } from 'zod';
 import { getJson, TtlCache } from '../http.ts';
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import { REPO_PATTERN, type DeveloperActivity } from './types.ts';
 
 const PROVIDER = 'live:github';

@@ -2,7 +2,7 @@
 // says so in its source, e.g. "snapshot:coingecko (fallback: live:coingecko rate_limited)", so
 // tools can report it in metadata.source. Only ProviderErrors fall back: a caller's abort or a
 // bug propagates.
-import { ProviderError } from './types.ts';
+import { ProviderError } from '../../errors.ts';
 import type { AssetRegistry, CandleQuery, CandleSeries, GlobalMetrics, MarketDataProvider, Quote } from './types.ts';
 
 export interface FallbackEvent {

@@ -9,7 +9,7 @@ import { toWeekly } from './weekly.ts';
 import { z } from 'zod';
 import { getJson, TtlCache } from '../http.ts';
 import type { GetJsonOptions } from '../http.ts';
-import { ProviderError } from './types.ts';
+import { ProviderError } from '../../errors.ts';
 import type {
   AssetRegistry,
   Candle,

@@ -7,8 +7,8 @@ import { gunzipSync } from 'node:zlib';
 import { addDays } from '../../lib/dates.ts';
 import { SnapshotRegistry, type RegistryEntry } from './registry.ts';
 import { toWeekly } from './weekly.ts';
+import { ProviderError } from '../../errors.ts';
 import {
-  ProviderError,
   type Candle,
   type CandleQuery,
   type CandleSeries,

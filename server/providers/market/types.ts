@@ -83,20 +83,6 @@ export interface AssetRegistry {
   search(query: string, limit: number): AssetEntry[];
 }
 
-/** A provider failure the tools map to UPSTREAM_ERROR / UPSTREAM_TIMEOUT. */
-export class ProviderError extends Error {
-  readonly provider: string;
-  readonly kind: 'error' | 'timeout' | 'rate_limited' | 'not_found';
-  readonly status: number | undefined;
-  constructor(provider: string, kind: ProviderError['kind'], message: string, status?: number) {
-    super(message);
-    this.name = 'ProviderError';
-    this.provider = provider;
-    this.kind = kind;
-    this.status = status;
-  }
-}
-
 export interface MarketDataProvider {
   /** 'snapshot' or 'live:<name>'. */
   readonly name: string;

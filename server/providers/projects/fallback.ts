@@ -1,6 +1,6 @@
 // Live DefiLlama first, the offline data when it fails with a ProviderError, saying so in every
 // source label.
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import type { ChainTvl, ProjectSource, Protocol, ProtocolList, TvlHistory } from './types.ts';
 
 /**

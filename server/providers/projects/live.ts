@@ -4,7 +4,7 @@
 // (FallbackProjectSource, in fallback.ts, answers from the offline data when it fails.)
 import { z } from 'zod';
 import { getJson, TtlCache } from '../http.ts';
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import { slugOf, type ChainTvl, type ProjectSource, type Protocol, type ProtocolList, type TvlHistory, type TvlPoint } from './types.ts';
 
 const PROVIDER = 'live:defillama';

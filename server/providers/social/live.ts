@@ -8,7 +8,7 @@ import { sentimentScore } from '../../analytics/sentiment.ts';
 import { addDays } from '../../lib/dates.ts';
 import { getJson, TtlCache } from '../http.ts';
 import type { AssetRegistry } from '../market/types.ts';
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import { TEXT_LIMIT } from './snapshot.ts';
 import type { Coverage, Platform, PostQuery, SocialPost, SocialSource } from './types.ts';
 

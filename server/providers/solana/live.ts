@@ -3,7 +3,7 @@
 // HTTP client (timeouts, retries with backoff, Retry-After); JSON-RPC errors become ProviderError.
 import { z } from 'zod';
 import { getJson } from '../http.ts';
-import { ProviderError } from '../market/types.ts';
+import { ProviderError } from '../../errors.ts';
 
 const TOKEN_PROGRAMS = ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb'] as const;
 const LAMPORTS_PER_SOL = 1_000_000_000;

@@ -5,7 +5,7 @@ import { distanceFromAllTimeHigh } from '../../analytics/risk.ts';
 import { ApiError } from '../../errors.ts';
 import type { GitHubClient } from '../../providers/github/live.ts';
 import type { DeveloperActivity } from '../../providers/github/types.ts';
-import { ProviderError } from '../../providers/market/types.ts';
+import { ProviderError } from '../../errors.ts';
 import type { Protocol, ProtocolList } from '../../providers/projects/types.ts';
 import type { ServerDeps } from '../deps.ts';
 import { baseName, projectToken } from './common.ts';
