@@ -35,7 +35,7 @@ import {
 import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
 import { mergeStatement, offerCreate, offerGet, offerSweep, offerUse, type WalletOffer } from './offers.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
-import { usageDaily, usageCsv } from './usage.ts';
+import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
 export interface DashboardDeps {
@@ -130,7 +130,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     dashboardSweep(db).catch(() => {});
     idempotencySweep(db).catch(() => {});
     offerSweep(db).catch(() => {});
-    requestLogSweep(db).catch(() => {});
+    requestLogSweep(db, settings.requestLogRetentionDays).catch(() => {});
   }, 10 * 60_000);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
@@ -164,6 +164,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
     chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
+    request_log_retention_days: settings.requestLogRetentionDays,
   }));
 
   app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
@@ -464,25 +465,39 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
     });
 
+    // `days` (last N days) or `from` and `to` (YYYY-MM-DD, UTC, both included).
     authed.get('/usage', async (request) => {
-      const days = parseDays(request.query);
+      const range = parseRange(request.query);
       const accountId = sessionOf(request).account_id;
-      return { ...(await deps.usage.usage(accountId)), days, daily: await usageDaily(db, accountId, days) };
+      return { ...(await deps.usage.usage(accountId)), ...range, daily: await usageDaily(db, accountId, range) };
+    });
+
+    // What the gateway logged in the range: by day, key, server/tool and error code, with
+    // succeeded, failed and rate-limited (429) apart; optionally one key's requests only.
+    authed.get('/usage/breakdown', async (request) => {
+      const range = parseRange(omit(request.query, 'key'));
+      const { key } = parseBody(z.object({ key: z.string().uuid().optional() }), pick(request.query, 'key'));
+      return usageBreakdown(db, sessionOf(request).account_id, range, { keyId: key, retentionDays: settings.requestLogRetentionDays });
     });
 
     // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
     authed.get('/requests', async (request) => {
       const q = parseBody(RequestsQuery, request.query);
       const status = q.status === undefined ? undefined : /^\d{3}$/.test(q.status) ? Number(q.status) : (q.status as 'ok' | 'error' | 'rate_limited');
-      return requestLogPage(db, sessionOf(request).account_id, { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit });
+      return requestLogPage(
+        db,
+        sessionOf(request).account_id,
+        { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit },
+        settings.requestLogRetentionDays,
+      );
     });
 
     authed.get('/usage.csv', async (request, reply) => {
-      const days = parseDays(request.query);
-      const csv = await usageCsv(db, sessionOf(request).account_id, days);
+      const range = parseRange(request.query);
+      const csv = await usageCsv(db, sessionOf(request).account_id, range);
       return reply
         .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="cryptomcp-usage-${days}d.csv"`)
+        .header('content-disposition', `attachment; filename="cryptomcp-usage-${range.from}-${range.to}.csv"`)
         .send(csv);
     });
 
@@ -507,12 +522,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   });
 }
 
-function parseDays(query: unknown): number {
-  const parsed = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }).safeParse(query ?? {});
-  if (!parsed.success) {
-    throw new ApiError('INVALID_PARAMS', 'days must be an integer from 1 to 366.', { issues: [{ path: 'days', message: 'expected 1..366' }] });
-  }
-  return parsed.data.days;
+/** The query without one field, and with only that field (the range and key are parsed apart). */
+function omit(query: unknown, field: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries((query ?? {}) as Record<string, unknown>).filter(([k]) => k !== field));
+}
+function pick(query: unknown, field: string): Record<string, unknown> {
+  const value = ((query ?? {}) as Record<string, unknown>)[field];
+  return value === undefined ? {} : { [field]: value };
 }
 
 /** The nonce a message names, read before anything else so it is used up whatever follows. */

@@ -4,6 +4,7 @@
 import type { Database } from '../db/pool.ts';
 import type { RequestLogEntry } from '../gateway/plugin.ts';
 
+/** The default retention; the service's is REQUEST_LOG_RETENTION_DAYS (server/config.ts). */
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 
 export type { RequestLogEntry };
@@ -81,7 +82,7 @@ export interface RequestLogFilter {
   key_id?: string;
   server?: string;
   tool?: string;
-  /** 'ok' (2xx), 'error' (4xx/5xx but 429), 'rate_limited' (429), or one HTTP status. */
+  /** 'ok' (no error), 'error' (4xx/5xx but 429, or an error code), 'rate_limited' (429), or one HTTP status. */
   status?: 'ok' | 'error' | 'rate_limited' | number;
   /** Keyset cursor: rows written before this row id (ids follow write order, which is time order within a batch's second). */
   before?: number;
@@ -108,9 +109,10 @@ export async function requestLogPage(
   if (f.tool !== undefined) add((n) => `tool = ${n}`, f.tool);
   if (f.before !== undefined) add((n) => `id < ${n}::bigint`, f.before);
   if (typeof f.status === 'number') add((n) => `status = ${n}::smallint`, f.status);
-  else if (f.status === 'ok') where.push('status BETWEEN 200 AND 299');
+  // As in the usage breakdown: a JSON-RPC error answered with HTTP 200 carries an error code and is a failure.
+  else if (f.status === 'ok') where.push('status < 400 AND error_code IS NULL');
   else if (f.status === 'rate_limited') where.push('status = 429');
-  else if (f.status === 'error') where.push('status >= 400 AND status <> 429');
+  else if (f.status === 'error') where.push('status <> 429 AND (status >= 400 OR error_code IS NOT NULL)');
   values.push(f.limit + 1);
   const res = await db.query<RequestLogRow & { created_at: Date }>(
     `SELECT id, account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at
@@ -124,7 +126,20 @@ export async function requestLogPage(
   return { rows, next };
 }
 
-/** Deletes rows past the retention period (run by the dashboard's periodic sweep). */
-export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS): Promise<void> {
-  await db.query('DELETE FROM request_log WHERE created_at < now() - make_interval(days => $1)', [retentionDays]);
+/**
+ * Deletes rows past the retention period (run by the dashboard's periodic sweep), in batches of
+ * `batch` rows so lowering the retention never holds one long transaction over a big table.
+ * Returns how many rows were deleted.
+ */
+export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS, batch = 10_000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const res = await db.query(
+      `DELETE FROM request_log WHERE id IN (
+         SELECT id FROM request_log WHERE created_at < now() - make_interval(days => $1) LIMIT $2)`,
+      [retentionDays, batch],
+    );
+    deleted += res.rowCount ?? 0;
+    if ((res.rowCount ?? 0) < batch) return deleted;
+  }
 }
