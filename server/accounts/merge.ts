@@ -26,7 +26,7 @@ const refuse = (reason: MergeRefusal, message: string, details: Record<string, u
 
 /**
  * Merges `source` into `target`: the source's wallets, keys (revoked ones too, so their history
- * stays with them), watches and request log move; its balance moves by two ledger rows ('adjust',
+ * stays with them), watches, request log and its daily counts move; its balance moves by two ledger rows ('adjust',
  * request ids merge:<id>:out and merge:<id>:in); its sessions end; it is left suspended with
  * balance 0 and no monthly period, so it can neither be signed into nor renewed. `wallet` is the
  * source's wallet whose holder asked for the merge: if it has moved since, nothing happens.
@@ -87,6 +87,16 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
   );
   await client.query('DELETE FROM watches WHERE account_id = $1', [source.id]);
   await client.query('UPDATE request_log SET account_id = $2 WHERE account_id = $1', [source.id, target.id]);
+  // The log's daily counts follow it (their groups never collide: key ids are the accounts' own, and a
+  // key-less group of both is added up).
+  await client.query(
+    `INSERT INTO request_log_daily AS d (account_id, day, key_id, server, method, tool, status, error_code, requests, credits)
+     SELECT $2, day, key_id, server, method, tool, status, error_code, requests, credits FROM request_log_daily WHERE account_id = $1
+     ON CONFLICT ON CONSTRAINT request_log_daily_group
+     DO UPDATE SET requests = d.requests + EXCLUDED.requests, credits = d.credits + EXCLUDED.credits`,
+    [source.id, target.id],
+  );
+  await client.query('DELETE FROM request_log_daily WHERE account_id = $1', [source.id]);
   await client.query('UPDATE dashboard_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1', [source.id]);
 
   const credits = source.balance;

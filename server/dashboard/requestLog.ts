@@ -14,13 +14,25 @@ export interface RequestLogRow extends Omit<RequestLogEntry, 'created_at'> {
   created_at: string;
 }
 
-/** Inserts many entries in one statement. */
+/**
+ * Inserts many entries, and adds them to the daily counts (request_log_daily), in one statement.
+ * The counts are updated in a fixed order, so two batches touching the same rows cannot deadlock.
+ */
 export async function requestLogInsertMany(db: Database, entries: readonly RequestLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const col = <K extends keyof RequestLogEntry>(k: K) => entries.map((e) => e[k]);
   await db.query(
-    `INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])`,
+    `WITH batch AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])
+         AS u(account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)),
+     logged AS (
+       INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
+       SELECT * FROM batch)
+     INSERT INTO request_log_daily AS d (account_id, day, key_id, server, method, tool, status, error_code, requests, credits)
+     SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, key_id, server, method, tool, status, error_code, count(*), sum(credits)
+       FROM batch GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+     ON CONFLICT ON CONSTRAINT request_log_daily_group
+     DO UPDATE SET requests = d.requests + EXCLUDED.requests, credits = d.credits + EXCLUDED.credits`,
     [
       col('account_id'),
       col('key_id'),
@@ -129,7 +141,7 @@ export async function requestLogPage(
 /**
  * Deletes rows past the retention period (run by the dashboard's periodic sweep), in batches of
  * `batch` rows so lowering the retention never holds one long transaction over a big table.
- * Returns how many rows were deleted.
+ * The daily counts of days wholly past the retention go too. Returns how many log rows were deleted.
  */
 export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS, batch = 10_000): Promise<number> {
   let deleted = 0;
@@ -140,6 +152,9 @@ export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_
       [retentionDays, batch],
     );
     deleted += res.rowCount ?? 0;
-    if ((res.rowCount ?? 0) < batch) return deleted;
+    if ((res.rowCount ?? 0) < batch) break;
   }
+  // The daily counts go by whole UTC days: a day is dropped once all of it is past the retention.
+  await db.query(`DELETE FROM request_log_daily WHERE day < ((now() AT TIME ZONE 'UTC') - make_interval(days => $1))::date`, [retentionDays]);
+  return deleted;
 }

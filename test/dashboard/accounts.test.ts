@@ -135,6 +135,10 @@ describe('merging the account of a wallet into the signed-in one', () => {
     expect(paid.status).toBe(200);
     const [bx, by] = [await balanceOf(db, x), await balanceOf(db, y)];
     expect(by).toBe(149);
+    // The gateway's log of that call (written in batches) is there before the merge.
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      if ((await db.query('SELECT 1 FROM request_log WHERE key_id = $1', [key.key.id])).rowCount) break;
+    }
 
     const offer = await mergeOffer(mine, s);
     expect(offer).toMatchObject({ kind: 'merge', source: { id: y, balance: by, active_keys: 1, plan: 'free' } });
@@ -180,6 +184,12 @@ describe('merging the account of a wallet into the signed-in one', () => {
       { account_id: y, delta: -by, kind: 'adjust' },
       { account_id: x, delta: by, kind: 'adjust' },
     ]);
+
+    // The key's logged requests and their daily counts moved with it.
+    const usage = (await mine.get(`/api/usage/breakdown?days=1&key=${key.key.id}`)).body;
+    expect(usage.daily).toEqual([expect.objectContaining({ requests: 1, ok: 1, credits: 1 })]);
+    expect((await db.query('SELECT 1 FROM request_log_daily WHERE account_id = $1', [y])).rowCount).toBe(0);
+    expect((await db.query('SELECT 1 FROM request_log WHERE account_id = $1', [y])).rowCount).toBe(0);
 
     // The key moved: it works and charges the merged-into account.
     const after = await post(`${service.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'again' }), { 'x-api-key': key.plaintext });

@@ -158,6 +158,12 @@ describe('request log retention (REQUEST_LOG_RETENTION_DAYS)', () => {
     expect(await requestLogSweep(db, 7, 10)).toBe(25);
     const kept = await db.query<{ request_id: string }>('SELECT request_id FROM request_log WHERE account_id = $1', [accountId]);
     expect(kept.rows.map((r) => r.request_id)).toEqual(['r-6-0']);
+    // The daily counts keep the days the log still covers, and drop the ones wholly past it.
+    const days = await db.query<{ day: string; requests: number }>(
+      `SELECT to_char(day, 'YYYY-MM-DD') AS day, requests FROM request_log_daily WHERE account_id = $1`,
+      [accountId],
+    );
+    expect(days.rows).toEqual([{ day: new Date(Date.now() - 6 * 86400_000).toISOString().slice(0, 10), requests: 1 }]);
   });
 
   it('defaults to 30 days and refuses a value outside 1..366 at start', () => {

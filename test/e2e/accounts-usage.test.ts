@@ -191,7 +191,7 @@ describe('accounts and usage in Chromium', () => {
     const totals = breakdown.getByTestId('outcome-totals');
     const expected = `${statuses.length} requests, ${ok} succeeded, ${failed} failed, ${limited} rate-limited`;
     await totals.getByText(expected).waitFor();
-    expect(await totals.textContent()).toContain('the last 30 days');
+    expect(await totals.textContent()).toContain('The last 30 days');
     const echo = breakdown.getByTestId('by-tool-outcomes').locator('tr', { hasText: 'bench_echo' });
     expect(await echo.locator('td[data-label="Rate-limited"]').textContent()).toBe(String(limited));
     expect(await breakdown.getByTestId('by-error').textContent()).toContain('RATE_LIMITED');

@@ -218,8 +218,8 @@ describe('dashboard in Chromium', () => {
     // The header's balance comes from a second request: the Usage page asks for /api/session only
     // once its own numbers have arrived (onLoaded), so it can still show the old balance here.
     await expect.poll(() => page.getByTestId('header-balance').textContent(), { timeout: 15_000, interval: 50 }).toBe(`${150 - spent} credits`);
-    // Both charts drew on their canvases.
-    expect(await page.locator('canvas').count()).toBe(2);
+    // The three charts drew on their canvases: calls by server, credits by tool, requests by outcome.
+    expect(await page.locator('canvas').count()).toBe(3);
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const csv = fs.readFileSync((await (await download).path())!, 'utf8');
@@ -413,7 +413,7 @@ describe('dashboard in Chromium', () => {
       { link: 'API keys', ready: () => page.locator('tbody tr', { hasText: longName }).waitFor() },
       { link: 'Quick start', ready: () => page.getByTestId('qs-catalog').waitFor() },
       { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
-      { link: 'Usage', ready: () => page.getByTestId('by-tool').waitFor() },
+      { link: 'Usage', ready: () => Promise.all([page.getByTestId('by-tool').waitFor(), page.getByTestId('outcome-totals').waitFor()]) },
       { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
     ];
     try {
@@ -436,7 +436,7 @@ describe('dashboard in Chromium', () => {
       await page.emulateMedia({ colorScheme: 'light' });
       await page.setViewportSize(VIEWPORTS[0]);
     }
-  });
+  }, 90_000);
 
   it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
     await page.getByRole('link', { name: 'Plans' }).click();

@@ -1,5 +1,6 @@
 -- Accounts with several wallets (issue 24): linking a wallet proven by a signature, merging the
--- account a wallet already has into the signed-in one, and the record of each merge.
+-- account a wallet already has into the signed-in one, and the record of each merge. Also the
+-- request log's daily counts that the Usage page's breakdowns read.
 
 -- An offer is made when a signed-in session proves a wallet that it cannot simply link: a wallet
 -- with no account met at sign-in ('link': link it, or open a separate account for it), or a wallet
@@ -39,5 +40,21 @@ CREATE TABLE account_merges (
 );
 CREATE INDEX account_merges_target ON account_merges (target_account_id);
 
--- Usage by key, server and tool with outcomes reads the request log by account and time.
-CREATE INDEX request_log_account_time ON request_log (account_id, created_at);
+-- The request log counted per UTC day, key, server, method, tool, status and error code, kept
+-- beside the log by the same statement that writes each batch (server/dashboard/requestLog.ts):
+-- the Usage page's breakdowns read these few rows per day instead of every logged request.
+-- Pruned with the log (same retention); moved with the log when accounts merge.
+CREATE TABLE request_log_daily (
+  account_id uuid NOT NULL,
+  day        date NOT NULL,
+  key_id     uuid,
+  server     text NOT NULL,
+  method     text NOT NULL,
+  tool       text,
+  status     smallint NOT NULL,
+  error_code text,
+  requests   integer NOT NULL CHECK (requests > 0),
+  credits    bigint NOT NULL CHECK (credits >= 0),
+  CONSTRAINT request_log_daily_group UNIQUE NULLS NOT DISTINCT (account_id, day, key_id, server, method, tool, status, error_code)
+);
+CREATE INDEX request_log_daily_day ON request_log_daily (day);

@@ -95,7 +95,7 @@ export function UsageBreakdown({ range, retentionDays }: { range: UsageRangeValu
       {data && total && (
         <>
           <p data-testid="outcome-totals">
-            {range.text}: {total.requests} requests, {total.ok} succeeded, {total.errors} failed, {total.rate_limited} rate-limited.
+            {range.text.charAt(0).toUpperCase() + range.text.slice(1)}: {total.requests} requests, {total.ok} succeeded, {total.errors} failed, {total.rate_limited} rate-limited.
             {data.from < data.retained_from && ` Days before ${data.retained_from} are past the log's retention and show nothing.`}
           </p>
           <div className="card">
