@@ -116,7 +116,8 @@ export function App() {
           <button type="button" className="link" onClick={() => void signOut()}>Sign out</button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>
+      {/* Keyed by account: switching to another account's wallet reloads every page's data. */}
+      <main id="main" tabIndex={-1} key={session.account.id}>
         {switching && (
           <SwitchWallet
             config={config}
