@@ -63,10 +63,14 @@ async function main() {
     await load(target!, CALLS);
     for (const other of others) await load(other, CALLS / 10);
     // The usage charts read the credit ledger: the same calls as reservations.
-    await db.query(
-      `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, resolution, resolved_at, created_at)
-       SELECT account_id, request_id, 'reserve', -credits, 0, server, tool, key_id, 'charged', created_at, created_at FROM request_log WHERE status = 200`,
-    );
+    // (Setup only: one big INSERT, so the pool's statement timeout is lifted for it.)
+    await db.transaction(async (client) => {
+      await client.query('SET LOCAL statement_timeout = 0');
+      await client.query(
+        `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, resolution, resolved_at, created_at)
+         SELECT account_id, request_id, 'reserve', -credits, 0, server, tool, key_id, 'charged', created_at, created_at FROM request_log WHERE status = 200`,
+      );
+    });
     await db.query('ANALYZE');
 
     console.log(`bench:request-log — ${CALLS.toLocaleString('en-US')} logged calls on one account (+${others.length} accounts with ${(CALLS / 10).toLocaleString('en-US')} each), ${SAMPLES} samples\n`);
