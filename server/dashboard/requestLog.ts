@@ -109,7 +109,7 @@ export async function requestLogPage(
   retentionDays = REQUEST_LOG_RETENTION_DAYS,
 ): Promise<{ rows: RequestLogRow[]; next: string | null }> {
   // Only the filters given become conditions (no "$n IS NULL OR …"), so the planner walks the
-  // (account_id, id DESC) index newest first and stops after limit + 1 matching rows.
+  // primary key (account_id, id) backwards, newest first, and stops after limit + 1 matching rows.
   const values: unknown[] = [accountId, retentionDays];
   const where = ['account_id = $1', 'created_at > now() - make_interval(days => $2)'];
   const add = (sql: (n: string) => string, value: unknown) => {
@@ -147,8 +147,8 @@ export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_
   let deleted = 0;
   for (;;) {
     const res = await db.query(
-      `DELETE FROM request_log WHERE id IN (
-         SELECT id FROM request_log WHERE created_at < now() - make_interval(days => $1) LIMIT $2)`,
+      `DELETE FROM request_log WHERE ctid = ANY (ARRAY(
+         SELECT ctid FROM request_log WHERE created_at < now() - make_interval(days => $1) LIMIT $2))`,
       [retentionDays, batch],
     );
     deleted += res.rowCount ?? 0;

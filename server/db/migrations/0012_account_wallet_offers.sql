@@ -58,3 +58,11 @@ CREATE TABLE request_log_daily (
   CONSTRAINT request_log_daily_group UNIQUE NULLS NOT DISTINCT (account_id, day, key_id, server, method, tool, status, error_code)
 );
 CREATE INDEX request_log_daily_day ON request_log_daily (day);
+
+-- The request log's primary key leads with the account. With a key on id alone the planner read a
+-- page "newest first" by walking every account's newer rows backwards (it assumes an account's
+-- rows are spread evenly), which for a quiet account among busy ones meant most of the table; now
+-- the only index that yields id order is the account's own, which the old (account_id, id DESC)
+-- index duplicated.
+ALTER TABLE request_log DROP CONSTRAINT request_log_pkey, ADD PRIMARY KEY (account_id, id);
+DROP INDEX request_log_account;
