@@ -114,6 +114,8 @@ const EnvSchema = z.object({
   DASHBOARD_SIGN_IN_WINDOW_S: intFrom(600, 1),
   DASHBOARD_CONTACT: z.string().min(1).optional(),
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
+  // The request log is for debugging recent calls; a year at most keeps the table bounded.
+  REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
 });
@@ -195,6 +197,8 @@ export interface DashboardConfig {
   contact: string | undefined;
   /** Turns on WalletConnect in the dashboard. */
   walletConnectProjectId: string | undefined;
+  /** Days the request log keeps each /mcp request; older rows are pruned by the dashboard's sweep. */
+  requestLogRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -264,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInWindowSeconds: e.DASHBOARD_SIGN_IN_WINDOW_S,
       contact: e.DASHBOARD_CONTACT,
       walletConnectProjectId: e.WALLETCONNECT_PROJECT_ID,
+      requestLogRetentionDays: e.REQUEST_LOG_RETENTION_DAYS,
     },
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,

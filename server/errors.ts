@@ -35,6 +35,10 @@ export const ERRORS = {
   SESSION_REQUIRED: { status: 401, message: 'Sign in with your wallet first.' },
   CSRF_REJECTED: { status: 403, message: 'The request did not come from the dashboard (missing or wrong CSRF token or origin).' },
   SIGN_IN_REJECTED: { status: 401, message: 'The wallet sign-in could not be verified.' },
+  // Accounts with several wallets (issue 24): link and merge offers, merges, unlinking.
+  OFFER_EXPIRED: { status: 410, message: 'This offer to link or merge a wallet has expired or was used; sign with the wallet again.' },
+  MERGE_REFUSED: { status: 409, message: 'The accounts could not be merged.' },
+  UNLINK_REFUSED: { status: 409, message: 'This wallet cannot be unlinked.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
   NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseSiweMessage } from 'viem/siwe';
 import { z } from 'zod';
 import { accountCreate, accountGet, accountIdByWallet, accountLinkWallet, type Account, type Chain } from '../accounts/accounts.ts';
+import { accountMerge, accountUnlinkWallet } from '../accounts/merge.ts';
 import type { Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
@@ -32,8 +33,9 @@ import {
   type WalletFamily,
 } from './store.ts';
 import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
+import { mergeStatement, offerCreate, offerGet, offerSweep, offerUse, type WalletOffer } from './offers.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
-import { usageDaily, usageCsv } from './usage.ts';
+import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
 export interface DashboardDeps {
@@ -100,6 +102,13 @@ const RequestsQuery = z.object({
 
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
+const MergeBody = z.object({ offer_id: z.string().uuid(), signatures: z.array(SignInBody).length(2) });
+const UnlinkBody = z.object({ family: z.enum(['evm', 'solana']), address: z.string().min(1).max(64) });
+
+function parseOfferId(params: unknown): string {
+  return parseBody(z.object({ id: z.string().uuid() }), params).id;
+}
+
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) {
@@ -120,7 +129,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
     idempotencySweep(db).catch(() => {});
-    requestLogSweep(db).catch(() => {});
+    offerSweep(db).catch(() => {});
+    requestLogSweep(db, settings.requestLogRetentionDays).catch(() => {});
   }, 10 * 60_000);
   sweep.unref();
   app.addHook('onClose', async () => clearInterval(sweep));
@@ -154,6 +164,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
     chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
+    request_log_retention_days: settings.requestLogRetentionDays,
   }));
 
   app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
@@ -229,6 +240,24 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     await signInBudget(request);
     const body = parseBody(SignInBody, request.body);
     const wallet = await verifySignedMessage(request, body, { purpose: 'sign_in', cookieNonce: request.cookies[NONCE_COOKIE] });
+    reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
+    // Signed in already, with a wallet no account has: offer to link it to the current account
+    // instead of silently opening a second one (the page may still ask for a separate account).
+    const current = request.cookies[SESSION_COOKIE] ? await sessionByToken(db, request.cookies[SESSION_COOKIE]) : undefined;
+    if (current && !(await accountIdByWallet(db, wallet.chain, wallet.address))) {
+      const offer = await offerCreate(db, {
+        session_id: current.id,
+        account_id: current.account_id,
+        kind: 'link',
+        family: wallet.family,
+        chain: wallet.chain,
+        address: wallet.address,
+        source_account_id: null,
+        ttlSeconds: settings.nonceTtlSeconds,
+      });
+      await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link_offered' });
+      return reply.code(202).send({ offer: offerView(offer) });
+    }
     const { account, created } = await accountForWallet(db, wallet.chain, wallet.address);
     const { session, token } = await sessionCreate(db, {
       accountId: account.id,
@@ -239,7 +268,6 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     });
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
     reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
-    reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
     return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(account.plan)));
   });
 
@@ -284,9 +312,105 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       const body = parseBody(SignInBody, request.body);
       const session = sessionOf(request);
       const wallet = await verifySignedMessage(request, body, { purpose: 'link', sessionId: session.id });
+      const owner = await accountIdByWallet(db, wallet.chain, wallet.address);
+      if (owner !== undefined && owner !== session.account_id) {
+        // The wallet has an account of its own: refused as before, with an offer to merge it here.
+        const offer = await offerCreate(db, {
+          session_id: session.id,
+          account_id: session.account_id,
+          kind: 'merge',
+          family: wallet.family,
+          chain: wallet.chain,
+          address: wallet.address,
+          source_account_id: owner,
+          ttlSeconds: settings.nonceTtlSeconds,
+        });
+        await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'merge_offered' });
+        throw new ApiError('WALLET_IN_USE', 'This wallet already has a cryptomcp account of its own; it can be merged into yours.', {
+          wallet: wallet.address,
+          offer: offerView(offer, await mergePreview(owner)),
+        });
+      }
       const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address);
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
       return reply.code(201).send({ wallets: account.wallets.map(walletView) });
+    });
+
+    /** What a merge would bring: the other account's plan, balance, keys and wallets. */
+    const mergePreview = async (accountId: string) => {
+      const other = await accountGet(db, accountId);
+      const keys = await keyListByAccount(db, accountId);
+      return {
+        plan: other?.plan ?? null,
+        balance: other?.balance ?? 0,
+        active_keys: keys.filter((k) => keyStatus(k) === 'active').length,
+        wallets: (other?.wallets ?? []).map(walletView),
+      };
+    };
+
+    // A wallet offered at sign-in (no account had it): link it to this account…
+    authed.post('/wallets/offers/:id/link', async (request, reply) => {
+      const session = sessionOf(request);
+      const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
+      const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address);
+      return reply.code(201).send({ wallets: account.wallets.map(walletView) });
+    });
+
+    // …or open a separate account for it after all, and switch this browser to that account.
+    authed.post('/wallets/offers/:id/separate-account', async (request, reply) => {
+      const session = sessionOf(request);
+      const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
+      const { account, created } = await accountForWallet(db, offer.chain, offer.address);
+      await sessionRevoke(db, session.id);
+      const next = await sessionCreate(db, {
+        accountId: account.id,
+        family: offer.family,
+        address: offer.address,
+        ttlSeconds: settings.sessionTtlSeconds,
+        userAgent: request.headers['user-agent'],
+      });
+      reply.setCookie(SESSION_COOKIE, next.token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+      return reply.code(created ? 201 : 200).send(sessionView(next.session, account, created, await planCredits(account.plan)));
+    });
+
+    // Merge the offered wallet's account into this one: both wallets sign the merge statement,
+    // each message with a link nonce of this session (GET /wallets/nonce).
+    authed.post('/merges', async (request) => {
+      await signInBudget(request);
+      const body = parseBody(MergeBody, request.body);
+      const session = sessionOf(request);
+      const offer = await offerGet(db, body.offer_id, session.id, 'merge');
+      const statement = mergeStatement(offer);
+      for (const signed of body.signatures) {
+        if (messageStatement(signed.family, signed.message) !== statement) {
+          throw new ApiError('MERGE_REFUSED', 'A signed message does not state this merge. Start the merge again.', { reason: 'wrong_statement' });
+        }
+      }
+      const signers = [];
+      for (const signed of body.signatures) signers.push(await verifySignedMessage(request, signed, { purpose: 'link', sessionId: session.id }));
+      const target = await accountGet(db, session.account_id);
+      const isOffered = (w: { family: string; address: string }) => w.family === offer.family && w.address === offer.address;
+      const isTargets = (w: { family: string; address: string }) =>
+        (target?.wallets ?? []).some((t) => (t.chain === 'solana' ? 'solana' : 'evm') === w.family && t.address === w.address);
+      if (!signers.some(isOffered) || !signers.some(isTargets)) {
+        throw new ApiError('MERGE_REFUSED', 'Both wallets must sign: one of your account and the one being merged.', { reason: 'missing_signature' });
+      }
+      const merged = await accountMerge(db, { id: offer.id, source: offer.source_account_id!, target: session.account_id, wallet: offer });
+      await offerUse(db, offer.id, session.id, 'merge');
+      // Keys changed account: this pod's cached grants must go (other pods' expire within the key cache TTL).
+      deps.keys.clear();
+      await attemptRecord(db, { client: request.ip, family: offer.family, address: offer.address, outcome: 'ok', reason: 'merge' });
+      const account = (await accountGet(db, session.account_id))!;
+      return { merged, ...sessionView(session, account, false, await planCredits(account.plan)) };
+    });
+
+    authed.post('/wallets/unlink', async (request) => {
+      const body = parseBody(UnlinkBody, request.body);
+      const session = sessionOf(request);
+      const wallet = { family: body.family, address: body.family === 'evm' ? body.address.toLowerCase() : body.address };
+      await accountUnlinkWallet(db, session.account_id, wallet, { family: session.wallet_family, address: session.wallet_address });
+      const account = (await accountGet(db, session.account_id))!;
+      return { wallets: account.wallets.map(walletView) };
     });
 
     authed.get('/keys', async (request) => {
@@ -341,25 +465,39 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
     });
 
+    // `days` (last N days) or `from` and `to` (YYYY-MM-DD, UTC, both included).
     authed.get('/usage', async (request) => {
-      const days = parseDays(request.query);
+      const range = parseRange(request.query);
       const accountId = sessionOf(request).account_id;
-      return { ...(await deps.usage.usage(accountId)), days, daily: await usageDaily(db, accountId, days) };
+      return { ...(await deps.usage.usage(accountId)), ...range, daily: await usageDaily(db, accountId, range) };
+    });
+
+    // What the gateway logged in the range: by day, key, server/tool and error code, with
+    // succeeded, failed and rate-limited (429) apart; optionally one key's requests only.
+    authed.get('/usage/breakdown', async (request) => {
+      const range = parseRange(omit(request.query, 'key'));
+      const { key } = parseBody(z.object({ key: z.string().uuid().optional() }), pick(request.query, 'key'));
+      return usageBreakdown(db, sessionOf(request).account_id, range, { keyId: key, retentionDays: settings.requestLogRetentionDays });
     });
 
     // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
     authed.get('/requests', async (request) => {
       const q = parseBody(RequestsQuery, request.query);
       const status = q.status === undefined ? undefined : /^\d{3}$/.test(q.status) ? Number(q.status) : (q.status as 'ok' | 'error' | 'rate_limited');
-      return requestLogPage(db, sessionOf(request).account_id, { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit });
+      return requestLogPage(
+        db,
+        sessionOf(request).account_id,
+        { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit },
+        settings.requestLogRetentionDays,
+      );
     });
 
     authed.get('/usage.csv', async (request, reply) => {
-      const days = parseDays(request.query);
-      const csv = await usageCsv(db, sessionOf(request).account_id, days);
+      const range = parseRange(request.query);
+      const csv = await usageCsv(db, sessionOf(request).account_id, range);
       return reply
         .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="cryptomcp-usage-${days}d.csv"`)
+        .header('content-disposition', `attachment; filename="cryptomcp-usage-${range.from}-${range.to}.csv"`)
         .send(csv);
     });
 
@@ -384,12 +522,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   });
 }
 
-function parseDays(query: unknown): number {
-  const parsed = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }).safeParse(query ?? {});
-  if (!parsed.success) {
-    throw new ApiError('INVALID_PARAMS', 'days must be an integer from 1 to 366.', { issues: [{ path: 'days', message: 'expected 1..366' }] });
-  }
-  return parsed.data.days;
+/** The query without one field, and with only that field (the range and key are parsed apart). */
+function omit(query: unknown, field: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries((query ?? {}) as Record<string, unknown>).filter(([k]) => k !== field));
+}
+function pick(query: unknown, field: string): Record<string, unknown> {
+  const value = ((query ?? {}) as Record<string, unknown>)[field];
+  return value === undefined ? {} : { [field]: value };
 }
 
 /** The nonce a message names, read before anything else so it is used up whatever follows. */
@@ -399,6 +538,25 @@ function messageNonce(family: WalletFamily, message: string): string | undefined
   } catch {
     return undefined;
   }
+}
+
+/** The statement line of a signed sign-in message (what the signer was shown). */
+function messageStatement(family: WalletFamily, message: string): string | undefined {
+  try {
+    return family === 'evm' ? parseSiweMessage(message).statement : (parseSignInMessageText(message)?.statement ?? undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+function offerView(offer: WalletOffer, source?: Record<string, unknown>) {
+  return {
+    id: offer.id,
+    kind: offer.kind,
+    wallet: { family: offer.family, chain: offer.chain, address: offer.address },
+    expires_at: offer.expires_at.toISOString(),
+    ...(offer.kind === 'merge' ? { statement: mergeStatement(offer), source: { id: offer.source_account_id, ...source } } : {}),
+  };
 }
 
 function csrfMatches(presented: string | string[] | undefined, expected: string): boolean {

@@ -4,6 +4,7 @@
 import type { Database } from '../db/pool.ts';
 import type { RequestLogEntry } from '../gateway/plugin.ts';
 
+/** The default retention; the service's is REQUEST_LOG_RETENTION_DAYS (server/config.ts). */
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 
 export type { RequestLogEntry };
@@ -13,13 +14,25 @@ export interface RequestLogRow extends Omit<RequestLogEntry, 'created_at'> {
   created_at: string;
 }
 
-/** Inserts many entries in one statement. */
+/**
+ * Inserts many entries, and adds them to the daily counts (request_log_daily), in one statement.
+ * The counts are updated in a fixed order, so two batches touching the same rows cannot deadlock.
+ */
 export async function requestLogInsertMany(db: Database, entries: readonly RequestLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
   const col = <K extends keyof RequestLogEntry>(k: K) => entries.map((e) => e[k]);
   await db.query(
-    `INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])`,
+    `WITH batch AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])
+         AS u(account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)),
+     logged AS (
+       INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
+       SELECT * FROM batch)
+     INSERT INTO request_log_daily AS d (account_id, day, key_id, server, method, tool, status, error_code, requests, credits)
+     SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, key_id, server, method, tool, status, error_code, count(*), sum(credits)
+       FROM batch GROUP BY 1, 2, 3, 4, 5, 6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+     ON CONFLICT ON CONSTRAINT request_log_daily_group
+     DO UPDATE SET requests = d.requests + EXCLUDED.requests, credits = d.credits + EXCLUDED.credits`,
     [
       col('account_id'),
       col('key_id'),
@@ -81,7 +94,7 @@ export interface RequestLogFilter {
   key_id?: string;
   server?: string;
   tool?: string;
-  /** 'ok' (2xx), 'error' (4xx/5xx but 429), 'rate_limited' (429), or one HTTP status. */
+  /** 'ok' (no error), 'error' (4xx/5xx but 429, or an error code), 'rate_limited' (429), or one HTTP status. */
   status?: 'ok' | 'error' | 'rate_limited' | number;
   /** Keyset cursor: rows written before this row id (ids follow write order, which is time order within a batch's second). */
   before?: number;
@@ -96,7 +109,7 @@ export async function requestLogPage(
   retentionDays = REQUEST_LOG_RETENTION_DAYS,
 ): Promise<{ rows: RequestLogRow[]; next: string | null }> {
   // Only the filters given become conditions (no "$n IS NULL OR …"), so the planner walks the
-  // (account_id, id DESC) index newest first and stops after limit + 1 matching rows.
+  // primary key (account_id, id) backwards, newest first, and stops after limit + 1 matching rows.
   const values: unknown[] = [accountId, retentionDays];
   const where = ['account_id = $1', 'created_at > now() - make_interval(days => $2)'];
   const add = (sql: (n: string) => string, value: unknown) => {
@@ -108,9 +121,10 @@ export async function requestLogPage(
   if (f.tool !== undefined) add((n) => `tool = ${n}`, f.tool);
   if (f.before !== undefined) add((n) => `id < ${n}::bigint`, f.before);
   if (typeof f.status === 'number') add((n) => `status = ${n}::smallint`, f.status);
-  else if (f.status === 'ok') where.push('status BETWEEN 200 AND 299');
+  // As in the usage breakdown: a JSON-RPC error answered with HTTP 200 carries an error code and is a failure.
+  else if (f.status === 'ok') where.push('status < 400 AND error_code IS NULL');
   else if (f.status === 'rate_limited') where.push('status = 429');
-  else if (f.status === 'error') where.push('status >= 400 AND status <> 429');
+  else if (f.status === 'error') where.push('status <> 429 AND (status >= 400 OR error_code IS NOT NULL)');
   values.push(f.limit + 1);
   const res = await db.query<RequestLogRow & { created_at: Date }>(
     `SELECT id, account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at
@@ -124,7 +138,23 @@ export async function requestLogPage(
   return { rows, next };
 }
 
-/** Deletes rows past the retention period (run by the dashboard's periodic sweep). */
-export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS): Promise<void> {
-  await db.query('DELETE FROM request_log WHERE created_at < now() - make_interval(days => $1)', [retentionDays]);
+/**
+ * Deletes rows past the retention period (run by the dashboard's periodic sweep), in batches of
+ * `batch` rows so lowering the retention never holds one long transaction over a big table.
+ * The daily counts of days wholly past the retention go too. Returns how many log rows were deleted.
+ */
+export async function requestLogSweep(db: Database, retentionDays = REQUEST_LOG_RETENTION_DAYS, batch = 10_000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const res = await db.query(
+      `DELETE FROM request_log WHERE ctid = ANY (ARRAY(
+         SELECT ctid FROM request_log WHERE created_at < now() - make_interval(days => $1) LIMIT $2))`,
+      [retentionDays, batch],
+    );
+    deleted += res.rowCount ?? 0;
+    if ((res.rowCount ?? 0) < batch) break;
+  }
+  // The daily counts go by whole UTC days: a day is dropped once all of it is past the retention.
+  await db.query(`DELETE FROM request_log_daily WHERE day < ((now() AT TIME ZONE 'UTC') - make_interval(days => $1))::date`, [retentionDays]);
+  return deleted;
 }

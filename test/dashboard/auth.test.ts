@@ -328,9 +328,10 @@ describe('behind a proxy with a configured public origin', () => {
   it('the sign-in rate limit counts each forwarded client apart', async () => {
     const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '2' });
     try {
+      // A new browser each time: a browser already signed in would be offered to link the new wallet instead.
       const forwarded = (ip: string) => {
-        const c = new CookieClient(proxied.url);
         return async () => {
+          const c = new CookieClient(proxied.url);
           const nonce = (await c.get('/api/auth/nonce', { 'x-forwarded-for': ip })).body;
           const account = fresh();
           const message = siweMessage(account, nonce);

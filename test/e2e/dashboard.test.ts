@@ -8,7 +8,6 @@
 // dark; wallet rejections and refused sign-ins read as sentences; an ended session returns to
 // sign-in. Screenshots of each page go to test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { promisify } from 'node:util';
@@ -25,21 +24,10 @@ import { buildWeb } from '../../scripts/build-web.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
+import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 let db: TestDatabase;
 let devnet: Devnet;
 let service: RunningService;
@@ -55,66 +43,9 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** WCAG 2 A/AA checks by axe-core in the page (labels, contrast, roles); serious or critical findings fail. */
-async function expectAccessible(target: Page = page): Promise<void> {
-  // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected script tags.
-  await target.evaluate(AXE_SOURCE);
-  const violations = await target.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations).toEqual([]);
-}
-
-/**
- * How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out:
- * elements and text runs reaching past the viewport that are not inside a sideways scroll box.
- */
-async function horizontalOverflow(target: Page = page): Promise<{ overflow: number; culprits: string[] }> {
-  return target.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const overflow = document.documentElement.scrollWidth - width;
-    if (overflow <= 0) return { overflow, culprits: [] };
-    const scrolled = (e: Element | null) => {
-      for (let p = e?.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
-      return false;
-    };
-    const name = (e: Element) => `${e.tagName.toLowerCase()}.${String(e.className)}`;
-    const culprits: string[] = [];
-    for (const e of Array.from(document.querySelectorAll('body *'))) {
-      if (!scrolled(e) && e.getBoundingClientRect().right > width + 1) culprits.push(`${name(e)} (${Math.round(e.getBoundingClientRect().right)} px)`);
-    }
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const range = document.createRange();
-      range.selectNodeContents(n);
-      const right = range.getBoundingClientRect().right;
-      if (right > width + 1 && !scrolled(n.parentElement)) culprits.push(`text "${(n.textContent ?? '').slice(0, 40)}" in ${name(n.parentElement!)} (${Math.round(right)} px)`);
-    }
-    return { overflow, culprits: culprits.slice(0, 10) };
-  });
-}
-
-async function expectNoOverflow(where: string, target: Page = page): Promise<void> {
-  const { overflow, culprits } = await horizontalOverflow(target);
-  expect(overflow, `${where}: the page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
-}
-
-const VIEWPORTS = [
-  { width: 1280, height: 900 },
-  { width: 375, height: 740 },
-] as const;
-const SCHEMES = ['light', 'dark'] as const;
-
-/** Emulates a system colour scheme and checks the page follows it (the root background changes). */
-async function useScheme(target: Page, scheme: 'light' | 'dark'): Promise<void> {
-  await target.emulateMedia({ colorScheme: scheme });
-  const background = await target.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
-  expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(246, 248, 250)');
-}
+/** WCAG 2 A/AA checks by axe-core in the page; serious or critical findings fail. */
+const expectAccessible = (target: Page = page) => expectAccessibleIn(target);
+const expectNoOverflow = (where: string, target: Page = page) => expectNoOverflowIn(where, target);
 
 async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
   const res = await post(`${service.url}/mcp/market-intelligence`, toolCall('get_capabilities'), { 'x-api-key': key });
@@ -287,8 +218,8 @@ describe('dashboard in Chromium', () => {
     // The header's balance comes from a second request: the Usage page asks for /api/session only
     // once its own numbers have arrived (onLoaded), so it can still show the old balance here.
     await expect.poll(() => page.getByTestId('header-balance').textContent(), { timeout: 15_000, interval: 50 }).toBe(`${150 - spent} credits`);
-    // Both charts drew on their canvases.
-    expect(await page.locator('canvas').count()).toBe(2);
+    // The three charts drew on their canvases: calls by server, credits by tool, requests by outcome.
+    expect(await page.locator('canvas').count()).toBe(3);
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const csv = fs.readFileSync((await (await download).path())!, 'utf8');
@@ -482,7 +413,7 @@ describe('dashboard in Chromium', () => {
       { link: 'API keys', ready: () => page.locator('tbody tr', { hasText: longName }).waitFor() },
       { link: 'Quick start', ready: () => page.getByTestId('qs-catalog').waitFor() },
       { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
-      { link: 'Usage', ready: () => page.getByTestId('by-tool').waitFor() },
+      { link: 'Usage', ready: () => Promise.all([page.getByTestId('by-tool').waitFor(), page.getByTestId('outcome-totals').waitFor()]) },
       { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
     ];
     try {
@@ -505,7 +436,7 @@ describe('dashboard in Chromium', () => {
       await page.emulateMedia({ colorScheme: 'light' });
       await page.setViewportSize(VIEWPORTS[0]);
     }
-  });
+  }, 90_000);
 
   it('links a Solana wallet (Wallet Standard, ed25519) and signs in with it to the same account', async () => {
     await page.getByRole('link', { name: 'Plans' }).click();

@@ -1,20 +1,18 @@
 import { lazy, Suspense, useEffect, useRef, useState } from 'react';
+import { short } from './address.ts';
 import { api, ApiFailure, describeError, setCsrfToken, whenSessionEnds, type DashboardConfig, type SessionInfo } from './api.ts';
 import { ConnectPage } from './pages/ConnectPage.tsx';
 import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
 import { PlansPage } from './pages/PlansPage.tsx';
 import { QuickStartPage } from './pages/QuickStartPage.tsx';
 import { SignIn } from './pages/SignIn.tsx';
+import { SwitchWallet } from './pages/SwitchWallet.tsx';
 import { PAGES, useRoute, type Page } from './route.ts';
 
 // Chart.js is only needed on the Usage page: it loads when that page is first opened.
 const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
 
 const TITLES: Record<Page, string> = { keys: 'API keys', start: 'Quick start', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
-
-export function short(address: string): string {
-  return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
-}
 
 /** Low: a tenth of the plan's allowance or less. */
 function lowBalance(session: SessionInfo): boolean {
@@ -29,6 +27,7 @@ export function App() {
   const [page, navigate] = useRoute();
   const [newKey, setNewKey] = useState<NewKey>();
   const [notice, setNotice] = useState<string>();
+  const [switching, setSwitching] = useState(false);
   const signedIn = useRef(false);
   signedIn.current = Boolean(session);
 
@@ -113,10 +112,35 @@ export function App() {
         <div className="who">
           <span className="balance" data-testid="header-balance">{session.account.balance.toLocaleString('en-US')} credits</span>
           <span title={session.wallet.address}>{short(session.wallet.address)}</span>
+          <button type="button" className="link" aria-expanded={switching} onClick={() => setSwitching(!switching)}>Switch wallet</button>
           <button type="button" className="link" onClick={() => void signOut()}>Sign out</button>
         </div>
       </header>
-      <main id="main" tabIndex={-1}>
+      {/* Keyed by account: switching to another account's wallet reloads every page's data. */}
+      <main id="main" tabIndex={-1} key={session.account.id}>
+        {switching && (
+          <SwitchWallet
+            config={config}
+            session={session}
+            onClose={() => setSwitching(false)}
+            onSwitched={(s) => {
+              setSwitching(false);
+              setCsrfToken(s.csrf_token);
+              setNewKey(undefined);
+              setSession(s);
+            }}
+            onLinked={(note) => {
+              setSwitching(false);
+              setNotice(note);
+              void refreshSession();
+            }}
+          />
+        )}
+        {notice && (
+          <p className="card notice" role="status" data-testid="app-notice">
+            {notice}
+          </p>
+        )}
         {lowBalance(session) && (
           <p className="card notice" role="status" data-testid="low-balance">
             Your balance is low: {session.account.balance.toLocaleString('en-US')} of {session.account.allowance!.toLocaleString('en-US')} credits left.

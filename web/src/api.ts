@@ -79,6 +79,20 @@ export interface DashboardConfig {
   servers: { name: string; description: string }[];
   chains: { id: number; network: string }[];
   walletconnect_project_id: string | null;
+  request_log_retention_days: number;
+}
+
+/**
+ * A wallet proven by signature that could not simply be linked: one with no account met at sign-in
+ * while signed in ('link'), or one with an account of its own ('merge', which both wallets sign).
+ */
+export interface WalletOffer {
+  id: string;
+  kind: 'link' | 'merge';
+  wallet: { family: 'evm' | 'solana'; chain: string; address: string };
+  expires_at: string;
+  statement?: string;
+  source?: { id: string; plan: string | null; balance: number; active_keys: number; wallets: Wallet[] };
 }
 
 export interface NonceInfo {
@@ -102,6 +116,27 @@ export interface KeyInfo {
   status: 'active' | 'revoked' | 'expired';
 }
 
+/** Requests the gateway logged, split by how they were answered (GET /api/usage/breakdown). */
+export interface Outcomes {
+  requests: number;
+  ok: number;
+  errors: number;
+  rate_limited: number;
+  credits: number;
+}
+
+export interface UsageBreakdown {
+  from: string;
+  to: string;
+  days: number;
+  retained_from: string;
+  key: string | null;
+  daily: (Outcomes & { day: string })[];
+  by_key: (Outcomes & { key_id: string | null })[];
+  by_tool: (Outcomes & { server: string; method: string; tool: string | null })[];
+  by_error: { error_code: string; status: number; requests: number }[];
+}
+
 export interface UsageInfo {
   plan: string;
   status: string;
@@ -114,6 +149,8 @@ export interface UsageInfo {
   credits_used: number;
   by_server: { server: string; calls: number; credits: number }[];
   by_tool: { server: string; tool: string; calls: number; credits: number }[];
+  from: string;
+  to: string;
   days: number;
   daily: { day: string; server: string; tool: string; calls: number; credits: number }[];
 }

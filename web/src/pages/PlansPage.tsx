@@ -2,12 +2,11 @@
 // linking of another wallet. Upgrades are by contacting the operator (payments come later).
 import { useEffect, useState } from 'react';
 import { api, describeError, type DashboardConfig, type PlanInfo, type SessionInfo } from '../api.ts';
-import { WalletPicker } from './WalletPicker.tsx';
+import { Wallets } from './Wallets.tsx';
 
 export function PlansPage({ config, session, onLinked }: { config: DashboardConfig; session: SessionInfo; onLinked: () => void }) {
   const [plans, setPlans] = useState<{ plans: PlanInfo[]; contact: string | null }>();
   const [error, setError] = useState<string>();
-  const [linking, setLinking] = useState(false);
   useEffect(() => {
     api<{ plans: PlanInfo[]; contact: string | null }>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
   }, []);
@@ -41,31 +40,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
         To change plan, contact the operator of this service{plans?.contact ? <>: <strong>{plans.contact}</strong></> : '.'} Online payment is not
         available yet.
       </p>
-      <section className="card" aria-labelledby="wallets-title">
-        <h2 id="wallets-title">Wallets on this account</h2>
-        <ul>
-          {session.account.wallets.map((w) => (
-            <li key={`${w.chain}:${w.address}`}>
-              <code className="address">{w.address}</code> <span className="muted">({w.chain})</span>
-            </li>
-          ))}
-        </ul>
-        {linking ? (
-          <>
-            <WalletPicker
-              config={config}
-              mode="link"
-              onDone={() => {
-                setLinking(false);
-                onLinked();
-              }}
-            />
-            <button type="button" onClick={() => setLinking(false)}>Cancel</button>
-          </>
-        ) : (
-          <button type="button" onClick={() => setLinking(true)}>Link another wallet</button>
-        )}
-      </section>
+      <Wallets config={config} session={session} onChanged={onLinked} />
     </>
   );
 }

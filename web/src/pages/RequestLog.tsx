@@ -67,7 +67,7 @@ export function RequestLog({ config }: { config: DashboardConfig }) {
   const set = (field: keyof typeof filter) => (e: { target: { value: string } }) => setFilter({ ...filter, [field]: e.target.value });
   return (
     <section aria-labelledby="log-title" aria-busy={loading}>
-      <h2 id="log-title">Request log (last 30 days)</h2>
+      <h2 id="log-title">Request log (last {config.request_log_retention_days} days)</h2>
       <div className="filters">
         <label>
           Key

@@ -1,25 +1,16 @@
 // Balance, plan and renewal; calls and credits per day by server and by tool (Chart.js stacked
-// bars, with the same numbers in a table for screen readers); CSV export.
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
-import { useEffect, useRef, useState } from 'react';
+// bars, with the same numbers in a table for screen readers) over a preset or custom range; CSV
+// export; requests by outcome (UsageBreakdown.tsx) and the request log.
+import { useEffect, useState } from 'react';
 import { api, describeError, type DashboardConfig, type UsageInfo } from '../api.ts';
+import { BarChart, COLORS, daysFrom } from './BarChart.tsx';
 import { RequestLog } from './RequestLog.tsx';
+import { UsageBreakdown } from './UsageBreakdown.tsx';
+import { DEFAULT_RANGE, UsageRange } from './UsageRange.tsx';
 import { When } from './When.tsx';
 
-Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
-
-// A colour-blind-safe palette (Okabe–Ito), dark enough against white.
-const COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#7a6f00', '#000000', '#999999'];
-
-function dayRange(days: number): string[] {
-  const out: string[] = [];
-  const today = new Date();
-  for (let i = days - 1; i >= 0; i--) out.push(new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10));
-  return out;
-}
-
 function series(usage: UsageInfo, by: 'server' | 'tool', metric: 'calls' | 'credits') {
-  const labels = dayRange(usage.days);
+  const labels = daysFrom(usage.from, usage.to);
   const groups = new Map<string, number[]>();
   for (const row of usage.daily) {
     const name = by === 'server' ? row.server : `${row.server} · ${row.tool}`;
@@ -30,43 +21,16 @@ function series(usage: UsageInfo, by: 'server' | 'tool', metric: 'calls' | 'cred
   }
   return {
     labels,
-    datasets: [...groups].map(([label, data], i) => ({ label, data, backgroundColor: COLORS[i % COLORS.length], stack: 'all' })),
+    datasets: [...groups].map(([label, data], i) => ({ label, data, backgroundColor: COLORS[i % COLORS.length]!, stack: 'all' })),
   };
 }
 
-function BarChart({ data, label }: { data: ReturnType<typeof series>; label: string }) {
-  const canvas = useRef<HTMLCanvasElement>(null);
-  useEffect(() => {
-    if (!canvas.current) return;
-    // Axis and legend text in the page's colours (light or dark, from the system preference).
-    const style = getComputedStyle(document.documentElement);
-    Chart.defaults.color = style.getPropertyValue('--muted').trim() || '#57606a';
-    Chart.defaults.borderColor = style.getPropertyValue('--line').trim() || '#d0d7de';
-    const chart = new Chart(canvas.current, {
-      type: 'bar',
-      data,
-      options: {
-        animation: false,
-        maintainAspectRatio: false,
-        scales: { x: { stacked: true, ticks: { autoSkip: true, maxRotation: 0, callback: (_v, i) => data.labels[i]?.slice(5) } }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
-        plugins: { legend: { position: 'bottom' } },
-      },
-    });
-    return () => chart.destroy();
-  }, [data]);
-  return (
-    <div className="chart">
-      <canvas ref={canvas} role="img" aria-label={label} />
-    </div>
-  );
-}
-
 export default function UsagePage({ config, onLoaded }: { config: DashboardConfig; onLoaded: () => void }) {
-  const [days, setDays] = useState(30);
+  const [range, setRange] = useState(DEFAULT_RANGE);
   const [usage, setUsage] = useState<UsageInfo>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    api<UsageInfo>('GET', `/usage?days=${days}`).then(
+    api<UsageInfo>('GET', `/usage?${range.query}`).then(
       (u) => {
         setUsage(u);
         onLoaded();
@@ -74,7 +38,7 @@ export default function UsagePage({ config, onLoaded }: { config: DashboardConfi
       (err: unknown) => setError(describeError(err)),
     );
     // onLoaded refreshes the header balance; it must not re-trigger this load.
-  }, [days]);
+  }, [range.query]);
 
   if (error) return <p role="alert" className="error">{error}</p>;
   if (!usage) return <p className="muted" aria-live="polite">Loading usage…</p>;
@@ -103,23 +67,16 @@ export default function UsagePage({ config, onLoaded }: { config: DashboardConfi
         </div>
       </section>
       <div className="toolbar">
-        <label className="inline">
-          Show{' '}
-          <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
-            <option value={7}>7 days</option>
-            <option value={30}>30 days</option>
-            <option value={90}>90 days</option>
-          </select>
-        </label>
-        <a className="button" href={`/api/usage.csv?days=${days}`} download>Export CSV</a>
+        <UsageRange value={range} onChange={setRange} />
+        <a className="button" href={`/api/usage.csv?${range.query}`} download>Export CSV</a>
       </div>
       <section className="card">
         <h2>Calls per day by server</h2>
-        <BarChart data={series(usage, 'server', 'calls')} label={`Stacked bars of tool calls per day by server over ${days} days`} />
+        <BarChart data={series(usage, 'server', 'calls')} label={`Stacked bars of tool calls per day by server over ${range.text}`} />
       </section>
       <section className="card">
         <h2>Credits per day by tool</h2>
-        <BarChart data={series(usage, 'tool', 'credits')} label={`Stacked bars of credits per day by tool over ${days} days`} />
+        <BarChart data={series(usage, 'tool', 'credits')} label={`Stacked bars of credits per day by tool over ${range.text}`} />
       </section>
       <section>
         <h2>By tool this period</h2>
@@ -148,6 +105,7 @@ export default function UsagePage({ config, onLoaded }: { config: DashboardConfi
           </table>
         )}
       </section>
+      <UsageBreakdown range={range} retentionDays={config.request_log_retention_days} />
       <RequestLog config={config} />
     </>
   );

@@ -1,21 +1,26 @@
 // Lists the wallets present in this browser — EVM wallets announced by EIP-6963 (and
 // WalletConnect when configured) and Solana wallets registered through the Wallet Standard — and
-// signs in (or links a wallet) with the one chosen.
+// signs in, links a wallet, or signs a given statement (a merge) with the one chosen.
 import type { Wallet } from '@wallet-standard/base';
 import { useEffect, useState } from 'react';
 import type { Config, Connector } from 'wagmi';
 import { getConnectors, watchConnectors } from 'wagmi/actions';
-import { api, describeError, type DashboardConfig, type NonceInfo } from '../api.ts';
+import { api, ApiFailure, describeError, type DashboardConfig, type NonceInfo, type WalletOffer } from '../api.ts';
 import { createWagmiConfig, pickable, signInWithEvm, SIGN_IN_CHAINS } from '../wallets/evm.ts';
 import { signInWithSolana, watchSolanaWallets } from '../wallets/solana.ts';
 
 export interface WalletPickerProps {
   config: DashboardConfig;
-  mode: 'sign-in' | 'link';
+  /** sign-in and link post the signed message; sign only hands it back (a merge collects two). */
+  mode: 'sign-in' | 'link' | 'sign';
   onDone: (result: unknown) => void;
+  /** The sentence the wallet signs (default: the sign-in statement). */
+  statement?: string;
+  /** A wallet that already has an account of its own, met while linking: the server offers to merge it. */
+  onMergeOffer?: (offer: WalletOffer) => void;
 }
 
-export function WalletPicker({ config, mode, onDone }: WalletPickerProps) {
+export function WalletPicker({ config, mode, onDone, statement, onMergeOffer }: WalletPickerProps) {
   const [wagmi, setWagmi] = useState<Config>();
   const [evmWallets, setEvmWallets] = useState<Connector[]>([]);
   const [solanaWallets, setSolanaWallets] = useState<Wallet[]>([]);
@@ -41,9 +46,12 @@ export function WalletPicker({ config, mode, onDone }: WalletPickerProps) {
     setError(undefined);
     try {
       const signed = await sign();
-      onDone(await api('POST', mode === 'sign-in' ? '/auth/sign-in' : '/wallets', { family, ...signed }));
+      if (mode === 'sign') onDone({ family, ...signed });
+      else onDone(await api('POST', mode === 'sign-in' ? '/auth/sign-in' : '/wallets', { family, ...signed }));
     } catch (err) {
-      setError(describeError(err));
+      const offer = err instanceof ApiFailure && err.error.code === 'WALLET_IN_USE' ? (err.error.details.offer as WalletOffer | undefined) : undefined;
+      if (offer && onMergeOffer) onMergeOffer(offer);
+      else setError(describeError(err));
     } finally {
       setBusy(undefined);
     }
@@ -68,7 +76,7 @@ export function WalletPicker({ config, mode, onDone }: WalletPickerProps) {
               <button
                 type="button"
                 disabled={busy !== undefined || !wagmi}
-                onClick={() => void submit(c.name, 'evm', () => signInWithEvm(wagmi!, c, chainId, nonce))}
+                onClick={() => void submit(c.name, 'evm', () => signInWithEvm(wagmi!, c, chainId, nonce, statement))}
               >
                 {c.icon ? <img src={c.icon} alt="" width={20} height={20} /> : null}
                 {busy === c.name ? `Waiting for ${c.name}…` : c.name}
@@ -83,7 +91,7 @@ export function WalletPicker({ config, mode, onDone }: WalletPickerProps) {
         <ul className="wallets">
           {solanaWallets.map((w) => (
             <li key={w.name}>
-              <button type="button" disabled={busy !== undefined} onClick={() => void submit(w.name, 'solana', () => signInWithSolana(w, nonce))}>
+              <button type="button" disabled={busy !== undefined} onClick={() => void submit(w.name, 'solana', () => signInWithSolana(w, nonce, statement))}>
                 {w.icon ? <img src={w.icon} alt="" width={20} height={20} /> : null}
                 {busy === w.name ? `Waiting for ${w.name}…` : w.name}
               </button>

@@ -7,6 +7,7 @@ import { createConfig, http, type Config, type Connector, type CreateConnectorFn
 import { connect, disconnect, signMessage, switchChain } from 'wagmi/actions';
 import { base, bsc, mainnet, polygon } from 'wagmi/chains';
 import type { NonceInfo } from '../api.ts';
+import { SIGN_IN_STATEMENT } from './statement.ts';
 
 export const SIGN_IN_CHAINS = [mainnet, base, polygon, bsc] as const;
 
@@ -47,6 +48,7 @@ export async function signInWithEvm(
   connector: Connector,
   chainId: number,
   nonce: () => Promise<NonceInfo>,
+  statement: string = SIGN_IN_STATEMENT,
 ): Promise<{ message: string; signature: string }> {
   const { accounts } = await connect(config, { connector }).catch(async (err: unknown) => {
     // Already connected from an earlier attempt: reuse that connection.
@@ -76,7 +78,7 @@ export async function signInWithEvm(
     uri: n.uri,
     nonce: n.nonce,
     version: '1',
-    statement: 'Sign in to the cryptomcp dashboard. This signature costs nothing and sends no transaction.',
+    statement,
     issuedAt: new Date(),
     expirationTime: new Date(n.expires_at),
   });

@@ -8,6 +8,7 @@ import { getWallets } from '@wallet-standard/app';
 import type { Wallet } from '@wallet-standard/base';
 import type { StandardConnectFeature } from '@wallet-standard/features';
 import type { NonceInfo } from '../api.ts';
+import { SIGN_IN_STATEMENT } from './statement.ts';
 
 export function isSolanaSigner(wallet: Wallet): boolean {
   return (
@@ -34,7 +35,11 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
-export async function signInWithSolana(wallet: Wallet, nonce: () => Promise<NonceInfo>): Promise<{ message: string; signature: string }> {
+export async function signInWithSolana(
+  wallet: Wallet,
+  nonce: () => Promise<NonceInfo>,
+  statement: string = SIGN_IN_STATEMENT,
+): Promise<{ message: string; signature: string }> {
   const { connect } = (wallet.features as StandardConnectFeature)['standard:connect'];
   const { accounts } = await connect();
   const account = accounts[0];
@@ -43,7 +48,7 @@ export async function signInWithSolana(wallet: Wallet, nonce: () => Promise<Nonc
   const message = createSignInMessageText({
     domain: n.domain,
     address: account.address,
-    statement: 'Sign in to the cryptomcp dashboard. This signature costs nothing and sends no transaction.',
+    statement,
     uri: n.uri,
     version: '1',
     chainId: 'mainnet',

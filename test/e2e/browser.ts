@@ -1,0 +1,81 @@
+/// <reference lib="dom" />
+// What the browser tests share: Debian's Chromium and its flags, axe-core's WCAG 2 A/AA check, the
+// sideways-overflow check, the two viewports and the two colour schemes.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** WCAG 2 A/AA checks by axe-core in the page (labels, contrast, roles); serious or critical findings fail. */
+export async function expectAccessibleIn(target: Page): Promise<void> {
+  // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected script tags.
+  await target.evaluate(AXE_SOURCE);
+  const violations = await target.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  expect(violations).toEqual([]);
+}
+
+/**
+ * How far the page scrolls sideways beyond the viewport (0: nothing overflows), and what sticks out:
+ * elements and text runs reaching past the viewport that are not inside a sideways scroll box.
+ */
+export async function horizontalOverflow(target: Page): Promise<{ overflow: number; culprits: string[] }> {
+  return target.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const overflow = document.documentElement.scrollWidth - width;
+    if (overflow <= 0) return { overflow, culprits: [] };
+    const scrolled = (e: Element | null) => {
+      for (let p = e?.parentElement; p; p = p.parentElement) if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true;
+      return false;
+    };
+    const name = (e: Element) => `${e.tagName.toLowerCase()}.${String(e.className)}`;
+    const culprits: string[] = [];
+    for (const e of Array.from(document.querySelectorAll('body *'))) {
+      if (!scrolled(e) && e.getBoundingClientRect().right > width + 1) culprits.push(`${name(e)} (${Math.round(e.getBoundingClientRect().right)} px)`);
+    }
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      const right = range.getBoundingClientRect().right;
+      if (right > width + 1 && !scrolled(n.parentElement)) culprits.push(`text "${(n.textContent ?? '').slice(0, 40)}" in ${name(n.parentElement!)} (${Math.round(right)} px)`);
+    }
+    return { overflow, culprits: culprits.slice(0, 10) };
+  });
+}
+
+export async function expectNoOverflowIn(where: string, target: Page): Promise<void> {
+  const { overflow, culprits } = await horizontalOverflow(target);
+  expect(overflow, `${where}: the page overflows sideways by ${overflow} px: ${culprits.join(', ')}`).toBeLessThanOrEqual(0);
+}
+
+export const VIEWPORTS = [
+  { width: 1280, height: 900 },
+  { width: 375, height: 740 },
+] as const;
+export const SCHEMES = ['light', 'dark'] as const;
+
+/** Emulates a system colour scheme and checks the page follows it (the root background changes). */
+export async function useScheme(target: Page, scheme: 'light' | 'dark'): Promise<void> {
+  await target.emulateMedia({ colorScheme: scheme });
+  const background = await target.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+  expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(246, 248, 250)');
+}
+
