@@ -1,0 +1,606 @@
+-- Generated from a freshly migrated database; do not edit (see server/db/schema.ts).
+
+CREATE TABLE account_merges (
+  id uuid NOT NULL,
+  source_account_id uuid NOT NULL,
+  target_account_id uuid NOT NULL,
+  credits integer NOT NULL,
+  keys integer NOT NULL,
+  wallets integer NOT NULL,
+  merged_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT account_merges_check CHECK (source_account_id <> target_account_id),
+  CONSTRAINT account_merges_credits_check CHECK (credits >= 0),
+  CONSTRAINT account_merges_keys_check CHECK (keys >= 0),
+  CONSTRAINT account_merges_wallets_check CHECK (wallets >= 0),
+  CONSTRAINT account_merges_source_account_id_fkey FOREIGN KEY (source_account_id) REFERENCES accounts(id),
+  CONSTRAINT account_merges_target_account_id_fkey FOREIGN KEY (target_account_id) REFERENCES accounts(id),
+  CONSTRAINT account_merges_pkey PRIMARY KEY (id),
+  CONSTRAINT account_merges_source_account_id_key UNIQUE (source_account_id)
+);
+
+CREATE TABLE account_wallet_offers (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  session_id uuid NOT NULL,
+  account_id uuid NOT NULL,
+  kind text NOT NULL,
+  family text NOT NULL,
+  chain text NOT NULL,
+  address text NOT NULL,
+  source_account_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  used_at timestamp with time zone,
+  CONSTRAINT account_wallet_offers_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
+  CONSTRAINT account_wallet_offers_check CHECK ((kind = 'merge'::text) = (source_account_id IS NOT NULL)),
+  CONSTRAINT account_wallet_offers_check1 CHECK (source_account_id IS DISTINCT FROM account_id),
+  CONSTRAINT account_wallet_offers_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
+  CONSTRAINT account_wallet_offers_kind_check CHECK (kind = ANY (ARRAY['link'::text, 'merge'::text])),
+  CONSTRAINT account_wallet_offers_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT account_wallet_offers_session_id_fkey FOREIGN KEY (session_id) REFERENCES dashboard_sessions(id) ON DELETE CASCADE,
+  CONSTRAINT account_wallet_offers_source_account_id_fkey FOREIGN KEY (source_account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT account_wallet_offers_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE accounts (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  plan text NOT NULL,
+  status text NOT NULL DEFAULT 'active'::text,
+  balance integer NOT NULL,
+  period_anchor timestamp with time zone NOT NULL,
+  period_start timestamp with time zone NOT NULL,
+  period_end timestamp with time zone,
+  rl_tat timestamp with time zone NOT NULL DEFAULT '1970-01-01 00:00:00+00'::timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT accounts_balance_check CHECK (balance >= 0),
+  CONSTRAINT accounts_status_check CHECK (status = ANY (ARRAY['active'::text, 'suspended'::text])),
+  CONSTRAINT accounts_plan_fkey FOREIGN KEY (plan) REFERENCES plans(name),
+  CONSTRAINT accounts_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE api_keys (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  account_id uuid NOT NULL,
+  hash bytea NOT NULL,
+  prefix text NOT NULL,
+  name text NOT NULL,
+  description text,
+  servers text[],
+  expires_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  last_used_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  rotated_from uuid,
+  CONSTRAINT api_keys_description_check CHECK (char_length(description) <= 500),
+  CONSTRAINT api_keys_hash_check CHECK (octet_length(hash) = 32),
+  CONSTRAINT api_keys_name_check CHECK (char_length(name) >= 1 AND char_length(name) <= 64),
+  CONSTRAINT api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT api_keys_rotated_from_fkey FOREIGN KEY (rotated_from) REFERENCES api_keys(id) ON DELETE SET NULL,
+  CONSTRAINT api_keys_pkey PRIMARY KEY (id),
+  CONSTRAINT api_keys_hash_key UNIQUE (hash)
+);
+
+CREATE TABLE credit_ledger (
+  id bigint NOT NULL DEFAULT nextval('credit_ledger_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  request_id text NOT NULL,
+  kind text NOT NULL,
+  delta integer NOT NULL,
+  balance_after integer NOT NULL,
+  server text,
+  tool text,
+  key_id uuid,
+  note text,
+  resolved_at timestamp with time zone,
+  resolution text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT credit_ledger_balance_after_check CHECK (balance_after >= 0),
+  CONSTRAINT credit_ledger_kind_check CHECK (kind = ANY (ARRAY['grant'::text, 'renewal'::text, 'plan_change'::text, 'adjust'::text, 'reserve'::text, 'refund'::text])),
+  CONSTRAINT credit_ledger_resolution_check CHECK (resolution = ANY (ARRAY['charged'::text, 'refunded'::text])),
+  CONSTRAINT credit_ledger_pkey PRIMARY KEY (id),
+  CONSTRAINT credit_ledger_request_id_kind_key UNIQUE (request_id, kind)
+);
+
+CREATE TABLE dashboard_idempotency (
+  account_id uuid NOT NULL,
+  idempotency_key text NOT NULL,
+  request_hash bytea NOT NULL,
+  key_id uuid NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT dashboard_idempotency_idempotency_key_check CHECK (char_length(idempotency_key) >= 1 AND char_length(idempotency_key) <= 255),
+  CONSTRAINT dashboard_idempotency_request_hash_check CHECK (octet_length(request_hash) = 32),
+  CONSTRAINT dashboard_idempotency_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT dashboard_idempotency_key_id_fkey FOREIGN KEY (key_id) REFERENCES api_keys(id) ON DELETE CASCADE,
+  CONSTRAINT dashboard_idempotency_pkey PRIMARY KEY (account_id, idempotency_key)
+);
+
+CREATE TABLE dashboard_nonces (
+  nonce text NOT NULL,
+  purpose text NOT NULL,
+  session_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  used_at timestamp with time zone,
+  CONSTRAINT dashboard_nonces_check CHECK ((purpose = 'link'::text) = (session_id IS NOT NULL)),
+  CONSTRAINT dashboard_nonces_nonce_check CHECK (nonce ~ '^[A-Za-z0-9]{16,64}$'::text),
+  CONSTRAINT dashboard_nonces_purpose_check CHECK (purpose = ANY (ARRAY['sign_in'::text, 'link'::text])),
+  CONSTRAINT dashboard_nonces_pkey PRIMARY KEY (nonce)
+);
+
+CREATE TABLE dashboard_sessions (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  token_hash bytea NOT NULL,
+  account_id uuid NOT NULL,
+  wallet_family text NOT NULL,
+  wallet_address text NOT NULL,
+  csrf_token text NOT NULL,
+  user_agent text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_seen_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  revoked_at timestamp with time zone,
+  CONSTRAINT dashboard_sessions_token_hash_check CHECK (octet_length(token_hash) = 32),
+  CONSTRAINT dashboard_sessions_user_agent_check CHECK (char_length(user_agent) <= 512),
+  CONSTRAINT dashboard_sessions_wallet_family_check CHECK (wallet_family = ANY (ARRAY['evm'::text, 'solana'::text])),
+  CONSTRAINT dashboard_sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT dashboard_sessions_pkey PRIMARY KEY (id),
+  CONSTRAINT dashboard_sessions_token_hash_key UNIQUE (token_hash)
+);
+
+CREATE TABLE dashboard_sign_in_attempts (
+  id bigint NOT NULL DEFAULT nextval('dashboard_sign_in_attempts_id_seq'::regclass),
+  client text NOT NULL,
+  family text,
+  address text,
+  outcome text NOT NULL,
+  reason text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT dashboard_sign_in_attempts_client_check CHECK (char_length(client) <= 64),
+  CONSTRAINT dashboard_sign_in_attempts_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
+  CONSTRAINT dashboard_sign_in_attempts_outcome_check CHECK (outcome = ANY (ARRAY['ok'::text, 'refused'::text, 'rate_limited'::text])),
+  CONSTRAINT dashboard_sign_in_attempts_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE forecast_log (
+  id bigint NOT NULL DEFAULT nextval('forecast_log_id_seq'::regclass),
+  request_id text NOT NULL,
+  account_id uuid NOT NULL,
+  asset_id text NOT NULL,
+  model text NOT NULL,
+  horizon integer NOT NULL,
+  source text NOT NULL,
+  base_date date NOT NULL,
+  base_close double precision NOT NULL,
+  path jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT forecast_log_horizon_check CHECK (horizon >= 1 AND horizon <= 30),
+  CONSTRAINT forecast_log_pkey PRIMARY KEY (id),
+  CONSTRAINT forecast_log_request_id_key UNIQUE (request_id)
+);
+
+CREATE TABLE plans (
+  name text NOT NULL,
+  display_name text NOT NULL,
+  credits integer NOT NULL,
+  renewal text NOT NULL,
+  requests_per_minute integer NOT NULL,
+  burst integer NOT NULL,
+  servers text[] NOT NULL,
+  max_keys integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT plans_burst_check CHECK (burst >= 1),
+  CONSTRAINT plans_credits_check CHECK (credits >= 0),
+  CONSTRAINT plans_max_keys_check CHECK (max_keys >= 1),
+  CONSTRAINT plans_name_check CHECK (name ~ '^[a-z][a-z0-9-]{0,31}$'::text),
+  CONSTRAINT plans_renewal_check CHECK (renewal = ANY (ARRAY['one-time'::text, 'monthly'::text])),
+  CONSTRAINT plans_requests_per_minute_check CHECK (requests_per_minute > 0),
+  CONSTRAINT plans_pkey PRIMARY KEY (name)
+);
+
+CREATE TABLE request_log (
+  id bigint NOT NULL DEFAULT nextval('request_log_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  key_id uuid,
+  request_id text NOT NULL,
+  server text NOT NULL,
+  method text NOT NULL,
+  tool text,
+  status smallint NOT NULL,
+  error_code text,
+  credits integer NOT NULL DEFAULT 0,
+  latency_ms integer NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  CONSTRAINT request_log_credits_check CHECK (credits >= 0),
+  CONSTRAINT request_log_error_code_check CHECK (char_length(error_code) <= 64),
+  CONSTRAINT request_log_latency_ms_check CHECK (latency_ms >= 0),
+  CONSTRAINT request_log_method_check CHECK (char_length(method) <= 64),
+  CONSTRAINT request_log_request_id_check CHECK (char_length(request_id) <= 128),
+  CONSTRAINT request_log_status_check CHECK (status >= 100 AND status <= 599),
+  CONSTRAINT request_log_tool_check CHECK (char_length(tool) <= 128),
+  CONSTRAINT request_log_pkey PRIMARY KEY (account_id, id)
+);
+
+CREATE TABLE request_log_daily (
+  account_id uuid NOT NULL,
+  day date NOT NULL,
+  key_id uuid,
+  server text NOT NULL,
+  method text NOT NULL,
+  tool text,
+  status smallint NOT NULL,
+  error_code text,
+  requests integer NOT NULL,
+  credits bigint NOT NULL,
+  CONSTRAINT request_log_daily_credits_check CHECK (credits >= 0),
+  CONSTRAINT request_log_daily_requests_check CHECK (requests > 0),
+  CONSTRAINT request_log_daily_group UNIQUE NULLS NOT DISTINCT (account_id, day, key_id, server, method, tool, status, error_code)
+);
+
+CREATE TABLE schema_migrations (
+  version integer NOT NULL,
+  name text NOT NULL,
+  applied_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE wallets (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  account_id uuid NOT NULL,
+  family text NOT NULL,
+  chain text NOT NULL,
+  address text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT wallets_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
+  CONSTRAINT wallets_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
+  CONSTRAINT wallets_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT wallets_pkey PRIMARY KEY (id),
+  CONSTRAINT wallets_family_address_key UNIQUE (family, address)
+);
+
+CREATE TABLE watches (
+  id bigint NOT NULL DEFAULT nextval('watches_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  chain text NOT NULL,
+  address text NOT NULL,
+  note text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_checked_at timestamp with time zone,
+  last_checked_block bigint,
+  CONSTRAINT watches_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
+  CONSTRAINT watches_note_check CHECK (char_length(note) <= 200),
+  CONSTRAINT watches_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT watches_pkey PRIMARY KEY (id),
+  CONSTRAINT watches_account_id_chain_address_key UNIQUE (account_id, chain, address)
+);
+
+CREATE INDEX account_merges_target ON public.account_merges USING btree (target_account_id);
+CREATE INDEX account_wallet_offers_expiry ON public.account_wallet_offers USING btree (expires_at);
+CREATE INDEX accounts_renewal_due ON public.accounts USING btree (period_end) WHERE (period_end IS NOT NULL);
+CREATE INDEX api_keys_account ON public.api_keys USING btree (account_id);
+CREATE INDEX credit_ledger_account_time ON public.credit_ledger USING btree (account_id, created_at);
+CREATE INDEX credit_ledger_unresolved ON public.credit_ledger USING btree (created_at) WHERE ((kind = 'reserve'::text) AND (resolved_at IS NULL));
+CREATE INDEX dashboard_idempotency_created ON public.dashboard_idempotency USING btree (created_at);
+CREATE INDEX dashboard_nonces_expiry ON public.dashboard_nonces USING btree (expires_at);
+CREATE INDEX dashboard_sessions_account ON public.dashboard_sessions USING btree (account_id);
+CREATE INDEX dashboard_sessions_expiry ON public.dashboard_sessions USING btree (expires_at);
+CREATE INDEX dashboard_sign_in_attempts_client ON public.dashboard_sign_in_attempts USING btree (client, created_at);
+CREATE INDEX forecast_log_asset ON public.forecast_log USING btree (asset_id, base_date);
+CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
+CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
+CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
+CREATE INDEX watches_account ON public.watches USING btree (account_id, created_at);
+
+CREATE OR REPLACE FUNCTION public.account_create(p_plan text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  pl plans%ROWTYPE;
+  v_id uuid;
+BEGIN
+  SELECT * INTO pl FROM plans WHERE name = p_plan;
+  IF NOT FOUND THEN RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'P0002'; END IF;
+  INSERT INTO accounts (plan, balance, period_anchor, period_start, period_end, created_at, updated_at)
+  VALUES (pl.name, pl.credits, v_now, v_now,
+          CASE WHEN pl.renewal = 'monthly' THEN (period_bounds(v_now, v_now)).period_end END, v_now, v_now)
+  RETURNING id INTO v_id;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+  VALUES (v_id, 'open:' || v_id, 'grant', pl.credits, pl.credits, 'opening allowance of plan ' || pl.name, v_now);
+  RETURN v_id;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.account_grant(p_account uuid, p_amount integer, p_request_id text, p_note text DEFAULT NULL::text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_old integer;
+  v_new integer;
+BEGIN
+  SELECT balance INTO v_old FROM accounts WHERE id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  v_new := greatest(0, v_old + p_amount);
+  UPDATE accounts SET balance = v_new, updated_at = clock_timestamp() WHERE id = p_account;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note)
+  VALUES (p_account, p_request_id, 'adjust', v_new - v_old, v_new, p_note);
+  RETURN v_new;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.account_renew_if_due(p_account uuid, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  acc accounts%ROWTYPE;
+  pl plans%ROWTYPE;
+  b record;
+BEGIN
+  SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN false; END IF;
+  SELECT * INTO pl FROM plans WHERE name = acc.plan;
+  IF pl.renewal <> 'monthly' THEN RETURN false; END IF;
+  b := period_bounds(acc.period_anchor, v_now);
+  IF acc.period_end IS NULL THEN
+    -- The plan became monthly after the account joined it: start counting periods, no reset yet.
+    UPDATE accounts SET period_start = b.period_start, period_end = b.period_end WHERE id = acc.id;
+    RETURN false;
+  END IF;
+  IF acc.period_end > v_now THEN RETURN false; END IF;
+  UPDATE accounts
+     SET balance = pl.credits, period_start = b.period_start, period_end = b.period_end, updated_at = v_now
+   WHERE id = acc.id;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+  VALUES (acc.id, 'renewal:' || acc.id || ':' || to_char(b.period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS'),
+          'renewal', pl.credits - acc.balance, pl.credits, 'monthly renewal to the plan allowance', v_now);
+  RETURN true;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.account_set_plan(p_account uuid, p_plan text, p_request_id text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  v_old integer;
+  pl plans%ROWTYPE;
+BEGIN
+  SELECT * INTO pl FROM plans WHERE name = p_plan;
+  IF NOT FOUND THEN RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'P0002'; END IF;
+  SELECT balance INTO v_old FROM accounts WHERE id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  UPDATE accounts
+     SET plan = pl.name, balance = pl.credits, period_anchor = v_now, period_start = v_now,
+         period_end = CASE WHEN pl.renewal = 'monthly' THEN (period_bounds(v_now, v_now)).period_end END,
+         updated_at = v_now
+   WHERE id = p_account;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+  VALUES (p_account, p_request_id, 'plan_change', pl.credits - v_old, pl.credits, 'plan changed to ' || pl.name, v_now);
+  RETURN pl.credits;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.accounts_renew_due(p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_limit integer DEFAULT 1000)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  r record;
+  n integer := 0;
+BEGIN
+  FOR r IN
+    SELECT a.id FROM accounts a JOIN plans p ON p.name = a.plan
+     WHERE p.renewal = 'monthly' AND a.period_end <= v_now
+     ORDER BY a.period_end LIMIT p_limit
+     FOR UPDATE OF a SKIP LOCKED
+  LOOP
+    IF account_renew_if_due(r.id, v_now) THEN n := n + 1; END IF;
+  END LOOP;
+  RETURN n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.meter_async_commit()
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  SELECT set_config('synchronous_commit', 'off', true);
+$function$;
+
+CREATE OR REPLACE FUNCTION public.meter_refund(p_request_id text, p_note text DEFAULT NULL::text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r credit_ledger%ROWTYPE;
+  v_balance integer;
+BEGIN
+  UPDATE credit_ledger
+     SET resolved_at = clock_timestamp(), resolution = 'refunded'
+   WHERE request_id = p_request_id AND kind = 'reserve' AND resolved_at IS NULL
+  RETURNING * INTO r;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  UPDATE accounts SET balance = accounts.balance - r.delta, updated_at = clock_timestamp()
+   WHERE id = r.account_id RETURNING accounts.balance INTO v_balance;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
+  VALUES (r.account_id, p_request_id, 'refund', -r.delta, v_balance, r.server, r.tool, r.key_id, p_note);
+  RETURN v_balance;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.meter_refund_stale(p_older_than interval, p_limit integer DEFAULT 1000)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r record;
+  n integer := 0;
+BEGIN
+  FOR r IN
+    SELECT request_id FROM credit_ledger
+     WHERE kind = 'reserve' AND resolved_at IS NULL AND created_at < clock_timestamp() - p_older_than
+     ORDER BY created_at LIMIT p_limit
+  LOOP
+    IF meter_refund(r.request_id, 'stale reservation: no answer was recorded') IS NOT NULL THEN
+      n := n + 1;
+    END IF;
+  END LOOP;
+  RETURN n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.meter_reserve(p_account uuid, p_request_id text, p_cost integer, p_record boolean, p_server text, p_tool text, p_key uuid, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision)
+ LANGUAGE sql
+AS $function$
+  SELECT m.outcome, m.balance, m.plan, m.requests_per_minute, m.burst, m.rl_remaining, m.rl_reset_seconds, m.retry_after_seconds
+    FROM meter_reserve_many(ARRAY[p_account], ARRAY[p_request_id], ARRAY[p_cost], ARRAY[p_record],
+                            ARRAY[p_server], ARRAY[p_tool], ARRAY[p_key], p_now) AS m;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  n integer := coalesce(array_length(p_accounts, 1), 0);
+  -- The batch's accounts, one slot each, in id order.
+  a_id uuid[]; a_balance integer[]; a_tat timestamptz[]; a_status text[]; a_plan text[];
+  a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_changed boolean[];
+  a_renewed boolean[];
+  v_replayed text[];
+  -- Ledger rows to insert.
+  l_account uuid[] := '{}'; l_request text[] := '{}'; l_delta integer[] := '{}'; l_balance integer[] := '{}';
+  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}';
+  k integer;
+  v_cost integer;
+  v_interval double precision;
+  v_tolerance double precision;
+  v_new_tat timestamptz;
+  v_ahead double precision;
+BEGIN
+  PERFORM meter_async_commit();
+  IF n = 0 THEN RETURN; END IF;
+
+  SELECT array_agg(s.id ORDER BY s.id), array_agg(s.balance ORDER BY s.id), array_agg(s.rl_tat ORDER BY s.id),
+         array_agg(s.status ORDER BY s.id), array_agg(s.plan ORDER BY s.id), array_agg(s.rpm ORDER BY s.id),
+         array_agg(s.plan_burst ORDER BY s.id), array_agg(s.renewal ORDER BY s.id), array_agg(s.period_end ORDER BY s.id)
+    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end
+    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end,
+                 p.requests_per_minute AS rpm, p.burst AS plan_burst, p.renewal
+            FROM accounts a JOIN plans p ON p.name = a.plan
+           WHERE a.id = ANY (p_accounts)
+           ORDER BY a.id
+             FOR UPDATE OF a) AS s;
+  a_changed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
+  a_renewed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
+
+  -- Lazy renewal (rare): monthly accounts whose period ended are reset before anything else.
+  FOR k IN 1 .. coalesce(array_length(a_id, 1), 0) LOOP
+    IF a_renewal[k] = 'monthly' AND (a_period_end[k] IS NULL OR a_period_end[k] <= v_now) THEN
+      a_renewed[k] := account_renew_if_due(a_id[k], v_now);
+      a_balance[k] := (SELECT a.balance FROM accounts a WHERE a.id = a_id[k]);
+    END IF;
+  END LOOP;
+
+  SELECT array_agg(l.request_id) INTO v_replayed
+    FROM credit_ledger l WHERE l.kind = 'reserve' AND l.request_id = ANY (p_request_ids);
+
+  FOR i IN 1 .. n LOOP
+    idx := i; outcome := NULL; balance := NULL; plan := NULL; requests_per_minute := NULL; burst := NULL;
+    rl_remaining := NULL; rl_reset_seconds := NULL; retry_after_seconds := NULL; renewed := false;
+    v_cost := p_costs[i];
+    IF v_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', v_cost; END IF;
+    k := array_position(a_id, p_accounts[i]);
+    IF k IS NULL THEN
+      outcome := 'account_not_found'; RETURN NEXT; CONTINUE;
+    END IF;
+    plan := a_plan[k]; requests_per_minute := a_rpm[k]; burst := a_burst[k]; balance := a_balance[k];
+    -- A renewed account is reported on its first call's row only, so the rows sum to renewals.
+    renewed := a_renewed[k]; a_renewed[k] := false;
+    IF p_records[i] AND p_request_ids[i] = ANY (v_replayed) THEN
+      outcome := 'replayed'; RETURN NEXT; CONTINUE;
+    END IF;
+    IF a_status[k] <> 'active' THEN
+      outcome := 'suspended'; RETURN NEXT; CONTINUE;
+    END IF;
+
+    -- GCRA: emission interval T = 60 s / rate; a request is admitted while the theoretical
+    -- arrival time stays within burst * T of now.
+    v_interval := 60.0 / a_rpm[k];
+    v_tolerance := v_interval * a_burst[k];
+    v_new_tat := greatest(a_tat[k], v_now) + make_interval(secs => v_interval);
+    v_ahead := extract(epoch FROM v_new_tat - v_now);
+    IF v_ahead > v_tolerance + 1e-6 THEN
+      outcome := 'rate_limited';
+      rl_remaining := 0;
+      retry_after_seconds := v_ahead - v_tolerance;
+      rl_reset_seconds := v_ahead - v_interval;
+      RETURN NEXT; CONTINUE;
+    END IF;
+    rl_remaining := floor((v_tolerance - v_ahead) / v_interval + 1e-6)::integer;
+    rl_reset_seconds := v_ahead;
+    a_tat[k] := v_new_tat;
+    a_changed[k] := true;
+
+    IF a_balance[k] < v_cost THEN
+      outcome := 'insufficient_credits';
+    ELSE
+      outcome := 'ok';
+      a_balance[k] := a_balance[k] - v_cost;
+      IF p_records[i] THEN
+        l_account := l_account || a_id[k]; l_request := l_request || p_request_ids[i];
+        l_delta := l_delta || -v_cost; l_balance := l_balance || a_balance[k];
+        l_server := l_server || p_servers[i]; l_tool := l_tool || p_tools[i]; l_key := l_key || p_keys[i];
+      END IF;
+    END IF;
+    balance := a_balance[k];
+    RETURN NEXT;
+  END LOOP;
+
+  UPDATE accounts a SET balance = u.balance, rl_tat = u.tat, updated_at = v_now
+    FROM unnest(a_id, a_balance, a_tat, a_changed) AS u(id, balance, tat, changed)
+   WHERE a.id = u.id AND u.changed;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, v_now
+    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key)
+      AS u(account_id, request_id, delta, balance_after, server, tool, key_id);
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.meter_reserve_many(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision)
+ LANGUAGE sql
+AS $function$
+  SELECT b.idx, b.outcome, b.balance, b.plan, b.requests_per_minute, b.burst, b.rl_remaining, b.rl_reset_seconds, b.retry_after_seconds
+    FROM meter_reserve_batch(p_accounts, p_request_ids, p_costs, p_records, p_servers, p_tools, p_keys, p_now) AS b;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.meter_settle(p_request_ids text[])
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+  SELECT meter_async_commit();
+  WITH settled AS (
+    UPDATE credit_ledger SET resolved_at = clock_timestamp(), resolution = 'charged'
+     WHERE kind = 'reserve' AND resolved_at IS NULL AND request_id = ANY (p_request_ids)
+    RETURNING 1)
+  SELECT count(*)::integer FROM settled;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.period_bounds(p_anchor timestamp with time zone, p_now timestamp with time zone, OUT period_start timestamp with time zone, OUT period_end timestamp with time zone)
+ RETURNS record
+ LANGUAGE plpgsql
+ IMMUTABLE
+AS $function$
+DECLARE
+  a timestamp := p_anchor AT TIME ZONE 'UTC';
+  n timestamp := p_now AT TIME ZONE 'UTC';
+  k integer := greatest(1, (extract(year FROM n)::int - extract(year FROM a)::int) * 12
+                         + (extract(month FROM n)::int - extract(month FROM a)::int));
+BEGIN
+  WHILE a + make_interval(months => k) <= n LOOP k := k + 1; END LOOP;
+  WHILE k > 1 AND a + make_interval(months => k - 1) > n LOOP k := k - 1; END LOOP;
+  period_start := (a + make_interval(months => k - 1)) AT TIME ZONE 'UTC';
+  period_end := (a + make_interval(months => k)) AT TIME ZONE 'UTC';
+END $function$;
