@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
-import { OAUTH_PREFIX, createProvider, processSecrets, type ProviderDeps } from './provider.ts';
+import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
 
 export interface OAuthServerDeps extends ProviderDeps {
   /** The service's public origin; unset: the origin each request came to (localhost, tests). */
@@ -49,7 +49,8 @@ export class OAuthServer {
   forward(request: FastifyRequest, reply: FastifyReply, path: string): void {
     const { handler } = this.#entry(this.issuerOf(request));
     const raw = request.raw as IncomingMessage & { originalUrl?: string };
-    const query = raw.url?.includes('?') ? raw.url.slice(raw.url.indexOf('?')) : '';
+    let query = raw.url?.includes('?') ? raw.url.slice(raw.url.indexOf('?')) : '';
+    if (path === ROUTES.authorization) query = withDefaultScope(this.issuerOf(request), query, this.deps.servers);
     raw.originalUrl = `${OAUTH_PREFIX}${path}${query}`;
     raw.url = `${path}${query}`;
     reply.hijack();
@@ -68,6 +69,20 @@ export class OAuthServer {
       resource_documentation: `${issuer}/app/connect`,
     };
   }
+}
+
+/**
+ * An authorization request that names no scope asks for the servers its resources name (the
+ * library grants nothing without a scope, and many clients send only `resource`).
+ */
+export function withDefaultScope(issuer: string, query: string, servers: readonly string[]): string {
+  const params = new URLSearchParams(query);
+  if (params.has('scope') || !params.has('client_id')) return query;
+  const resources = params.getAll('resource');
+  const named = (resources.length > 0 ? resources : [issuer]).flatMap((r) => serversOfResource(issuer, r, servers) ?? []);
+  if (named.length === 0) return query;
+  params.set('scope', [...new Set(named)].join(' '));
+  return `?${params.toString()}`;
 }
 
 export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Promise<void> {

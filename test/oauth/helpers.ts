@@ -1,6 +1,7 @@
 // What an MCP client and a person at a browser do in the OAuth flow, without a browser: the v2
 // SDK's OAuthClientProvider kept in memory, and a cookie-keeping walk through authorize →
 // dashboard sign-in with a real wallet signature → consent → the redirect back with the code.
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from '@modelcontextprotocol/client';
@@ -128,4 +129,59 @@ export async function startHost(handler: http.RequestListener): Promise<{ url: s
 export async function tokenRequest(base: string, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** Dynamic Client Registration of a public client with one loopback redirect URI. */
+export async function registerClient(base: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Raw Client',
+      redirect_uris: [REDIRECT_URL],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+      ...extra,
+    }),
+  });
+  const body = (await res.json()) as { client_id?: string };
+  if (res.status !== 201 || !body.client_id) throw new Error(`registration answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.client_id;
+}
+
+export function authorizationUrl(base: string, p: { clientId: string; challenge: string; resource?: string | string[]; scope?: string; state?: string }): URL {
+  const url = new URL(`${base}/oauth/authorize`);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', p.clientId);
+  url.searchParams.set('redirect_uri', REDIRECT_URL);
+  url.searchParams.set('code_challenge', p.challenge);
+  url.searchParams.set('code_challenge_method', 'S256');
+  url.searchParams.set('state', p.state ?? 'st4te');
+  if (p.scope) url.searchParams.set('scope', p.scope);
+  for (const r of [p.resource ?? []].flat()) url.searchParams.append('resource', r);
+  return url;
+}
+
+/** Register, authorize, sign in with the wallet, approve `servers`, exchange the code: a connection's tokens. */
+export async function connect(
+  base: string,
+  wallet: LocalAccount,
+  p: { resource?: string | string[]; scope?: string; servers?: string[]; clientId?: string } = {},
+): Promise<{ clientId: string; access_token: string; refresh_token: string; browser: CookieClient; code: string }> {
+  const clientId = p.clientId ?? (await registerClient(base));
+  const { verifier, challenge } = pkcePair();
+  const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge, resource: p.resource, scope: p.scope }), wallet);
+  const callback = await approve(walk, p.servers);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${callback.href}`);
+  const token = await tokenRequest(base, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier });
+  if (token.status !== 200) throw new Error(`token answered ${token.status}: ${JSON.stringify(token.body)}`);
+  return { clientId, access_token: String(token.body.access_token), refresh_token: String(token.body.refresh_token), browser: walk.browser, code };
 }
