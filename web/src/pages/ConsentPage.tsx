@@ -77,7 +77,7 @@ export function ConsentPage({
       <h1>Authorize {name}</h1>
       <section className="card" aria-labelledby="client-title" data-testid="consent-client">
         <div className="client-head">
-          {logo && <img src={logo} alt="" width={48} height={48} referrerPolicy="no-referrer" />}
+          {logo && <img src={logo} alt="" width={48} height={48} referrerPolicy="no-referrer" onError={(e) => (e.currentTarget.hidden = true)} />}
           <div>
             <h2 id="client-title">{name}</h2>
             {details.client.uri && (
