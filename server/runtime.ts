@@ -159,7 +159,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     db,
     settings: config.oauth,
     servers: [...registry.keys()],
-    trustProxy: config.trustProxyHops > 0,
+    trustProxy: config.trustProxyHops > 0 || config.publicBaseUrl !== undefined,
     publicBaseUrl: config.publicBaseUrl,
     onServerError: (err) => log(`oauth server error: ${(err as Error).message}`),
   });

@@ -28,7 +28,7 @@ export interface ProviderDeps {
   settings: OAuthConfig;
   /** The servers this deployment hosts (resource indicators and scopes name them). */
   servers: readonly string[];
-  /** Believe X-Forwarded-* (behind an ingress). */
+  /** Believe X-Forwarded-* (behind an ingress, or set from the configured public origin). */
   trustProxy: boolean;
   onServerError?: (err: unknown) => void;
 }

@@ -53,6 +53,13 @@ export class OAuthServer {
     if (path === ROUTES.authorization) query = withDefaultScope(this.issuerOf(request), query, this.deps.servers);
     raw.originalUrl = `${OAUTH_PREFIX}${path}${query}`;
     raw.url = `${path}${query}`;
+    // With a configured public origin the provider builds every URL (endpoints, redirects) on it,
+    // as it would behind an ingress that sets these headers.
+    if (this.deps.publicBaseUrl) {
+      const publicUrl = new URL(this.deps.publicBaseUrl);
+      raw.headers['x-forwarded-host'] = publicUrl.host;
+      raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    }
     reply.hijack();
     void handler(raw, reply.raw);
   }
