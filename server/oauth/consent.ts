@@ -39,7 +39,19 @@ async function interactionOf(oauth: OAuthServer, request: FastifyRequest<{ Param
     throw err;
   }
   if (interaction.uid !== request.params.uid) throw interactionGone(request.params.uid);
+  // Answered already (a second click, another tab): one approval makes one connection.
+  if (interaction.result && request.method === 'POST') throw interactionGone(request.params.uid);
   return { provider, interaction };
+}
+
+/**
+ * The client an interaction names. A metadata document client is fetched again once its cache
+ * lapses; one that no longer resolves ends the request rather than the page failing.
+ */
+async function clientOf(provider: Provider, interaction: Interaction, uid: string) {
+  const client = await provider.Client.find(String(interaction.params.client_id)).catch(() => undefined);
+  if (!client) throw interactionGone(uid);
+  return client;
 }
 
 function interactionGone(uid: string): ApiError {
@@ -80,8 +92,7 @@ export function consentPublicRoutes(app: FastifyInstance, deps: ConsentDeps): vo
     reply.header('cache-control', 'no-store');
     const { provider, interaction } = await interactionOf(oauth, request, reply);
     const clientId = String(interaction.params.client_id);
-    const client = await provider.Client.find(clientId);
-    if (!client) throw interactionGone(request.params.uid);
+    const client = await clientOf(provider, interaction, request.params.uid);
     const meta = client.metadata();
     const redirectUri = typeof interaction.params.redirect_uri === 'string' ? interaction.params.redirect_uri : (client.redirectUris?.[0] ?? null);
     return {
@@ -138,8 +149,7 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
 
     const accountId = accountOf(request);
     const clientId = String(interaction.params.client_id);
-    const client = await provider.Client.find(clientId);
-    if (!client) throw interactionGone(request.params.uid);
+    const client = await clientOf(provider, interaction, request.params.uid);
     const grant = new provider.Grant({ accountId, clientId });
     const scopes = scopeTokens(interaction);
     // Scopes the provider knows (openid, offline_access, server names): granted, or refused when

@@ -280,6 +280,19 @@ describe('the consent API', () => {
     await nothingCreated();
   });
 
+  it('an interaction is answered once: a second Approve makes no second connection', async () => {
+    const clientId = await registerClient(base);
+    const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge: pkcePair().challenge }), privateKeyToAccount(generatePrivateKey()));
+    const first = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: walk.details.servers });
+    expect(first.status).toBe(200);
+    before = await counts();
+    const second = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: walk.details.servers });
+    expect(second.status).toBe(404);
+    const deny = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/deny`);
+    expect(deny.status).toBe(404);
+    await nothingCreated();
+  });
+
   it('approving needs a signed-in session; an interaction from another browser is not found', async () => {
     const clientId = await registerClient(base);
     const url = authorizationUrl(base, { clientId, challenge: pkcePair().challenge });
