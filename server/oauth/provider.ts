@@ -1,5 +1,5 @@
 // The authorization server: oidc-provider (panva), configured for OAuth 2.1 as MCP authorization
-// needs it — authorization code + PKCE S256 only, public clients, Dynamic Client Registration,
+// needs it — authorization code + PKCE S256 only, Dynamic Client Registration,
 // Client ID Metadata Documents, resource indicators naming /mcp/{server} (or the whole service),
 // rotating refresh tokens whose reuse revokes the grant, `iss` in the authorization response.
 // The library owns the protocol; this file is the glue: storage (adapter.ts), which resources and
@@ -81,7 +81,9 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
     // Server names are scopes too (a client may register or ask for them; RFC 7591 checks them).
     scopes: ['openid', 'offline_access', ...servers],
     responseTypes: ['code'],
-    clientAuthMethods: ['none'],
+    // Public clients (PKCE alone) by default; a client that registers with a secret (claude.ai's
+    // DCR asks for client_secret_post) gets one, and still needs PKCE.
+    clientAuthMethods: ['none', 'client_secret_post', 'client_secret_basic'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

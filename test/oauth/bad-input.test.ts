@@ -206,7 +206,7 @@ describe('token endpoint', () => {
 describe('dynamic client registration', () => {
   it.each([
     ['no redirect URIs', { redirect_uris: [] }],
-    ['a client secret method', { token_endpoint_auth_method: 'client_secret_basic' }],
+    ['a private_key_jwt client without keys', { token_endpoint_auth_method: 'private_key_jwt' }],
     ['an implicit response type', { response_types: ['token'] }],
     ['a scope that is not ours', { scope: 'admin' }],
   ])('refuses %s with invalid_client_metadata or invalid_redirect_uri', async (_name, extra) => {

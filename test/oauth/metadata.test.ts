@@ -1,6 +1,6 @@
 // Discovery as an MCP client does it: protected resource metadata (RFC 9728) for the service and
 // path-suffixed for every /mcp/{server}, authorization server metadata (RFC 8414) at the root of
-// the same origin, advertising exactly what is supported (code + PKCE S256, public clients, DCR,
+// the same origin, advertising exactly what is supported (code + PKCE S256, public and secret-holding clients, DCR,
 // CIMD, RFC 9207 iss, revocation); with PUBLIC_BASE_URL, everything names the public origin.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
@@ -52,7 +52,7 @@ describe('protected resource metadata (RFC 9728)', () => {
 });
 
 describe('authorization server metadata (RFC 8414)', () => {
-  it('advertises code + PKCE S256, public clients, DCR, CIMD, iss and revocation, endpoints under /oauth', async () => {
+  it('advertises code + PKCE S256, public (and secret-holding) clients, DCR, CIMD, iss and revocation, endpoints under /oauth', async () => {
     const { status, body } = await getJson(`${service.url}/.well-known/oauth-authorization-server`);
     expect(status).toBe(200);
     expect(body).toMatchObject({
@@ -63,7 +63,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       revocation_endpoint: `${service.url}/oauth/revoke`,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
       grant_types_supported: expect.arrayContaining(['authorization_code', 'refresh_token']),
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,

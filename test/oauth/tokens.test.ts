@@ -7,7 +7,7 @@ import { accountIdByWallet } from '../../server/accounts/accounts.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, post, startTestService, toolCall } from '../helpers/service.ts';
-import { connect, tokenRequest } from './helpers.ts';
+import { approve, authorizationUrl, connect, openConsent, pkcePair, REDIRECT_URL, tokenRequest } from './helpers.ts';
 
 const CACHE_TTL_MS = 800;
 
@@ -77,6 +77,29 @@ describe('a connection is scoped, metered and limited like a key', () => {
     expect((await first.browser.post('/api/keys', { name: 'one too many' })).status).toBe(409);
     const second = await connect(base, w, { resource: `${base}/mcp/market-intelligence` });
     expect((await echo('market-intelligence', second.access_token)).status).toBe(200);
+  });
+});
+
+describe('a client that registers with a secret (as claude.ai does)', () => {
+  it('gets a secret, must present it at the token endpoint, and still needs PKCE', async () => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Confidential', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'client_secret_post', grant_types: ['authorization_code', 'refresh_token'] }),
+    });
+    expect(res.status).toBe(201);
+    const registered = (await res.json()) as { client_id: string; client_secret: string; token_endpoint_auth_method: string };
+    expect(registered.token_endpoint_auth_method).toBe('client_secret_post');
+    expect(registered.client_secret).toBeTruthy();
+    const { verifier, challenge } = pkcePair();
+    const walk = await openConsent(base, authorizationUrl(base, { clientId: registered.client_id, challenge, resource: `${base}/mcp/market-intelligence` }), wallet());
+    const code = (await approve(walk)).searchParams.get('code')!;
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URL, client_id: registered.client_id, code_verifier: verifier };
+    const without = await tokenRequest(base, form);
+    expect(without.body.error).toBe('invalid_client');
+    const withSecret = await tokenRequest(base, { ...form, client_secret: registered.client_secret });
+    expect(withSecret.status).toBe(200);
+    expect((await echo('market-intelligence', String(withSecret.body.access_token))).status).toBe(200);
   });
 });
 
