@@ -63,7 +63,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       revocation_endpoint: `${service.url}/oauth/revoke`,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: expect.arrayContaining(['none', 'client_secret_post']),
       grant_types_supported: expect.arrayContaining(['authorization_code', 'refresh_token']),
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
