@@ -204,8 +204,8 @@ export interface OAuthConfig {
   /** Each refresh issues a new refresh token valid this long (sliding); an unused connection ends after it. */
   refreshTokenTtlSeconds: number;
   /**
-   * Signs the authorization server's short-lived cookies. Unset: a random secret per process (fine
-   * for one replica; set it when several replicas serve /oauth).
+   * Signs the authorization server's short-lived cookies. Unset: derived from DATABASE_URL (shared
+   * by every replica), or random per process with the embedded database.
    */
   cookieSecret: string | undefined;
   /**

@@ -161,6 +161,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     servers: [...registry.keys()],
     trustProxy: config.trustProxyHops > 0 || config.publicBaseUrl !== undefined,
     publicBaseUrl: config.publicBaseUrl,
+    databaseUrl: config.databaseUrl,
     onServerError: (err) => log(`oauth server error: ${(err as Error).message}`),
   });
   const meter = new Meter(db, {

@@ -4,7 +4,7 @@
 // rotating refresh tokens whose reuse revokes the grant, `iss` in the authorization response.
 // The library owns the protocol; this file is the glue: storage (adapter.ts), which resources and
 // scopes exist, lifetimes, and where the user is sent to consent (consent.ts).
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
@@ -164,11 +164,16 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
   return provider;
 }
 
-/** Signing keys for a process: cookies (configured, else random) and an ES256 key for ID tokens. */
-export function processSecrets(settings: OAuthConfig): { cookieKeys: string[]; signingKey: JsonWebKey & { kid: string } } {
+/**
+ * Keys for a process: the cookie signing key — configured; else derived from the database URL,
+ * a secret every replica already shares, so an authorization started on one replica can finish
+ * on another; else (embedded database, one process) random — and an ES256 key for ID tokens.
+ */
+export function processSecrets(settings: OAuthConfig, databaseUrl: string | undefined): { cookieKeys: string[]; signingKey: JsonWebKey & { kid: string } } {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const derived = databaseUrl && Buffer.from(hkdfSync('sha256', databaseUrl, 'cryptomcp', 'oauth cookie signing', 32)).toString('base64url');
   return {
-    cookieKeys: [settings.cookieSecret ?? randomBytes(32).toString('base64url')],
+    cookieKeys: [settings.cookieSecret ?? (derived || randomBytes(32).toString('base64url'))],
     signingKey: { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), alg: 'ES256', use: 'sig' },
   };
 }

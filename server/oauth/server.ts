@@ -11,6 +11,8 @@ import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource
 export interface OAuthServerDeps extends ProviderDeps {
   /** The service's public origin; unset: the origin each request came to (localhost, tests). */
   publicBaseUrl: string | undefined;
+  /** DATABASE_URL, when set: the cookie signing key is derived from it (provider.ts processSecrets). */
+  databaseUrl: string | undefined;
 }
 
 /** How many issuers (origins) one process answers for when no public base URL is configured. */
@@ -23,7 +25,7 @@ export class OAuthServer {
 
   constructor(deps: OAuthServerDeps) {
     this.deps = deps;
-    this.#secrets = processSecrets(deps.settings);
+    this.#secrets = processSecrets(deps.settings, deps.databaseUrl);
   }
 
   issuerOf(request: FastifyRequest): string {

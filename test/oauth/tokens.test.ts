@@ -7,7 +7,8 @@ import { accountIdByWallet } from '../../server/accounts/accounts.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, post, startTestService, toolCall } from '../helpers/service.ts';
-import { approve, authorizationUrl, connect, openConsent, pkcePair, REDIRECT_URL, tokenRequest } from './helpers.ts';
+import { CookieClient, signInEvm } from '../dashboard/helpers.ts';
+import { approve, authorizationUrl, connect, navigate, openConsent, pkcePair, REDIRECT_URL, registerClient, tokenRequest } from './helpers.ts';
 
 const CACHE_TTL_MS = 800;
 
@@ -100,6 +101,31 @@ describe('a client that registers with a secret (as claude.ai does)', () => {
     const withSecret = await tokenRequest(base, { ...form, client_secret: registered.client_secret });
     expect(withSecret.status).toBe(200);
     expect((await echo('market-intelligence', String(withSecret.body.access_token))).status).toBe(200);
+  });
+});
+
+describe('replicas', () => {
+  it('an authorization started on one replica can be approved on another (cookie keys derived from the shared DATABASE_URL)', async () => {
+    // Replicas serve one public origin: the second one is told it is the first one's.
+    const other = await startTestService(db.url, { KEY_CACHE_TTL_MS: String(CACHE_TTL_MS), PUBLIC_BASE_URL: base });
+    try {
+      const clientId = await registerClient(base);
+      const { verifier, challenge } = pkcePair();
+      const browser = new CookieClient(other.url);
+      // The authorization request reaches this replica; the consent API calls reach the other.
+      const first = await navigate(browser, authorizationUrl(base, { clientId, challenge, resource: `${base}/mcp/market-intelligence` }).href);
+      const uid = /interaction\/([^/?]+)/.exec(first.location!)![1]!;
+      expect((await signInEvm(browser, wallet())).res.status).toBeLessThan(300);
+      const details = await browser.get(`/api/oauth/interaction/${uid}/details`);
+      expect(details.status, JSON.stringify(details.body)).toBe(200);
+      const approved = await browser.post(`/api/oauth/interaction/${uid}/approve`, { servers: ['market-intelligence'] });
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      const back = new URL((await navigate(browser, approved.body.redirect_to)).location!);
+      const token = await tokenRequest(base, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier });
+      expect(token.status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });
 
