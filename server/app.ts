@@ -8,6 +8,7 @@ import { ApiError, errorEnvelope, toApiError } from './errors.ts';
 import { gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
+import { oauthRoutes, type OAuthServer } from './oauth/server.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
@@ -19,13 +20,15 @@ export interface AppDeps extends GatewayDeps {
   /** Reverse proxies whose X-Forwarded-For is believed (request.ip); 0 or absent: none. */
   trustProxyHops?: number;
   /** The web dashboard (/app and its JSON API /api); absent in gateway-only tests. */
-  dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys'>;
+  dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys' | 'oauth'>;
+  /** The OAuth authorization server for connectors (/.well-known/*, /oauth/*); absent in gateway-only tests. */
+  oauth?: OAuthServer;
 }
 
 /** The largest body any route reads (the gateway sets its own on /mcp). */
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate'];
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -87,8 +90,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans(), deps.connectLimit));
 
   await app.register(async (mcp) => gatewayPlugin(mcp, deps), { prefix: '/mcp' });
+  if (deps.oauth) {
+    const oauth = deps.oauth;
+    await app.register(async (scope) => oauthRoutes(scope, oauth));
+  }
   if (deps.dashboard) {
-    const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys };
+    const oauth = deps.oauth && { server: deps.oauth, tokens: deps.tokens };
+    const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys, oauth };
     await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
     await app.register(async (ui) => dashboardUi(ui), { prefix: '/app' });
     app.get('/', async (_request, reply) => reply.redirect('/app/'));

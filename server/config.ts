@@ -113,6 +113,10 @@ const EnvSchema = z.object({
   DASHBOARD_SIGN_IN_LIMIT: intFrom(20, 1),
   DASHBOARD_SIGN_IN_WINDOW_S: intFrom(600, 1),
   DASHBOARD_CONTACT: z.string().min(1).optional(),
+  OAUTH_ACCESS_TOKEN_TTL_S: intFrom(3600, 60),
+  OAUTH_REFRESH_TOKEN_TTL_S: intFrom(90 * 86400, 3600),
+  OAUTH_COOKIE_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  OAUTH_CIMD_ALLOW_LOCALHOST: bool,
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   // The request log is for debugging recent calls; a year at most keeps the table bounded.
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
@@ -176,6 +180,8 @@ export interface Config {
    * none. Behind an ingress set it, or every client shares the proxy's address (and its sign-in budget).
    */
   trustProxyHops: number;
+  /** The OAuth 2.1 authorization server for connectors (DESIGN.md §5a, server/oauth/). */
+  oauth: OAuthConfig;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
   benchTools: boolean;
   /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
@@ -199,6 +205,23 @@ export interface DashboardConfig {
   walletConnectProjectId: string | undefined;
   /** Days the request log keeps each /mcp request; older rows are pruned by the dashboard's sweep. */
   requestLogRetentionDays: number;
+}
+
+export interface OAuthConfig {
+  /** Access tokens are short-lived: a client refreshes them (or, without a refresh token, signs in again). */
+  accessTokenTtlSeconds: number;
+  /** Each refresh issues a new refresh token valid this long (sliding); an unused connection ends after it. */
+  refreshTokenTtlSeconds: number;
+  /**
+   * Signs the authorization server's short-lived cookies. Unset: derived from DATABASE_URL (shared
+   * by every replica), or random per process with the embedded database.
+   */
+  cookieSecret: string | undefined;
+  /**
+   * Development only: Client ID Metadata Documents may live on localhost / 127.0.0.1 / [::1]
+   * (an https:// client_id there is fetched over plain http). Never set in production.
+   */
+  cimdAllowLocalhost: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -269,6 +292,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       contact: e.DASHBOARD_CONTACT,
       walletConnectProjectId: e.WALLETCONNECT_PROJECT_ID,
       requestLogRetentionDays: e.REQUEST_LOG_RETENTION_DAYS,
+    },
+    oauth: {
+      accessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_S,
+      refreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_S,
+      cookieSecret: e.OAUTH_COOKIE_SECRET,
+      cimdAllowLocalhost: e.OAUTH_CIMD_ALLOW_LOCALHOST,
     },
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,

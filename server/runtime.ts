@@ -10,6 +10,9 @@ import { openDatabase, type Database } from './db/pool.ts';
 import { KeyResolver } from './keys/resolver.ts';
 import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { createRequestLog } from './dashboard/requestLog.ts';
+import { OAuthServer } from './oauth/server.ts';
+import { artifactSweep } from './oauth/store.ts';
+import { accessTokenResolver } from './oauth/tokens.ts';
 import { FreeMeter } from './metering/free-meter.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
@@ -147,6 +150,20 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ttlMs: config.keyCacheTtlMs,
     onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
   });
+  // OAuth access tokens, cached like keys (same TTL), so a revoked connection ends within the same bound.
+  const tokens = accessTokenResolver(db, [...registry.keys()], {
+    ttlMs: config.keyCacheTtlMs,
+    onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
+  });
+  const oauth = new OAuthServer({
+    db,
+    settings: config.oauth,
+    servers: [...registry.keys()],
+    trustProxy: config.trustProxyHops > 0 || config.publicBaseUrl !== undefined,
+    publicBaseUrl: config.publicBaseUrl,
+    databaseUrl: config.databaseUrl,
+    onServerError: (err) => log(`oauth server error: ${(err as Error).message}`),
+  });
   const meter = new Meter(db, {
     onBatch: (calls, seconds) => {
       metrics.meterBatchCalls.observe(calls);
@@ -184,6 +201,9 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     meter: config.benchUnmetered ? new FreeMeter() : meter,
     connectLimit: config.connectLimit,
     requestLog,
+    tokens,
+    oauth,
+    publicBaseUrl: config.publicBaseUrl,
     usage: new SqlUsageReader(db),
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
@@ -214,7 +234,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   meter.start();
   const touchTimer = setInterval(() => {
     keys.flushLastUsed().catch((err: unknown) => log(`last_used_at deferred: ${(err as Error).message}`));
+    tokens.flushLastUsed().catch((err: unknown) => log(`connection last_used_at deferred: ${(err as Error).message}`));
   }, 1000);
+  const oauthSweep = setInterval(() => {
+    artifactSweep(db).catch((err: unknown) => log(`oauth sweep deferred: ${(err as Error).message}`));
+  }, 10 * 60_000);
+  oauthSweep.unref();
   touchTimer.unref();
 
   const displayHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
@@ -232,6 +257,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       closing ??= (async () => {
         clearInterval(migrateTimer);
         clearInterval(touchTimer);
+        clearInterval(oauthSweep);
         // Stop accepting and let in-flight requests finish. A keep-alive socket goes idle only
         // once its answer is out, after Fastify's one sweep of idle sockets, so keep sweeping;
         // whatever outlives the timeout is cut.
@@ -243,6 +269,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));
         await keys.flushLastUsed().catch(() => {});
+        await tokens.flushLastUsed().catch(() => {});
         await requestLog.close().catch(() => {});
         await db.close();
       })();

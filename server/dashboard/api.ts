@@ -20,6 +20,8 @@ import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiK
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
+import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
+import type { OAuthServer } from '../oauth/server.ts';
 import {
   attemptCountRecent,
   attemptRecord,
@@ -48,6 +50,8 @@ export interface DashboardDeps {
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number };
   /** Where MCP clients reach the servers; unset: the origin the request came to. */
   publicBaseUrl: string | undefined;
+  /** OAuth consent and Connected apps (server/oauth/consent.ts); absent without the authorization server. */
+  oauth?: { server: OAuthServer; tokens: KeyResolver | undefined };
 }
 
 declare module 'fastify' {
@@ -166,6 +170,9 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
     request_log_retention_days: settings.requestLogRetentionDays,
   }));
+
+  const consent = deps.oauth && { db, oauth: deps.oauth.server, tokens: deps.oauth.tokens };
+  if (consent) consentPublicRoutes(app, consent);
 
   app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
     const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
@@ -288,6 +295,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       if (!account) throw new ApiError('SESSION_REQUIRED');
       return account;
     };
+
+    if (consent) consentSessionRoutes(authed, consent, (request) => sessionOf(request).account_id);
 
     authed.get('/session', async (request, reply) => {
       reply.header('cache-control', 'no-store');

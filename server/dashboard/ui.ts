@@ -14,7 +14,9 @@ const CSP = [
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   // WalletConnect's relay, and its QR modal's wallet list, images and fonts (only used when configured).
-  "img-src 'self' data: blob: https://*.walletconnect.com https://*.walletconnect.org https://*.web3modal.org https://*.reown.com",
+  // Images from any https origin: WalletConnect's wallet list, and the logo an OAuth client names
+  // in its metadata, which the consent page shows.
+  "img-src 'self' data: blob: https:",
   "font-src 'self' https://fonts.reown.com",
   "connect-src 'self' https://*.walletconnect.com wss://*.walletconnect.com https://*.walletconnect.org wss://*.walletconnect.org https://*.web3modal.org https://*.reown.com wss://*.reown.com",
   "frame-ancestors 'none'",

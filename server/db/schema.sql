@@ -178,6 +178,46 @@ CREATE TABLE forecast_log (
   CONSTRAINT forecast_log_request_id_key UNIQUE (request_id)
 );
 
+CREATE TABLE oauth_artifacts (
+  model text NOT NULL,
+  id_hash bytea NOT NULL,
+  payload jsonb NOT NULL,
+  jti_is_id boolean NOT NULL DEFAULT false,
+  grant_id text,
+  uid_hash bytea,
+  expires_at timestamp with time zone,
+  consumed_at timestamp with time zone,
+  CONSTRAINT oauth_artifacts_id_hash_check CHECK (octet_length(id_hash) = 32),
+  CONSTRAINT oauth_artifacts_model_check CHECK (char_length(model) <= 64),
+  CONSTRAINT oauth_artifacts_uid_hash_check CHECK (octet_length(uid_hash) = 32),
+  CONSTRAINT oauth_artifacts_pkey PRIMARY KEY (model, id_hash)
+);
+
+CREATE TABLE oauth_connections (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  grant_id text NOT NULL,
+  account_id uuid NOT NULL,
+  client_id text NOT NULL,
+  client_name text,
+  client_uri text,
+  logo_uri text,
+  servers text[] NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_used_at timestamp with time zone,
+  expires_at timestamp with time zone NOT NULL,
+  revoked_at timestamp with time zone,
+  revoked_reason text,
+  CONSTRAINT oauth_connections_client_id_check CHECK (char_length(client_id) <= 2048),
+  CONSTRAINT oauth_connections_client_name_check CHECK (char_length(client_name) <= 256),
+  CONSTRAINT oauth_connections_client_uri_check CHECK (char_length(client_uri) <= 2048),
+  CONSTRAINT oauth_connections_logo_uri_check CHECK (char_length(logo_uri) <= 2048),
+  CONSTRAINT oauth_connections_revoked_reason_check CHECK (revoked_reason = ANY (ARRAY['user'::text, 'grant_revoked'::text])),
+  CONSTRAINT oauth_connections_servers_check CHECK (cardinality(servers) >= 1),
+  CONSTRAINT oauth_connections_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT oauth_connections_pkey PRIMARY KEY (id),
+  CONSTRAINT oauth_connections_grant_id_key UNIQUE (grant_id)
+);
+
 CREATE TABLE plans (
   name text NOT NULL,
   display_name text NOT NULL,
@@ -286,6 +326,10 @@ CREATE INDEX dashboard_sessions_account ON public.dashboard_sessions USING btree
 CREATE INDEX dashboard_sessions_expiry ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX dashboard_sign_in_attempts_client ON public.dashboard_sign_in_attempts USING btree (client, created_at);
 CREATE INDEX forecast_log_asset ON public.forecast_log USING btree (asset_id, base_date);
+CREATE INDEX oauth_artifacts_expiry ON public.oauth_artifacts USING btree (expires_at);
+CREATE INDEX oauth_artifacts_grant ON public.oauth_artifacts USING btree (grant_id) WHERE (grant_id IS NOT NULL);
+CREATE INDEX oauth_artifacts_uid ON public.oauth_artifacts USING btree (model, uid_hash) WHERE (uid_hash IS NOT NULL);
+CREATE INDEX oauth_connections_account ON public.oauth_connections USING btree (account_id, created_at DESC);
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);

@@ -12,7 +12,7 @@ import type { CreditMeter } from '../metering/meter.ts';
 import { methodLabel, type Metrics } from '../metrics.ts';
 import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
 import { ProtocolAnswerer, type ProtocolAnswer } from './answer.ts';
-import { authenticate } from './authenticate.ts';
+import { authenticate, presentedCredential } from './authenticate.ts';
 import { authorize } from './authorize.ts';
 import { classify } from './classify.ts';
 import type { Authorized, Classified, Trail } from './context.ts';
@@ -36,6 +36,10 @@ export interface GatewayDeps {
   connectLimit: ConnectLimit;
   /** Where each authenticated request is logged for the account's request log (never throws). */
   requestLog?: RequestLogSink;
+  /** OAuth access tokens (Authorization: Bearer), read as their connection's grant (server/oauth). */
+  tokens?: KeyResolver;
+  /** The service's public origin, for the 401's resource_metadata; unset: the request's origin. */
+  publicBaseUrl?: string;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
@@ -100,11 +104,11 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     const routed = route(deps.registry, request.id, request.params.server ?? '');
     state.trail.server = routed.server.name;
     const httpSpan = httpSpanOf(request.raw);
-    const grant = await authenticate(deps.keys, request.headers, httpSpan && ((load) => withSpan(httpSpan, load)));
+    const { grant, resolver } = await authenticate(deps.keys, request.headers, httpSpan && ((load) => withSpan(httpSpan, load)), deps.tokens);
     state.trail.grant = grant;
     state.trail.remaining = grant.balance;
     state.authorized = authorize(routed, grant);
-    deps.keys.noteUsed(grant.key_id);
+    resolver.noteUsed(grant.key_id);
   });
 
   for (const url of ['/:server', '/:server/']) {
@@ -221,6 +225,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     // Logged in the request's span (the MCP one, else the HTTP one), so the line carries its ids.
     if (apiError.code === 'INTERNAL_ERROR') withSpan(trail?.span ?? httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    // Where to get a token (RFC 9728 §5.1); a rejected Bearer value is an invalid_token (RFC 6750 §3.1).
+    if (apiError.status === 401) {
+      const base = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+      const metadata = `${base}/.well-known/oauth-protected-resource/mcp/${trail?.server ?? ''}`;
+      const bearer = presentedCredential(request.headers)?.via === 'bearer';
+      reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"${bearer ? ', error="invalid_token"' : ''}`);
+    }
     if (trail) setPlanHeaders(reply, trail);
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
   });

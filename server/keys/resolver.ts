@@ -1,7 +1,9 @@
 // Turns a presented key into the account's grant. The shape and checksum are checked first, so a
 // malformed key never reaches the database. Lookups are cached in-process for `ttlMs`: the hot
 // path does not read the key row on every call, and a revocation or suspension takes effect
-// within that TTL on every pod. last_used_at is recorded in batches off the hot path.
+// within that TTL on every pod. last_used_at is recorded in batches off the hot path. The same
+// resolver, given another lookup, turns an OAuth access token into its connection's grant
+// (server/oauth/tokens.ts), so a connection is cached and revoked within the same bound as a key.
 import type { Database } from '../db/pool.ts';
 import { hashKey, isWellFormedKey } from './format.ts';
 import { keyGrantByHash, keyTouchMany, type KeyGrant } from './store.ts';
@@ -16,8 +18,19 @@ interface CacheEntry {
   expiresAt: number;
 }
 
+/** What a presented credential is and where its grant is read; API keys by default. */
+export interface GrantLookup {
+  /** Checked offline before any lookup: a malformed credential never reaches the database. */
+  wellFormed(presented: string): boolean;
+  load(db: Database, hash: Buffer): Promise<KeyGrant | undefined>;
+  touch(db: Database, used: Map<string, Date>): Promise<void>;
+}
+
+const API_KEYS: GrantLookup = { wellFormed: isWellFormedKey, load: keyGrantByHash, touch: keyTouchMany };
+
 export interface KeyResolverOptions {
   ttlMs: number;
+  lookup?: GrantLookup;
   maxEntries?: number;
   now?: () => number;
   /** Told whether each lookup was answered by the cache (for the hit/miss counter). */
@@ -30,12 +43,14 @@ export class KeyResolver {
   readonly #maxEntries: number;
   readonly #now: () => number;
   readonly #onLookup: ((hit: boolean) => void) | undefined;
+  readonly #lookupOf: GrantLookup;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<KeyGrant | null>>();
   #used = new Map<string, Date>();
 
-  constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now, onLookup }: KeyResolverOptions) {
+  constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now, onLookup, lookup = API_KEYS }: KeyResolverOptions) {
     this.#db = db;
+    this.#lookupOf = lookup;
     this.#onLookup = onLookup;
     this.#ttlMs = ttlMs;
     this.#maxEntries = maxEntries;
@@ -48,7 +63,7 @@ export class KeyResolver {
    */
   async resolve(presented: string | undefined, around?: <T>(load: () => T) => T): Promise<KeyCheck> {
     if (presented === undefined || presented === '') return { ok: false, code: 'MISSING_API_KEY' };
-    if (!isWellFormedKey(presented)) return { ok: false, code: 'INVALID_API_KEY' };
+    if (!this.#lookupOf.wellFormed(presented)) return { ok: false, code: 'INVALID_API_KEY' };
     // Cached by the presented key itself, so a cache hit costs no hashing.
     const grant = await this.#lookup(presented, around);
     if (!grant) return { ok: false, code: 'INVALID_API_KEY' };
@@ -68,7 +83,7 @@ export class KeyResolver {
     this.#onLookup?.(false);
     const pending = this.#inflight.get(cacheKey);
     if (pending) return pending;
-    const query = () => keyGrantByHash(this.#db, hashKey(cacheKey));
+    const query = () => this.#lookupOf.load(this.#db, hashKey(cacheKey));
     const load = (around ? around(query) : query())
       .then((grant) => {
         this.#remember(cacheKey, grant ?? null);
@@ -100,7 +115,7 @@ export class KeyResolver {
     const batch = this.#used;
     this.#used = new Map();
     try {
-      await keyTouchMany(this.#db, batch);
+      await this.#lookupOf.touch(this.#db, batch);
     } catch (err) {
       // Keep the newest times for the next flush rather than lose them.
       for (const [id, at] of batch) if (!this.#used.has(id)) this.#used.set(id, at);

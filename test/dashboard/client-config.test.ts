@@ -11,7 +11,7 @@ describe('client configurations', () => {
   const configs = Object.fromEntries(clientConfigs(BASE, ['market-intelligence', 'whale-intelligence'], KEY).map((c) => [c.id, c]));
   const url = (s: string) => `https://mcp.example.com/mcp/${s}`;
 
-  it('desktop assistant: mcpServers → label → url, transport "http", headers.x-api-key', () => {
+  it('generic mcpServers shape (relabelled from "desktop assistant"): mcpServers → label → url, transport "http", headers.x-api-key', () => {
     expect(configs.desktop!.json).toEqual({
       mcpServers: {
         'cryptomcp-market-intelligence': { url: url('market-intelligence'), transport: 'http', headers: { 'x-api-key': KEY } },
@@ -50,6 +50,23 @@ describe('client configurations', () => {
       args: ['-y', 'mcp-remote', url('market-intelligence'), '--header', `x-api-key:\${${KEY_ENV}}`],
       env: { [KEY_ENV]: KEY },
     });
+  });
+
+  it('connectors (claude.ai / Claude Desktop, ChatGPT) get the server URLs alone, and sign in with OAuth', () => {
+    for (const id of ['connector', 'chatgpt'] as const) {
+      expect(configs[id]!).toMatchObject({ oauth: true, inlineKey: false, text: `${url('market-intelligence')}\n${url('whale-intelligence')}` });
+      expect(configs[id]!.json).toBeUndefined();
+    }
+  });
+
+  it('the Claude Code one-liner: claude mcp add --transport http <name> <url>, no key', () => {
+    expect(configs['claude-code-oauth']!.text).toBe(
+      [
+        `claude mcp add --transport http cryptomcp-market-intelligence ${url('market-intelligence')}`,
+        `claude mcp add --transport http cryptomcp-whale-intelligence ${url('whale-intelligence')}`,
+      ].join('\n'),
+    );
+    expect(configs['claude-code-oauth']!.text).not.toContain(KEY);
   });
 
   it('without a key the snippets hold a slot to paste it into', () => {

@@ -190,7 +190,7 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Copy configuration' }).click();
     await page.getByText('Copied.').waitFor();
     expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual(vscode);
-    await page.getByRole('tab', { name: 'Desktop assistant' }).click();
+    await page.getByRole('tab', { name: 'mcpServers (url + header)' }).click();
     await shot('3-connect');
     await expectAccessible();
   });

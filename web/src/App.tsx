@@ -1,18 +1,27 @@
 import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import { short } from './address.ts';
 import { api, ApiFailure, describeError, setCsrfToken, whenSessionEnds, type DashboardConfig, type SessionInfo } from './api.ts';
+import { ConnectedAppsPage } from './pages/ConnectedAppsPage.tsx';
 import { ConnectPage } from './pages/ConnectPage.tsx';
+import { ConsentPage } from './pages/ConsentPage.tsx';
 import { KeysPage, type NewKey } from './pages/KeysPage.tsx';
 import { PlansPage } from './pages/PlansPage.tsx';
 import { QuickStartPage } from './pages/QuickStartPage.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { SwitchWallet } from './pages/SwitchWallet.tsx';
-import { PAGES, useRoute, type Page } from './route.ts';
+import { consentUid, PAGES, useRoute, type Page } from './route.ts';
 
 // Chart.js is only needed on the Usage page: it loads when that page is first opened.
 const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
 
-const TITLES: Record<Page, string> = { keys: 'API keys', start: 'Quick start', connect: 'Connect a client', usage: 'Usage', plans: 'Plans' };
+const TITLES: Record<Page, string> = {
+  keys: 'API keys',
+  start: 'Quick start',
+  connect: 'Connect a client',
+  apps: 'Connected apps',
+  usage: 'Usage',
+  plans: 'Plans',
+};
 
 /** Low: a tenth of the plan's allowance or less. */
 function lowBalance(session: SessionInfo): boolean {
@@ -64,6 +73,21 @@ export function App() {
 
   if (failure) return <main className="centered"><p role="alert">The dashboard could not load: {failure}</p></main>;
   if (!config || session === undefined) return <main className="centered"><p aria-live="polite">Loading…</p></main>;
+  // An app's authorization request: sign-in (when needed) and consent, outside the dashboard's pages.
+  const consent = consentUid();
+  if (consent) {
+    return (
+      <ConsentPage
+        uid={consent}
+        config={config}
+        session={session}
+        onSignedIn={(s) => {
+          setCsrfToken(s.csrf_token);
+          setSession(s);
+        }}
+      />
+    );
+  }
   if (!session) {
     return (
       <SignIn
@@ -151,6 +175,7 @@ export function App() {
         {page === 'keys' && <KeysPage config={config} onCreated={(k) => setNewKey(k)} onChange={refreshSession} />}
         {page === 'start' && <QuickStartPage config={config} newKey={newKey} />}
         {page === 'connect' && <ConnectPage config={config} newKey={newKey} />}
+        {page === 'apps' && <ConnectedAppsPage />}
         {page === 'usage' && (
           <Suspense fallback={<p aria-live="polite">Loading charts…</p>}>
             <UsagePage config={config} onLoaded={refreshSession} />

@@ -260,3 +260,33 @@ export async function fetchCatalog(): Promise<Catalog> {
   if (!res.ok) throw new ApiFailure(res.status, { code: 'INTERNAL_ERROR', message: `HTTP ${res.status}`, details: {} });
   return (await res.json()) as Catalog;
 }
+
+/** One approved OAuth connection (Connected apps): a client acting for the account on some servers. */
+export interface ConnectionInfo {
+  id: string;
+  client_id: string;
+  client_name: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  servers: string[];
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string;
+  revoked_at: string | null;
+  status: 'active' | 'revoked' | 'expired';
+}
+
+/** What the consent page shows about an authorization request. */
+export interface InteractionDetails {
+  uid: string;
+  client: {
+    client_id: string;
+    name: string | null;
+    uri: string | null;
+    logo_uri: string | null;
+    registration: 'metadata_document' | 'dynamic';
+    redirect_host: string | null;
+  };
+  servers: string[];
+  expires_at: string;
+}

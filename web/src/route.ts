@@ -1,7 +1,8 @@
-// A five-page router over the History API: /app/keys, /app/start, /app/connect, /app/usage, /app/plans.
+// A small router over the History API: /app/keys, /app/start, /app/connect, /app/apps, /app/usage,
+// /app/plans; and /app/consent/{uid}, where an app's OAuth authorization asks for consent.
 import { useEffect, useState } from 'react';
 
-export const PAGES = ['keys', 'start', 'connect', 'usage', 'plans'] as const;
+export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans'] as const;
 export type Page = (typeof PAGES)[number];
 
 function current(): Page {
@@ -21,4 +22,10 @@ export function useRoute(): [Page, (page: Page) => void] {
     setPage(next);
   };
   return [page, navigate];
+}
+
+/** The authorization request the consent page answers, when the address is /app/consent/{uid}. */
+export function consentUid(): string | undefined {
+  const match = /^\/app\/consent\/([^/]+)\/?$/.exec(window.location.pathname);
+  return match?.[1] ? decodeURIComponent(match[1]) : undefined;
 }

@@ -12,12 +12,14 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
   const [client, setClient] = useState<ClientId>('desktop');
   const configs = clientConfigs(config.mcp_base_url, servers, useNewKey ? newKey?.plaintext : undefined);
   const chosen = configs.find((c) => c.id === client) ?? configs[0]!;
-  const text = JSON.stringify(chosen.json, null, 2);
+  const text = chosen.text ?? JSON.stringify(chosen.json, null, 2);
 
   return (
     <>
       <p>
-        Each server lives at <code>{config.mcp_base_url}/mcp/&lt;server&gt;</code> and takes your key in the <code>x-api-key</code> header.
+        Each server lives at <code>{config.mcp_base_url}/mcp/&lt;server&gt;</code>. Connectors (claude.ai, Claude Desktop, ChatGPT) need only that
+        URL: they sign in with OAuth, and you approve with your wallet (see Connected apps). Other clients send your key in the{' '}
+        <code>x-api-key</code> header.
       </p>
       <section className="card">
         <fieldset className="servers">
@@ -29,7 +31,9 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
             </label>
           ))}
         </fieldset>
-        {newKey ? (
+        {chosen.oauth ? (
+          <p className="muted">This client signs in with your wallet: no key needed.</p>
+        ) : newKey ? (
           <label className="check">
             <input type="checkbox" checked={useNewKey} onChange={(e) => setUseNewKey(e.target.checked)} />
             <span>Fill in my new key “{newKey.name}” where the file holds the key</span>

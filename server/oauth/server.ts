@@ -1,0 +1,123 @@
+// The service as its own OAuth authorization server and protected resource (DESIGN.md §5a), on
+// the service's origin: protected resource metadata (RFC 9728) for the service and for each
+// /mcp/{server}, authorization server metadata (RFC 8414), and the provider's endpoints under
+// /oauth (authorize, token, register, revoke), handed the raw request so the library reads and
+// answers it itself.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type Provider from 'oidc-provider';
+import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
+
+export interface OAuthServerDeps extends ProviderDeps {
+  /** The service's public origin; unset: the origin each request came to (localhost, tests). */
+  publicBaseUrl: string | undefined;
+  /** DATABASE_URL, when set: the cookie signing key is derived from it (provider.ts processSecrets). */
+  databaseUrl: string | undefined;
+}
+
+/** How many issuers (origins) one process answers for when no public base URL is configured. */
+const MAX_ISSUERS = 8;
+
+export class OAuthServer {
+  readonly deps: OAuthServerDeps;
+  readonly #providers = new Map<string, { provider: Provider; handler: ReturnType<Provider['callback']> }>();
+  readonly #secrets: ReturnType<typeof processSecrets>;
+
+  constructor(deps: OAuthServerDeps) {
+    this.deps = deps;
+    this.#secrets = processSecrets(deps.settings, deps.databaseUrl);
+  }
+
+  issuerOf(request: FastifyRequest): string {
+    return this.deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  }
+
+  providerFor(request: FastifyRequest): Provider {
+    return this.#entry(this.issuerOf(request)).provider;
+  }
+
+  #entry(issuer: string) {
+    let entry = this.#providers.get(issuer);
+    if (!entry) {
+      if (this.#providers.size >= MAX_ISSUERS) this.#providers.delete(this.#providers.keys().next().value!);
+      const provider = createProvider(issuer, this.deps, this.#secrets.cookieKeys, this.#secrets.signingKey);
+      entry = { provider, handler: provider.callback() };
+      this.#providers.set(issuer, entry);
+    }
+    return entry;
+  }
+
+  /** Hands the request to the provider as if it had arrived at `path` under its mount. */
+  forward(request: FastifyRequest, reply: FastifyReply, path: string): void {
+    const { handler } = this.#entry(this.issuerOf(request));
+    const raw = request.raw as IncomingMessage & { originalUrl?: string };
+    let query = raw.url?.includes('?') ? raw.url.slice(raw.url.indexOf('?')) : '';
+    if (path === ROUTES.authorization) query = withDefaultScope(this.issuerOf(request), query, this.deps.servers);
+    raw.originalUrl = `${OAUTH_PREFIX}${path}${query}`;
+    raw.url = `${path}${query}`;
+    // With a configured public origin the provider builds every URL (endpoints, redirects) on it,
+    // as it would behind an ingress that sets these headers.
+    if (this.deps.publicBaseUrl) {
+      const publicUrl = new URL(this.deps.publicBaseUrl);
+      raw.headers['x-forwarded-host'] = publicUrl.host;
+      raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    }
+    reply.hijack();
+    void handler(raw, reply.raw);
+  }
+
+  protectedResource(request: FastifyRequest, server: string | undefined) {
+    const issuer = this.issuerOf(request);
+    const servers = server === undefined ? [...this.deps.servers] : [server];
+    return {
+      resource: server === undefined ? issuer : `${issuer}/mcp/${server}`,
+      authorization_servers: [issuer],
+      scopes_supported: servers,
+      bearer_methods_supported: ['header'],
+      resource_name: server === undefined ? 'cryptomcp' : `cryptomcp ${server}`,
+      resource_documentation: `${issuer}/app/connect`,
+    };
+  }
+}
+
+/**
+ * An authorization request that names no scope asks for the servers its resources name (the
+ * library grants nothing without a scope, and many clients send only `resource`).
+ */
+export function withDefaultScope(issuer: string, query: string, servers: readonly string[]): string {
+  const params = new URLSearchParams(query);
+  if (params.has('scope') || !params.has('client_id')) return query;
+  const resources = params.getAll('resource');
+  const named = (resources.length > 0 ? resources : [issuer]).flatMap((r) => serversOfResource(issuer, r, servers) ?? []);
+  if (named.length === 0) return query;
+  params.set('scope', [...new Set(named)].join(' '));
+  return `?${params.toString()}`;
+}
+
+export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Promise<void> {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(404).send({ error: 'not_found', error_description: `no protected resource at ${request.url.split('?')[0] ?? ''}` });
+
+  app.get('/.well-known/oauth-protected-resource', async (request) => oauth.protectedResource(request, undefined));
+  app.get('/.well-known/oauth-protected-resource/mcp', async (request) => oauth.protectedResource(request, undefined));
+  app.get<{ Params: { server: string } }>('/.well-known/oauth-protected-resource/mcp/:server', async (request, reply) => {
+    if (!oauth.deps.servers.includes(request.params.server)) return notFound(request, reply);
+    return oauth.protectedResource(request, request.params.server);
+  });
+  for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+    app.get(url, (request, reply) => oauth.forward(request, reply, '/.well-known/openid-configuration'));
+  }
+
+  // The provider's own endpoints: the body stays unread for the library to parse.
+  await app.register(
+    async (mounted) => {
+      mounted.removeAllContentTypeParsers();
+      mounted.addContentTypeParser('*', (_request, _payload, done) => done(null));
+      mounted.all('/*', (request, reply) => {
+        const path = (request.raw.url ?? '').split('?')[0]!.slice(OAUTH_PREFIX.length) || '/';
+        oauth.forward(request, reply, path);
+      });
+    },
+    { prefix: OAUTH_PREFIX },
+  );
+}

@@ -1,0 +1,327 @@
+// Every bad input to the OAuth endpoints is answered in the RFC's error format (`error`,
+// `error_description`, in JSON or on the redirect back to a registered client), never a 500, and
+// none of them creates an account, a connection, a token or a charge.
+import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../server/runtime.ts';
+import { CookieClient } from '../dashboard/helpers.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { startTestService } from '../helpers/service.ts';
+import { approve, authorizationUrl, connect, navigate, openConsent, pkcePair, REDIRECT_URL, registerClient, startHost, tokenRequest } from './helpers.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+let strict: RunningService;
+let base: string;
+let host: Awaited<ReturnType<typeof startHost>>;
+
+/** Documents the CIMD test host serves, by path. */
+const documents: Record<string, { status?: number; type?: string; body: string }> = {};
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1' });
+  // The same database without the development flag: loopback documents are refused.
+  strict = await startTestService(db.url);
+  base = service.url;
+  host = await startHost((req, res) => {
+    const doc = documents[req.url ?? ''];
+    res.statusCode = doc?.status ?? (doc ? 200 : 404);
+    res.setHeader('content-type', doc?.type ?? 'application/json');
+    res.end(doc?.body ?? '');
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await strict?.close();
+  await service?.close();
+  await db?.drop();
+});
+
+interface Counts {
+  accounts: number;
+  connections: number;
+  tokens: number;
+  ledger: number;
+}
+
+async function counts(): Promise<Counts> {
+  const res = await db.query<Counts>(`SELECT
+      (SELECT count(*) FROM accounts)::int AS accounts,
+      (SELECT count(*) FROM oauth_connections)::int AS connections,
+      (SELECT count(*) FROM oauth_artifacts WHERE model IN ('AccessToken', 'RefreshToken', 'AuthorizationCode'))::int AS tokens,
+      (SELECT count(*) FROM credit_ledger)::int AS ledger`);
+  return res.rows[0]!;
+}
+
+let before: Counts;
+beforeEach(async () => {
+  before = await counts();
+});
+
+async function nothingCreated(): Promise<void> {
+  expect(await counts(), 'no account, connection, token or charge').toEqual(before);
+}
+
+function expectRfcError(body: unknown, error: string | RegExp): void {
+  expect(body).toMatchObject({ error: expect.stringMatching(error), error_description: expect.any(String) });
+}
+
+/** An authorization request as a browser sends it: one hop, Accept: text/html. */
+async function authorize(url: URL): Promise<{ status: number; location: string | null; body: string }> {
+  return navigate(new CookieClient(base), url.href);
+}
+
+describe('authorization endpoint', () => {
+  it('PKCE missing: the error goes back to the registered redirect URI', async () => {
+    const clientId = await registerClient(base);
+    const url = authorizationUrl(base, { clientId, challenge: 'x' });
+    url.searchParams.delete('code_challenge');
+    url.searchParams.delete('code_challenge_method');
+    const res = await authorize(url);
+    expect(res.status).toBe(303);
+    const back = new URL(res.location!);
+    expect(back.origin + back.pathname).toBe(REDIRECT_URL);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('error_description')).toMatch(/PKCE/);
+    expect(back.searchParams.get('iss')).toBe(base);
+    await nothingCreated();
+  });
+
+  it('PKCE plain is refused', async () => {
+    const clientId = await registerClient(base);
+    const url = authorizationUrl(base, { clientId, challenge: 'a'.repeat(43) });
+    url.searchParams.set('code_challenge_method', 'plain');
+    const back = new URL((await authorize(url)).location!);
+    expect(back.searchParams.get('error')).toBe('invalid_request');
+    expect(back.searchParams.get('error_description')).toMatch(/code_challenge_method/);
+    await nothingCreated();
+  });
+
+  it('a redirect URI not registered: 400 JSON, no redirect', async () => {
+    const clientId = await registerClient(base);
+    const url = authorizationUrl(base, { clientId, challenge: pkcePair().challenge });
+    url.searchParams.set('redirect_uri', 'https://attacker.example/cb');
+    const res = await authorize(url);
+    expect(res.status).toBe(400);
+    expect(res.location).toBeNull();
+    expectRfcError(JSON.parse(res.body), 'invalid_redirect_uri');
+    await nothingCreated();
+  });
+
+  it('an unknown client: 400 invalid_client', async () => {
+    const res = await authorize(authorizationUrl(base, { clientId: 'no-such-client', challenge: pkcePair().challenge }));
+    expect(res.status).toBe(400);
+    expectRfcError(JSON.parse(res.body), 'invalid_client');
+    await nothingCreated();
+  });
+
+  it('a resource that is not one of our servers: invalid_target', async () => {
+    const clientId = await registerClient(base);
+    for (const resource of ['https://elsewhere.example/mcp/market-intelligence', `${base}/mcp/no-such-server`, `${base}/v1/catalog`]) {
+      const back = new URL((await authorize(authorizationUrl(base, { clientId, challenge: pkcePair().challenge, resource }))).location!);
+      expect(back.searchParams.get('error'), resource).toBe('invalid_target');
+    }
+    await nothingCreated();
+  });
+});
+
+describe('token endpoint', () => {
+  async function codeFor(clientId: string) {
+    const { verifier, challenge } = pkcePair();
+    const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge, resource: `${base}/mcp/market-intelligence` }), privateKeyToAccount(generatePrivateKey()));
+    const code = (await approve(walk)).searchParams.get('code')!;
+    return { code, verifier };
+  }
+  const exchange = (clientId: string, code: string, verifier: string, extra: Record<string, string> = {}) =>
+    tokenRequest(base, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier, ...extra });
+
+  it('a replayed code is invalid_grant, and the replay revokes what the first use issued', async () => {
+    const clientId = await registerClient(base);
+    const { code, verifier } = await codeFor(clientId);
+    const first = await exchange(clientId, code, verifier);
+    expect(first.status).toBe(200);
+    const again = await exchange(clientId, code, verifier);
+    expect(again.status).toBe(400);
+    expectRfcError(again.body, 'invalid_grant');
+    const refresh = await tokenRequest(base, { grant_type: 'refresh_token', refresh_token: String(first.body.refresh_token), client_id: clientId });
+    expectRfcError(refresh.body, 'invalid_grant');
+  });
+
+  it('a code used by another client is invalid_grant', async () => {
+    const owner = await registerClient(base);
+    const thief = await registerClient(base);
+    const { code, verifier } = await codeFor(owner);
+    before = await counts();
+    const res = await exchange(thief, code, verifier);
+    expect(res.status).toBe(400);
+    expectRfcError(res.body, 'invalid_grant');
+    await nothingCreated();
+  });
+
+  it('an expired code is invalid_grant', async () => {
+    const clientId = await registerClient(base);
+    const { code, verifier } = await codeFor(clientId);
+    await db.query(`UPDATE oauth_artifacts SET expires_at = now() - interval '1 second' WHERE model = 'AuthorizationCode'`);
+    before = await counts();
+    const res = await exchange(clientId, code, verifier);
+    expectRfcError(res.body, 'invalid_grant');
+    await nothingCreated();
+  });
+
+  it('a wrong or missing code_verifier is refused', async () => {
+    const clientId = await registerClient(base);
+    const { code } = await codeFor(clientId);
+    before = await counts();
+    const wrong = await exchange(clientId, code, pkcePair().verifier);
+    expectRfcError(wrong.body, 'invalid_grant');
+    const { code: code2 } = await codeFor(clientId);
+    before = await counts();
+    const missing = await tokenRequest(base, { grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT_URL, client_id: clientId });
+    expectRfcError(missing.body, /invalid_(grant|request)/);
+    await nothingCreated();
+  });
+
+  it('a resource other than the one authorized is invalid_target', async () => {
+    const clientId = await registerClient(base);
+    const { code, verifier } = await codeFor(clientId);
+    before = await counts();
+    const res = await exchange(clientId, code, verifier, { resource: `${base}/mcp/price-prediction` });
+    expect(res.status).toBe(400);
+    expectRfcError(res.body, 'invalid_target');
+    await nothingCreated();
+  });
+
+  it('garbage: unknown grant type, unknown refresh token, an empty body', async () => {
+    expectRfcError((await tokenRequest(base, { grant_type: 'password', username: 'a', password: 'b' })).body, /unsupported_grant_type|invalid_request/);
+    expectRfcError((await tokenRequest(base, { grant_type: 'refresh_token', refresh_token: 'nope', client_id: await registerClient(base) })).body, 'invalid_grant');
+    const empty = await fetch(`${base}/oauth/token`, { method: 'POST' });
+    expect(empty.status).toBe(400);
+    expectRfcError(await empty.json(), /invalid_request|invalid_client/);
+    await nothingCreated();
+  });
+});
+
+describe('dynamic client registration', () => {
+  it.each([
+    ['no redirect URIs', { redirect_uris: [] }],
+    ['a private_key_jwt client without keys', { token_endpoint_auth_method: 'private_key_jwt' }],
+    ['an implicit response type', { response_types: ['token'] }],
+    ['a scope that is not ours', { scope: 'admin' }],
+  ])('refuses %s with invalid_client_metadata or invalid_redirect_uri', async (_name, extra) => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none', ...extra }),
+    });
+    expect(res.status).toBe(400);
+    expectRfcError(await res.json(), /invalid_client_metadata|invalid_redirect_uri/);
+    await nothingCreated();
+  });
+
+  it('refuses a body that is not JSON', async () => {
+    const res = await fetch(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    expect(res.status).toBe(400);
+    expectRfcError(await res.json(), /invalid_request|invalid_client_metadata/);
+  });
+});
+
+describe('client ID metadata documents', () => {
+  const cimdId = (path: string) => `https://127.0.0.1:${host.port}${path}`;
+  const doc = (path: string, overrides: Record<string, unknown> = {}) =>
+    JSON.stringify({ client_id: cimdId(path), client_name: 'Doc', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none', ...overrides });
+
+  async function authorizeWith(path: string, on = service) {
+    const url = authorizationUrl(on.url, { clientId: cimdId(path), challenge: pkcePair().challenge });
+    return navigate(new CookieClient(on.url), url.href);
+  }
+
+  it('a valid document works (the control for the cases below)', async () => {
+    documents['/ok.json'] = { body: doc('/ok.json') };
+    const res = await authorizeWith('/ok.json');
+    expect(res.status).toBe(303);
+    expect(res.location).toMatch(/\/api\/oauth\/interaction\//);
+  });
+
+  it.each([
+    ['that is unreachable', '/missing.json', undefined, /invalid_client/],
+    ['that is not JSON', '/html.json', () => ({ type: 'text/html', body: '<html>hello</html>' }), /invalid_client/],
+    ['over the size limit', '/big.json', () => ({ body: doc('/big.json', { client_name: 'x'.repeat(10_000) }) }), /invalid_client/],
+    ['whose client_id differs from its URL', '/other.json', () => ({ body: doc('/other.json', { client_id: cimdId('/somewhere-else.json') }) }), /invalid_client/],
+    ['that names a client secret', '/secret.json', () => ({ body: doc('/secret.json', { token_endpoint_auth_method: 'client_secret_post' }) }), /invalid_client/],
+  ])('a document %s: 400 in the RFC format', async (_name, path, served, error) => {
+    if (served) documents[path] = served();
+    const res = await authorizeWith(path);
+    expect(res.status).toBe(400);
+    expectRfcError(JSON.parse(res.body), error);
+    await nothingCreated();
+  });
+
+  it('a document on this machine is refused without the development flag', async () => {
+    documents['/strict.json'] = { body: doc('/strict.json') };
+    const res = await authorizeWith('/strict.json', strict);
+    expect(res.status).toBe(400);
+    expectRfcError(JSON.parse(res.body), /invalid_client/);
+    await nothingCreated();
+  });
+});
+
+describe('the consent API', () => {
+  it('approving a server the client did not ask for is INVALID_PARAMS and makes no connection', async () => {
+    const clientId = await registerClient(base);
+    const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge: pkcePair().challenge, resource: `${base}/mcp/market-intelligence` }), privateKeyToAccount(generatePrivateKey()));
+    before = await counts();
+    const res = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: ['price-prediction'] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('INVALID_PARAMS');
+    const empty = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: [] });
+    expect(empty.status).toBe(400);
+    await nothingCreated();
+  });
+
+  it('an interaction is answered once: a second Approve makes no second connection', async () => {
+    const clientId = await registerClient(base);
+    const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge: pkcePair().challenge }), privateKeyToAccount(generatePrivateKey()));
+    const first = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: walk.details.servers });
+    expect(first.status).toBe(200);
+    before = await counts();
+    const second = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/approve`, { servers: walk.details.servers });
+    expect(second.status).toBe(404);
+    const deny = await walk.browser.post(`/api/oauth/interaction/${walk.uid}/deny`);
+    expect(deny.status).toBe(404);
+    await nothingCreated();
+  });
+
+  it('approving needs a signed-in session; an interaction from another browser is not found', async () => {
+    const clientId = await registerClient(base);
+    const url = authorizationUrl(base, { clientId, challenge: pkcePair().challenge });
+    const browser = new CookieClient(base);
+    const first = await navigate(browser, url.href);
+    const uid = /interaction\/([^/?]+)/.exec(first.location!)![1]!;
+    const anonymous = await browser.post(`/api/oauth/interaction/${uid}/approve`, { servers: ['market-intelligence'] });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error.code).toBe('SESSION_REQUIRED');
+    const stranger = await connect(base, privateKeyToAccount(generatePrivateKey()));
+    before = await counts();
+    const elsewhere = await stranger.browser.get(`/api/oauth/interaction/${uid}/details`);
+    expect(elsewhere.status).toBe(404);
+    const stolen = await stranger.browser.post(`/api/oauth/interaction/${uid}/approve`, { servers: ['market-intelligence'] });
+    expect(stolen.status).toBe(404);
+    await nothingCreated();
+  });
+
+  it('Deny sends the client access_denied and creates nothing', async () => {
+    const clientId = await registerClient(base);
+    const browser = new CookieClient(base);
+    const first = await navigate(browser, authorizationUrl(base, { clientId, challenge: pkcePair().challenge }).href);
+    const uid = /interaction\/([^/?]+)/.exec(first.location!)![1]!;
+    await navigate(browser, first.location!);
+    const denied = await browser.post(`/api/oauth/interaction/${uid}/deny`);
+    expect(denied.status).toBe(200);
+    const back = new URL((await navigate(browser, denied.body.redirect_to)).location!);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('state')).toBe('st4te');
+    await nothingCreated();
+  });
+});

@@ -1,0 +1,82 @@
+// Discovery as an MCP client does it: protected resource metadata (RFC 9728) for the service and
+// path-suffixed for every /mcp/{server}, authorization server metadata (RFC 8414) at the root of
+// the same origin, advertising exactly what is supported (code + PKCE S256, public and secret-holding clients, DCR,
+// CIMD, RFC 9207 iss, revocation); with PUBLIC_BASE_URL, everything names the public origin.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { post, startTestService, toolCall } from '../helpers/service.ts';
+
+let db: TestDatabase;
+let service: RunningService;
+let publicService: RunningService;
+const PUBLIC = 'https://mcp.example.com';
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  service = await startTestService(db.url);
+  publicService = await startTestService(db.url, { PUBLIC_BASE_URL: PUBLIC });
+});
+
+afterAll(async () => {
+  await publicService?.close();
+  await service?.close();
+  await db?.drop();
+});
+
+const getJson = async (url: string) => {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+
+describe('protected resource metadata (RFC 9728)', () => {
+  it('for the whole service: every server as a scope, this origin as the authorization server', async () => {
+    const { status, body } = await getJson(`${service.url}/.well-known/oauth-protected-resource`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ resource: service.url, authorization_servers: [service.url], bearer_methods_supported: ['header'] });
+    expect(body.scopes_supported).toEqual([...SERVER_NAMES]);
+  });
+
+  it.each(SERVER_NAMES)('path-suffixed for /mcp/%s, naming exactly that resource and scope', async (server) => {
+    const { status, body } = await getJson(`${service.url}/.well-known/oauth-protected-resource/mcp/${server}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ resource: `${service.url}/mcp/${server}`, authorization_servers: [service.url], scopes_supported: [server] });
+  });
+
+  it('an unknown server has no metadata (404, JSON)', async () => {
+    const { status, body } = await getJson(`${service.url}/.well-known/oauth-protected-resource/mcp/nope`);
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ error: 'not_found' });
+  });
+});
+
+describe('authorization server metadata (RFC 8414)', () => {
+  it('advertises code + PKCE S256, public (and secret-holding) clients, DCR, CIMD, iss and revocation, endpoints under /oauth', async () => {
+    const { status, body } = await getJson(`${service.url}/.well-known/oauth-authorization-server`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      issuer: service.url,
+      authorization_endpoint: `${service.url}/oauth/authorize`,
+      token_endpoint: `${service.url}/oauth/token`,
+      registration_endpoint: `${service.url}/oauth/register`,
+      revocation_endpoint: `${service.url}/oauth/revoke`,
+      response_types_supported: ['code'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: expect.arrayContaining(['none', 'client_secret_post']),
+      grant_types_supported: expect.arrayContaining(['authorization_code', 'refresh_token']),
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+    });
+    expect(body.scopes_supported).toEqual(expect.arrayContaining([...SERVER_NAMES]));
+  });
+
+  it('with PUBLIC_BASE_URL, the metadata and the 401 challenge name the public origin', async () => {
+    const as = await getJson(`${publicService.url}/.well-known/oauth-authorization-server`);
+    expect(as.body).toMatchObject({ issuer: PUBLIC, authorization_endpoint: `${PUBLIC}/oauth/authorize`, token_endpoint: `${PUBLIC}/oauth/token` });
+    const prm = await getJson(`${publicService.url}/.well-known/oauth-protected-resource/mcp/market-intelligence`);
+    expect(prm.body).toMatchObject({ resource: `${PUBLIC}/mcp/market-intelligence`, authorization_servers: [PUBLIC] });
+    const unauthorized = await post(`${publicService.url}/mcp/market-intelligence`, toolCall('get_capabilities'));
+    expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp/market-intelligence"`);
+  });
+});
