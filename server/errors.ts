@@ -23,6 +23,17 @@ export const ERRORS = {
   SESSION_REQUIRED: { status: 401, message: 'Sign in with your wallet first.' },
   CSRF_REJECTED: { status: 403, message: 'The request did not come from the dashboard (missing or wrong CSRF token or origin).' },
   SIGN_IN_REJECTED: { status: 401, message: 'The wallet sign-in could not be verified.' },
+  // Payments (DESIGN.md §5b): orders paid on chain from the dashboard.
+  ORDER_NOT_FOUND: { status: 404, message: 'No order with this id on your account.' },
+  ORDER_EXPIRED: { status: 410, message: 'The order has expired; create a new one.' },
+  PAYMENT_MISMATCH: { status: 422, message: 'The transaction does not pay this order.' },
+  PAYMENT_UNCONFIRMED: { status: 409, message: 'The transaction is not confirmed yet; it is checked again until it is or the order expires.' },
+  PAYMENT_ALREADY_CREDITED: { status: 409, message: 'This transaction has already been credited.' },
+  WALLET_NOT_LINKED: { status: 403, message: 'The transaction was sent from a wallet not linked to your account.' },
+  CHAIN_NOT_CONFIGURED: { status: 400, message: 'Payments on this chain are not configured on this service.' },
+  // x402 pay-per-call (/x402/mcp).
+  PAYMENT_REQUIRED: { status: 402, message: 'This tool call must be paid with x402: see the PAYMENT-REQUIRED header.' },
+  PAYMENT_INVALID: { status: 402, message: 'The x402 payment was refused.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
   NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },
