@@ -218,9 +218,9 @@ export class Payments {
   async sweep(): Promise<number> {
     const res = await this.#db.query<Order & { tx_hash: string }>(
       `SELECT ${ORDER_COLUMNS} FROM payment_orders
-        WHERE status = 'submitted' AND tx_hash IS NOT NULL AND expires_at + make_interval(secs => $1) > now()
+        WHERE status = 'submitted' AND tx_hash IS NOT NULL AND expires_at + make_interval(secs => $1) > now() AND chain = ANY ($2)
         ORDER BY submitted_at LIMIT 200`,
-      [this.#config.orderTtlSeconds],
+      [this.#config.orderTtlSeconds, [...this.#verifiers.keys()]],
     );
     let credited = 0;
     for (const order of res.rows) {
