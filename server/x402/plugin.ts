@@ -13,7 +13,7 @@
 // settlement_failed, nothing paid and nothing released.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { X402Config } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
@@ -186,8 +186,12 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     if (inFlight.has(replayKey)) return refuse('PAYMENT_INVALID', 'replayed');
     inFlight.add(replayKey);
     try {
-      const verified = await deps.facilitator.verify(payload, requirements).catch((err: unknown) => {
-        request.log.warn({ err: (err as Error).message }, 'x402 verify failed');
+      const verified = await deps.facilitator.verify(payload, requirements).catch((err: unknown): VerifyResponse => {
+        // A refusal the facilitator answered as an error (VerifyError) is a refusal; anything else is a fault.
+        const reason = (err as { invalidReason?: unknown }).invalidReason;
+        if (typeof reason === 'string') return { isValid: false, invalidReason: reason };
+        // Only the error's class: its message could carry the payload's addresses.
+        request.log.warn({ error: (err as Error).name }, 'x402 verify could not run');
         throw new ApiError('SERVICE_UNAVAILABLE', 'The payment could not be verified now; retry later.', { provider: 'x402-facilitator' });
       });
       if (!verified.isValid) return refuse('PAYMENT_INVALID', verified.invalidReason ?? 'invalid', verified.invalidMessage ? { message: verified.invalidMessage } : {});
@@ -310,7 +314,7 @@ async function recordRevenue(
         request.id,
       ],
     )
-    .catch((err: unknown) => request.log.error({ err: (err as Error).message, transaction: paid.settled.transaction }, 'x402 revenue row not written'));
+    .catch((err: unknown) => request.log.error({ error: (err as Error).name, transaction: paid.settled.transaction }, 'x402 revenue row not written'));
 }
 
 function send(reply: FastifyReply, answer: ProtocolAnswer): FastifyReply {
