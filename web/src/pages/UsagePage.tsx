@@ -3,6 +3,7 @@
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import { useEffect, useRef, useState } from 'react';
 import { api, describeError, type DashboardConfig, type UsageInfo } from '../api.ts';
+import { Purchases } from './Purchases.tsx';
 import { RequestLog } from './RequestLog.tsx';
 import { When } from './When.tsx';
 
@@ -149,6 +150,7 @@ export default function UsagePage({ config, onLoaded }: { config: DashboardConfi
         )}
       </section>
       <RequestLog config={config} />
+      <Purchases />
     </>
   );
 }
