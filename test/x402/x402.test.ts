@@ -20,6 +20,8 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService } from '../helpers/service.ts';
+import { loadConfig } from '../../server/config.ts';
+import { startService } from '../../server/runtime.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
 
 let db: TestDatabase;
@@ -30,7 +32,9 @@ let stub: http.Server;
 let treasury: Address;
 let usdc: Address;
 const payer = devnetAccount(12);
-const PRICE = 10_000n; // get_prices costs 1 credit at USD 0.01 per credit: 0.01 USDC.
+const PRICE = 10_000n;
+const logs: string[] = [];
+let settlementKey: string; // get_prices costs 1 credit at USD 0.01 per credit: 0.01 USDC.
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -47,7 +51,12 @@ beforeAll(async () => {
     X402_USD_PER_CREDIT: '0.01',
     METRICS_ENABLED: '1',
   };
-  service = await startTestService(db.url, { ...x402, X402_RPC_URL: m.rpc_url, X402_SETTLEMENT_KEY: toHex(settler) });
+  settlementKey = toHex(settler);
+  // This one logs everything at debug level into `logs`, to check what never appears there.
+  service = await startService(
+    loadConfig({ DATABASE_URL: db.url, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', CRYPTOMCP_BENCH_TOOLS: '1', LOG_LEVEL: 'debug', ...x402, X402_RPC_URL: m.rpc_url, X402_SETTLEMENT_KEY: settlementKey }),
+    { logger: { level: 'debug', stream: { write: (line: string) => void logs.push(line) } } },
+  );
   // A remote facilitator that accepts every payment and then fails to settle it.
   stub = http.createServer((req, res) => {
     let body = '';
@@ -278,5 +287,14 @@ describe('settlement failing after the tool ran, and the per-payer rate limit (r
     for (let i = 0; i < 3; i++) codes.push((await post(url(stubbed), call(), { 'payment-signature': await signed(limited) })).status);
     expect(codes).toEqual([402, 402, 429]);
     expect((await post(url(stubbed), call(), { 'payment-signature': await signed(devnetAccount(13)) })).status).toBe(402);
+  });
+});
+
+describe('secrets stay out of the logs', () => {
+  it('after paid, refused, failed and settled calls, no log line holds the settlement key or the treasury address', async () => {
+    expect(logs.length).toBeGreaterThan(0);
+    const all = logs.join('\n').toLowerCase();
+    expect(all).not.toContain(settlementKey.slice(2).toLowerCase());
+    expect(all).not.toContain(treasury.slice(2).toLowerCase());
   });
 });
