@@ -333,8 +333,14 @@ describe('what a payment buys', () => {
     const first = await accountRow(accountId);
 
     // 5,500 credits spent: the 5,000 of the plan first, then 500 of the top-up.
-    const spend = await db.query<{ outcome: string; balance: number }>("SELECT outcome, balance FROM meter_reserve($1, $2, 5500, true, 'market-intelligence', 'x', NULL)", [accountId, randomUUID()]);
+    const spendId = randomUUID();
+    const spend = await db.query<{ outcome: string; balance: number }>("SELECT outcome, balance FROM meter_reserve($1, $2, 5500, true, 'market-intelligence', 'x', NULL)", [accountId, spendId]);
     expect(spend.rows[0]).toEqual({ outcome: 'ok', balance: 500 });
+    expect(await accountRow(accountId)).toMatchObject({ balance: 500, topup: 500 });
+    // A refund gives the top-up part back as top-up credits.
+    await db.query("SELECT meter_refund($1, 'test')", [spendId]);
+    expect(await accountRow(accountId)).toMatchObject({ balance: 6000, topup: 1000 });
+    await db.query("SELECT meter_reserve($1, $2, 5500, true, 'market-intelligence', 'x', NULL)", [accountId, randomUUID()]);
     expect(await accountRow(accountId)).toMatchObject({ balance: 500, topup: 500 });
 
     // The same plan bought during the period: one more month of paid time; the period and balance run on.

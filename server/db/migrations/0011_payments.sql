@@ -22,6 +22,9 @@ ALTER TABLE credit_ledger ADD CONSTRAINT credit_ledger_kind_check
 -- A purchase's ledger row names the chain and the transaction that paid for it.
 ALTER TABLE credit_ledger ADD COLUMN chain text;
 ALTER TABLE credit_ledger ADD COLUMN tx_hash text;
+-- For 'reserve' rows: how many of the credits came out of top-up credits (<= 0), so a refund
+-- gives them back as top-up credits, not as allowance that the next renewal would take away.
+ALTER TABLE credit_ledger ADD COLUMN topup_delta integer;
 
 -- An order fixes what is bought, at what price, and how it is to be paid, until it expires.
 CREATE TABLE payment_orders (
@@ -113,7 +116,8 @@ END $$;
 -- The metering statement (0006) with two changes: an account whose paid period ran out is due
 -- even on a one-time plan's renewal test (it lapses to free), and spending takes the plan
 -- allowance first: top-up credits shrink only when the balance falls below them
--- (topup = least(topup, balance)), in the same UPDATE that writes the balance.
+-- (topup = least(topup, balance)), in the same UPDATE that writes the balance, and the reserve
+-- row records how many it took (topup_delta) for a refund to give back.
 CREATE OR REPLACE FUNCTION meter_reserve_batch(
   p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],
   p_servers text[], p_tools text[], p_keys uuid[], p_now timestamptz DEFAULT NULL)
@@ -128,10 +132,11 @@ DECLARE
   n integer := coalesce(array_length(p_accounts, 1), 0);
   a_id uuid[]; a_balance integer[]; a_tat timestamptz[]; a_status text[]; a_plan text[];
   a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_paid_until timestamptz[];
-  a_changed boolean[]; a_renewed boolean[];
+  a_topup integer[]; a_changed boolean[]; a_renewed boolean[];
   v_replayed text[];
   l_account uuid[] := '{}'; l_request text[] := '{}'; l_delta integer[] := '{}'; l_balance integer[] := '{}';
-  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}';
+  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}'; l_topup integer[] := '{}';
+  v_topup integer;
   k integer;
   v_cost integer;
   v_interval double precision;
@@ -146,9 +151,9 @@ BEGIN
   SELECT array_agg(s.id ORDER BY s.id), array_agg(s.balance ORDER BY s.id), array_agg(s.rl_tat ORDER BY s.id),
          array_agg(s.status ORDER BY s.id), array_agg(s.plan ORDER BY s.id), array_agg(s.rpm ORDER BY s.id),
          array_agg(s.plan_burst ORDER BY s.id), array_agg(s.renewal ORDER BY s.id), array_agg(s.period_end ORDER BY s.id),
-         array_agg(s.paid_until ORDER BY s.id)
-    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end, a_paid_until
-    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end, a.paid_until,
+         array_agg(s.paid_until ORDER BY s.id), array_agg(s.topup ORDER BY s.id)
+    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end, a_paid_until, a_topup
+    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end, a.paid_until, a.topup,
                  p.requests_per_minute AS rpm, p.burst AS plan_burst, p.renewal
             FROM accounts a JOIN plans p ON p.name = a.plan
            WHERE a.id = ANY (p_accounts)
@@ -163,9 +168,9 @@ BEGIN
        OR a_paid_until[k] <= v_now THEN
       a_renewed[k] := account_renew_if_due(a_id[k], v_now);
       -- A lapse changes the plan too (to free), and with it the rate limit.
-      SELECT a.balance, a.plan, p.requests_per_minute, p.burst INTO r
+      SELECT a.balance, a.topup, a.plan, p.requests_per_minute, p.burst INTO r
         FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = a_id[k];
-      a_balance[k] := r.balance; a_plan[k] := r.plan; a_rpm[k] := r.requests_per_minute; a_burst[k] := r.burst;
+      a_balance[k] := r.balance; a_topup[k] := r.topup; a_plan[k] := r.plan; a_rpm[k] := r.requests_per_minute; a_burst[k] := r.burst;
     END IF;
   END LOOP;
 
@@ -211,23 +216,27 @@ BEGIN
     ELSE
       outcome := 'ok';
       a_balance[k] := a_balance[k] - v_cost;
+      -- The allowance is spent first: top-up credits go only once the balance falls below them.
+      v_topup := least(a_topup[k], a_balance[k]);
       IF p_records[i] THEN
         l_account := l_account || a_id[k]; l_request := l_request || p_request_ids[i];
         l_delta := l_delta || -v_cost; l_balance := l_balance || a_balance[k];
         l_server := l_server || p_servers[i]; l_tool := l_tool || p_tools[i]; l_key := l_key || p_keys[i];
+        l_topup := l_topup || (v_topup - a_topup[k]);
       END IF;
+      a_topup[k] := v_topup;
     END IF;
     balance := a_balance[k];
     RETURN NEXT;
   END LOOP;
 
-  UPDATE accounts a SET balance = u.balance, topup = least(a.topup, u.balance), rl_tat = u.tat, updated_at = v_now
-    FROM unnest(a_id, a_balance, a_tat, a_changed) AS u(id, balance, tat, changed)
+  UPDATE accounts a SET balance = u.balance, topup = u.topup, rl_tat = u.tat, updated_at = v_now
+    FROM unnest(a_id, a_balance, a_topup, a_tat, a_changed) AS u(id, balance, topup, tat, changed)
    WHERE a.id = u.id AND u.changed;
-  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
-  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, v_now
-    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key)
-      AS u(account_id, request_id, delta, balance_after, server, tool, key_id);
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now
+    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key, l_topup)
+      AS u(account_id, request_id, delta, balance_after, server, tool, key_id, topup_delta);
 END $$;
 
 -- The sweep also lapses paid plans whose paid time ran out (one-time plans included).
@@ -332,4 +341,40 @@ BEGIN
   outcome := 'credited'; balance := v_balance; plan := CASE WHEN o.kind = 'plan' THEN o.item ELSE acc.plan END;
   paid_until := v_paid_until;
   RETURN NEXT;
+END $$;
+
+-- A refund gives back what the reservation took: the top-up part as top-up credits again.
+CREATE OR REPLACE FUNCTION meter_refund(p_request_id text, p_note text DEFAULT NULL)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  r credit_ledger%ROWTYPE;
+  v_balance integer;
+BEGIN
+  UPDATE credit_ledger
+     SET resolved_at = clock_timestamp(), resolution = 'refunded'
+   WHERE request_id = p_request_id AND kind = 'reserve' AND resolved_at IS NULL
+  RETURNING * INTO r;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  UPDATE accounts SET balance = accounts.balance - r.delta, topup = accounts.topup - coalesce(r.topup_delta, 0),
+         updated_at = clock_timestamp()
+   WHERE id = r.account_id RETURNING accounts.balance INTO v_balance;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
+  VALUES (r.account_id, p_request_id, 'refund', -r.delta, v_balance, r.server, r.tool, r.key_id, p_note);
+  RETURN v_balance;
+END $$;
+
+-- A deduction by the operator never leaves more top-up credits than the balance.
+CREATE OR REPLACE FUNCTION account_grant(p_account uuid, p_amount integer, p_request_id text, p_note text DEFAULT NULL)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  v_old integer;
+  v_new integer;
+BEGIN
+  SELECT balance INTO v_old FROM accounts WHERE id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  v_new := greatest(0, v_old + p_amount);
+  UPDATE accounts SET balance = v_new, topup = least(topup, v_new), updated_at = clock_timestamp() WHERE id = p_account;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note)
+  VALUES (p_account, p_request_id, 'adjust', v_new - v_old, v_new, p_note);
+  RETURN v_new;
 END $$;
