@@ -231,6 +231,44 @@ describe('paying with the official client', () => {
   });
 });
 
+describe('the MCP binding and a second replica', () => {
+  it('a payment in params._meta["x402/payment"] (x402’s MCP transport) is accepted the same way, the settlement in result._meta', async () => {
+    const header = await signed(payer);
+    const payload = JSON.parse(Buffer.from(header, 'base64').toString()) as PaymentPayload;
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const body = call();
+    const res = await post(url(), { ...body, params: { ...body.params, _meta: { 'x402/payment': payload } } });
+    expect(res.status).toBe(200);
+    expect((res.body as { result: { _meta: Record<string, { success: boolean }> } }).result._meta['x402/payment-response']!.success).toBe(true);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PRICE);
+  });
+
+  it('one authorization sent to two replicas at once is paid for once and answered once', async () => {
+    const m = devnet.manifest;
+    const second = await startTestService(db.url, {
+      MCP_SERVERS: 'market-intelligence',
+      X402_PAY_TO: treasury,
+      X402_NETWORK: `eip155:${m.chain_id}`,
+      X402_ASSET: usdc,
+      X402_USD_PER_CREDIT: '0.01',
+      X402_RPC_URL: m.rpc_url,
+      X402_SETTLEMENT_KEY: toHex(devnetAccount(11).getHdKey().privateKey!),
+    });
+    try {
+      const header = await signed(payer);
+      const before = await usdcBalance(m, treasury);
+      const results = await Promise.all([post(url(), call(), { 'payment-signature': header }), post(url(second), call(), { 'payment-signature': header })]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 402]);
+      const refused = results.find((r) => r.status === 402)!;
+      expect((refused.body as { error: { code: string } }).error.code).toBe('PAYMENT_INVALID');
+      expect(JSON.stringify(refused.body)).not.toContain('"prices"');
+      expect(await usdcBalance(m, treasury)).toBe(before + PRICE);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('bad payments: 402 PAYMENT_INVALID with a reason, no money moved', () => {
   const refused = async (header: string) => {
     const before = await usdcBalance(devnet.manifest, treasury);
