@@ -187,9 +187,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   for (const chain of config.payments.chains) {
     verifiers.set(chain.chain, chain.chain === 'solana' ? solanaVerifier(chain, deps.solana) : evmVerifier(chain, deps.evm.client(chain.chain)));
   }
-  const payments = new Payments(db, config.payments, verifiers, (order) => {
-    metrics.revenue.inc({ source: order.kind, chain: order.chain }, order.price_cents * 10_000);
-    keys.clear();
+  const payments = new Payments(db, config.payments, verifiers, {
+    onCredited: (order) => {
+      metrics.revenue.inc({ source: order.kind, chain: order.chain }, order.price_cents * 10_000);
+      keys.clear();
+    },
+    solanaBlockhash: () => deps.solana.latestBlockhash(),
   });
   const x402 = config.x402;
 

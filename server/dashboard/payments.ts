@@ -137,6 +137,18 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps
     return { order: orderView(paid.order), account: { plan: paid.plan, balance: paid.balance, paid_until: paid.paid_until?.toISOString() ?? null } };
   });
 
+  // The browser builds a Solana transfer on a recent blockhash; the page has no RPC of its own.
+  app.get('/payments/solana/blockhash', async (_request, reply) => {
+    if (!payments.chains.some((c) => c.chain === 'solana') || !payments.solanaBlockhash) throw new ApiError('CHAIN_NOT_CONFIGURED', undefined, { chain: 'solana' });
+    reply.header('cache-control', 'no-store');
+    try {
+      const { blockhash, lastValidBlockHeight } = await payments.solanaBlockhash();
+      return { blockhash, last_valid_block_height: lastValidBlockHeight };
+    } catch {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The Solana node cannot be reached; try again in a moment.', { provider: 'rpc:solana' });
+    }
+  });
+
   app.get('/purchases', async (request) => ({ purchases: (await purchaseList(deps.db, deps.accountIdOf(request))).map(purchaseView) }));
 
   app.get('/purchases.csv', async (request, reply) =>

@@ -65,11 +65,20 @@ export class Payments {
   readonly #onCredited: ((order: Order) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(db: Database, config: PaymentsConfig, verifiers: Map<PaymentChainName, ChainVerifier>, onCredited?: (order: Order) => void) {
+  /** A recent Solana blockhash for the browser's wallet to build the transfer on (no RPC in the page). */
+  readonly solanaBlockhash: (() => Promise<{ blockhash: string; lastValidBlockHeight: number }>) | undefined;
+
+  constructor(
+    db: Database,
+    config: PaymentsConfig,
+    verifiers: Map<PaymentChainName, ChainVerifier>,
+    opts: { onCredited?: (order: Order) => void; solanaBlockhash?: () => Promise<{ blockhash: string; lastValidBlockHeight: number }> } = {},
+  ) {
     this.#db = db;
     this.#config = config;
     this.#verifiers = verifiers;
-    this.#onCredited = onCredited;
+    this.#onCredited = opts.onCredited;
+    this.solanaBlockhash = opts.solanaBlockhash;
   }
 
   get chains(): PaymentChain[] {

@@ -161,6 +161,17 @@ export class SolanaRpc {
     return r.value[0] ?? null;
   }
 
+  /** A recent blockhash a wallet can build a transaction on (getLatestBlockhash, finalized). */
+  async latestBlockhash(signal?: AbortSignal): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    const r = await this.#call(
+      'getLatestBlockhash',
+      [{ commitment: 'finalized' }],
+      z.object({ value: z.object({ blockhash: z.string(), lastValidBlockHeight: z.number() }) }),
+      signal,
+    );
+    return r.value;
+  }
+
   /** A parsed transaction; throws ProviderError 'not_found' if the node does not know it. */
   async transaction(signature: string, signal?: AbortSignal): Promise<SolanaTransaction> {
     const tx = await this.#call(

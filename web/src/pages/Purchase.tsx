@@ -1,13 +1,17 @@
 // Buying a plan or a credit pack in USDC: pick the chain, the service makes an order (amount,
 // token, treasury, expiry), the wallet sends the transfer, and the page submits its hash until the
 // service has seen it confirmed (it answers PAYMENT_UNCONFIRMED until then, and keeps checking on
-// its own too). A Solana payment, or one sent from elsewhere, is submitted by pasting its hash.
+// its own too). EVM wallets pay through wagmi, Solana wallets through the Wallet Standard; a
+// payment sent from anywhere else is submitted by pasting its hash.
 import { useEffect, useState } from 'react';
 import type { Config, Connector } from 'wagmi';
 import { getConnectors, watchConnectors } from 'wagmi/actions';
 import { api, ApiFailure, describeError, formatCents, type DashboardConfig, type OrderInfo, type PaymentChain } from '../api.ts';
 import { createWagmiConfig, pickable } from '../wallets/evm.ts';
+import type { Wallet } from '@wallet-standard/base';
 import { payWithEvm } from '../wallets/pay-evm.ts';
+import { canPaySolana, payWithSolana } from '../wallets/pay-solana.ts';
+import { watchSolanaWallets } from '../wallets/solana.ts';
 
 export interface Purchasable {
   kind: 'plan' | 'pack';
@@ -28,6 +32,8 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const [pasted, setPasted] = useState('');
+  const [solanaWallets, setSolanaWallets] = useState<Wallet[]>([]);
+  useEffect(() => watchSolanaWallets((list) => setSolanaWallets(list.filter(canPaySolana))), []);
 
   useEffect(() => {
     let stop = () => {};
@@ -76,6 +82,13 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
     }
   };
 
+  const payFromSolana = (wallet: Wallet) =>
+    run(async () => {
+      const o = order && order.chain === 'solana' && order.status === 'pending' ? order : await newOrder();
+      setStatus(`Approve the transfer of ${o.amount_display} USDC in ${wallet.name}…`);
+      await confirm(o, await payWithSolana(wallet, o));
+    });
+
   const payFrom = (connector: Connector) =>
     run(async () => {
       const o = order && order.chain === chain.chain && order.status === 'pending' ? order : await newOrder();
@@ -116,8 +129,20 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
           ))}
           {wallets.length === 0 && <li className="muted">No EVM wallet found in this browser.</li>}
         </ul>
-      ) : null}
-      <details open={chain.chain === 'solana'}>
+      ) : (
+        <ul className="wallets">
+          {solanaWallets.map((w) => (
+            <li key={w.name}>
+              <button type="button" disabled={busy} onClick={() => void payFromSolana(w)}>
+                {w.icon ? <img src={w.icon} alt="" width={20} height={20} /> : null}
+                Pay with {w.name}
+              </button>
+            </li>
+          ))}
+          {solanaWallets.length === 0 && <li className="muted">No Solana wallet that can send transactions found in this browser.</li>}
+        </ul>
+      )}
+      <details>
         <summary>Pay from another wallet and paste the transaction</summary>
         {order && order.chain === chain.chain ? (
           <p>
