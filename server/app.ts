@@ -2,6 +2,8 @@
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Plan } from './accounts/plans.ts';
+import type { CreditPack } from './config.ts';
+import { x402Plugin, type X402Deps } from './x402/plugin.ts';
 import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
 import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, errorEnvelope, toApiError } from './errors.ts';
@@ -14,6 +16,10 @@ import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewReq
 export interface AppDeps extends GatewayDeps {
   /** Plans for the public catalog (cached by the caller; PlanPolicy resources can change them). */
   plans: () => Promise<Plan[]>;
+  /** Packs, chains and x402 pricing for the catalog (issue 21). */
+  catalogPayments?: CatalogPayments;
+  /** x402 pay-per-call at /x402/mcp/{server}; absent: not served. */
+  x402?: X402Deps;
   /** Database reachable and migrations current. */
   ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
   logger?: FastifyServerOptions['logger'];
@@ -28,7 +34,7 @@ export interface AppDeps extends GatewayDeps {
 /** The largest body any route reads (the gateway sets its own on /mcp). */
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
-const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate'];
+const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'payment-required', 'payment-response'];
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -77,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'OPTIONS'],
-    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
+    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'payment-signature', 'x-payment'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
@@ -87,12 +93,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const { ready, checks } = await deps.ready();
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans(), deps.connectLimit));
+  app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans(), deps.connectLimit, deps.catalogPayments));
 
   await app.register(async (mcp) => gatewayPlugin(mcp, deps), { prefix: '/mcp' });
   if (deps.oauth) {
     const oauth = deps.oauth;
     await app.register(async (scope) => oauthRoutes(scope, oauth));
+  }
+  if (deps.x402) {
+    const x402 = deps.x402;
+    await app.register(async (paid) => x402Plugin(paid, { ...deps, ...x402 }), { prefix: '/x402/mcp' });
   }
   if (deps.dashboard) {
     const oauth = deps.oauth && { server: deps.oauth, tokens: deps.tokens };
@@ -117,7 +127,14 @@ function fromFrameworkError(err: FastifyError | ApiError): ApiError {
   return toApiError(err);
 }
 
-export function catalog(registry: Registry, plans: Plan[], connectLimit: ConnectLimit) {
+/** What the catalog says about buying: credit packs, the chains paid on, x402's price per credit. */
+export interface CatalogPayments {
+  packs: CreditPack[];
+  chains: { chain: string; chain_id: number | null; token: string; decimals: number }[];
+  x402: { network: string; asset: string; usd_micros_per_credit: number; path: string } | null;
+}
+
+export function catalog(registry: Registry, plans: Plan[], connectLimit: ConnectLimit, payments?: CatalogPayments) {
   return {
     servers: [...registry.values()].map((s) => ({
       name: s.name,
@@ -138,7 +155,10 @@ export function catalog(registry: Registry, plans: Plan[], connectLimit: Connect
       burst: p.burst,
       servers: p.servers,
       max_keys: p.max_keys,
+      // Monthly price in integer USD cents; null: not for sale.
+      price_cents: p.price_cents,
     })),
+    ...(payments ? { credit_packs: payments.packs, payments: { chains: payments.chains, x402: payments.x402 } } : {}),
     // What a call is charged (DESIGN.md §3): only an answer with data, delivered.
     billing: {
       charged: "a tools/call answered successfully, at the tool's credits, once the answer is written to the client",

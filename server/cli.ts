@@ -130,7 +130,17 @@ program
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify(devnet.manifest, null, 2)}\n`);
     const m = devnet.manifest;
-    print({ rpc_url: m.rpc_url, chain_id: m.chain_id, manifest: file }, () =>
+    // What to set for payments on the devnet: its USDC on "ethereum" (the wallet is asked to switch
+    // to the devnet's chain id), one confirmation, and x402 on the same token.
+    const paymentEnv = {
+      ETHEREUM_RPC_URL: m.rpc_url,
+      PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
+      X402_PAY_TO: m.payments.treasury.address,
+      X402_NETWORK: `eip155:${m.chain_id}`,
+      X402_ASSET: m.payments.usdc.address,
+      X402_RPC_URL: m.rpc_url,
+    };
+    print({ rpc_url: m.rpc_url, chain_id: m.chain_id, manifest: file, payment_env: paymentEnv }, () =>
       [
         `devnet: anvil at ${m.rpc_url} (chain id ${m.chain_id}), seeded with ${m.tokens.length} tokens and ${m.transfers.length} transfers`,
         ...m.tokens.map((t) => `  ${t.symbol.padEnd(5)} ${t.address}  ${t.kind}, ${t.decimals} decimals`),
@@ -138,6 +148,9 @@ program
         `payments: USDC (EIP-3009, domain "${m.payments.usdc.eip712.name}" v${m.payments.usdc.eip712.version}, 6 decimals) at ${m.payments.usdc.address}`,
         `  treasury ${m.payments.treasury.address} (test mnemonic index ${m.payments.treasury.mnemonic_index}): set it as the chain ${m.chain_id} treasury`,
         ...m.payments.payers.map((p) => `  payer    ${p.address} (index ${p.mnemonic_index}): ${Number(p.usdc) / 1e6} USDC and 100 ETH`),
+        'to take payments on the devnet, serve with:',
+        ...Object.entries(paymentEnv).map(([k, v]) => `  ${k}='${v}'`),
+        `  X402_SETTLEMENT_KEY=<the private key of test mnemonic index 10, the USDC issuer; any funded devnet key pays the gas>`,
         `manifest (addresses, labels, transfers, balances, payments): ${file}`,
         'The on-chain servers read an EVM RPC URL from configuration; point them at the URL above.',
         'Ctrl-C stops the node.',

@@ -44,6 +44,97 @@ const costOverrides = z
     return result.data;
   });
 
+const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const SOLANA_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** Native USDC per chain: the token, its decimals (18 on BSC), the chain id and a safe depth. */
+export const USDC_DEFAULTS: Record<PaymentChainName, { token: string; decimals: number; chainId: number | null; confirmations: number }> = {
+  ethereum: { token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6, chainId: 1, confirmations: 12 },
+  base: { token: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', decimals: 6, chainId: 8453, confirmations: 10 },
+  polygon: { token: '0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359', decimals: 6, chainId: 137, confirmations: 32 },
+  bsc: { token: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18, chainId: 56, confirmations: 15 },
+  // Solana counts a finalized slot as confirmed; `confirmations` is the minimum on a confirmed one.
+  solana: { token: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6, chainId: null, confirmations: 31 },
+};
+export const PAYMENT_CHAIN_NAMES = ['ethereum', 'base', 'polygon', 'bsc', 'solana'] as const;
+export type PaymentChainName = (typeof PAYMENT_CHAIN_NAMES)[number];
+
+/** Where and how one chain takes payment: only chains with a treasury are offered. */
+export interface PaymentChain {
+  chain: PaymentChainName;
+  treasury: string;
+  token: string;
+  decimals: number;
+  /** The EVM chain id the wallet must be on (a devnet's may differ); null on Solana. */
+  chainId: number | null;
+  confirmations: number;
+}
+
+const jsonOf = <T>(schema: z.ZodType<T>, example: string, fallback: string) =>
+  z.string().default(fallback).transform((value, ctx): T => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `must be JSON like ${example}` });
+      return z.NEVER;
+    }
+    const result = schema.safeParse(parsed);
+    if (!result.success) {
+      for (const i of result.error.issues) ctx.addIssue({ code: 'custom', message: `${i.path.join('.')}: ${i.message}` });
+      return z.NEVER;
+    }
+    return result.data;
+  });
+
+const PaymentChainInput = z.object({
+  treasury: z.string(),
+  token: z.string().optional(),
+  decimals: z.number().int().min(0).max(36).optional(),
+  chain_id: z.number().int().positive().optional(),
+  confirmations: z.number().int().min(1).optional(),
+});
+const paymentChains = jsonOf(z.partialRecord(z.enum(PAYMENT_CHAIN_NAMES), PaymentChainInput), '{"base":{"treasury":"0x..."}}', '{}')
+  .transform((chains, ctx): PaymentChain[] =>
+    Object.entries(chains).flatMap(([name, c]) => {
+      const chain = name as PaymentChainName;
+      if (!c) return [];
+      const d = USDC_DEFAULTS[chain];
+      const addressOk = (a: string) => (chain === 'solana' ? SOLANA_ADDRESS_RE : EVM_ADDRESS_RE).test(a);
+      if (!addressOk(c.treasury) || (c.token !== undefined && !addressOk(c.token))) {
+        ctx.addIssue({ code: 'custom', message: `${chain}: treasury and token must be ${chain === 'solana' ? 'base58' : '0x'} addresses` });
+        return [];
+      }
+      const norm = (a: string) => (chain === 'solana' ? a : a.toLowerCase());
+      return [{
+        chain,
+        treasury: norm(c.treasury),
+        token: norm(c.token ?? d.token),
+        decimals: c.decimals ?? d.decimals,
+        chainId: chain === 'solana' ? null : (c.chain_id ?? d.chainId),
+        confirmations: c.confirmations ?? d.confirmations,
+      }];
+    }),
+  );
+
+/** A credit pack for top-ups: credits for a price in USD cents. */
+export interface CreditPack {
+  name: string;
+  credits: number;
+  price_cents: number;
+}
+const creditPacks = jsonOf(
+  z.array(z.object({ name: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/), credits: z.number().int().positive(), price_cents: z.number().int().positive() })),
+  '[{"name":"credits-1k","credits":1000,"price_cents":700}]',
+  '[{"name":"credits-1k","credits":1000,"price_cents":700},{"name":"credits-5k","credits":5000,"price_cents":3000},{"name":"credits-20k","credits":20000,"price_cents":10000}]',
+);
+
+/** "0.001" -> 1000: a decimal USD amount as integer millionths, never through a float. */
+export function usdToMicros(usd: string): bigint {
+  const [whole = '0', fraction = ''] = usd.split('.');
+  return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+}
+
 /** A yes/no switch; unset (or empty) means `fallback`. */
 const switchOf = (fallback: boolean) =>
   z
@@ -120,6 +211,23 @@ const EnvSchema = z.object({
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   // The request log is for debugging recent calls; a year at most keeps the table bounded.
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
+  PAYMENT_CHAINS: paymentChains,
+  CREDIT_PACKS: creditPacks,
+  PAYMENT_ORDER_TTL_S: intFrom(3600, 60),
+  PAYMENT_VERIFY_INTERVAL_MS: intFrom(15000, 100),
+  X402_PAY_TO: z.string().regex(EVM_ADDRESS_RE, 'an EVM address').optional(),
+  X402_NETWORK: z.string().regex(/^eip155:\d+$/, 'a CAIP-2 EVM network like eip155:8453').default('eip155:8453'),
+  X402_ASSET: z.string().regex(EVM_ADDRESS_RE, 'an EVM address').default('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+  X402_ASSET_NAME: z.string().min(1).default('USD Coin'),
+  X402_ASSET_VERSION: z.string().min(1).default('2'),
+  X402_ASSET_DECIMALS: intFrom(6, 0),
+  X402_USD_PER_CREDIT: z.string().regex(/^\d+(\.\d{1,6})?$/, 'a USD amount with at most 6 decimals, e.g. 0.001').default('0.001'),
+  X402_RPC_URL: z.string().url().optional(),
+  X402_SETTLEMENT_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 32-byte hex private key').optional(),
+  X402_FACILITATOR_URL: z.string().url().optional(),
+  X402_MAX_TIMEOUT_S: intFrom(120, 10),
+  X402_REQUESTS_PER_MINUTE: intFrom(60, 1),
+  X402_BURST: intFrom(20, 1),
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
 });
@@ -182,10 +290,45 @@ export interface Config {
   trustProxyHops: number;
   /** The OAuth 2.1 authorization server for connectors (DESIGN.md §5a, server/oauth/). */
   oauth: OAuthConfig;
+  /** On-chain payments from the dashboard (issue 21). */
+  payments: PaymentsConfig;
+  /** x402 pay-per-call at /x402/mcp/{server}; undefined: off (no X402_PAY_TO). */
+  x402: X402Config | undefined;
   /** Registers `bench_echo`/`bench_fail` (cost 1) for benchmarks and process-level tests. */
   benchTools: boolean;
   /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
   benchUnmetered: boolean;
+}
+
+export interface PaymentsConfig {
+  /** Chains with a treasury; empty: payments are off and the Plans page says so. */
+  chains: PaymentChain[];
+  packs: CreditPack[];
+  orderTtlSeconds: number;
+  /** How often submitted orders are verified again until confirmed or expired. */
+  verifyIntervalMs: number;
+}
+
+export interface X402Config {
+  /** CAIP-2, e.g. eip155:8453. */
+  network: string;
+  chainId: number;
+  asset: string;
+  /** The token's EIP-712 domain (x402 `extra`). */
+  assetName: string;
+  assetVersion: string;
+  assetDecimals: number;
+  payTo: string;
+  /** Price of one credit in millionths of a USD. */
+  usdMicrosPerCredit: bigint;
+  maxTimeoutSeconds: number;
+  /** Self-hosted settlement: the RPC and the key that submits transferWithAuthorization. */
+  rpcUrl: string | undefined;
+  settlementKey: string | undefined;
+  /** Or a remote facilitator (verify and settle over HTTP). */
+  facilitatorUrl: string | undefined;
+  /** Per payer address, per replica. */
+  rateLimit: { requestsPerMinute: number; burst: number };
 }
 
 export interface DashboardConfig {
@@ -225,6 +368,31 @@ export interface OAuthConfig {
 }
 
 export class ConfigError extends Error {}
+
+function x402Of(e: z.infer<typeof EnvSchema>): X402Config | undefined {
+  if (!e.X402_PAY_TO) return undefined;
+  const chainId = Number(e.X402_NETWORK.slice('eip155:'.length));
+  // Self-hosted settlement needs a node of that chain: X402_RPC_URL, else the configured RPC of a known network.
+  const known: Record<number, string | undefined> = { 1: e.ETHEREUM_RPC_URL, 8453: e.BASE_RPC_URL, 137: e.POLYGON_RPC_URL, 56: e.BSC_RPC_URL };
+  if (!e.X402_FACILITATOR_URL && !e.X402_SETTLEMENT_KEY) {
+    throw new ConfigError('invalid configuration:\n  X402_PAY_TO is set: also set X402_SETTLEMENT_KEY (self-hosted settlement) or X402_FACILITATOR_URL');
+  }
+  return {
+    network: e.X402_NETWORK,
+    chainId,
+    asset: e.X402_ASSET,
+    assetName: e.X402_ASSET_NAME,
+    assetVersion: e.X402_ASSET_VERSION,
+    assetDecimals: e.X402_ASSET_DECIMALS,
+    payTo: e.X402_PAY_TO,
+    usdMicrosPerCredit: usdToMicros(e.X402_USD_PER_CREDIT),
+    maxTimeoutSeconds: e.X402_MAX_TIMEOUT_S,
+    rpcUrl: e.X402_RPC_URL ?? known[chainId],
+    settlementKey: e.X402_SETTLEMENT_KEY,
+    facilitatorUrl: e.X402_FACILITATOR_URL,
+    rateLimit: { requestsPerMinute: e.X402_REQUESTS_PER_MINUTE, burst: e.X402_BURST },
+  };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
@@ -299,6 +467,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cookieSecret: e.OAUTH_COOKIE_SECRET,
       cimdAllowLocalhost: e.OAUTH_CIMD_ALLOW_LOCALHOST,
     },
+    payments: { chains: e.PAYMENT_CHAINS, packs: e.CREDIT_PACKS, orderTtlSeconds: e.PAYMENT_ORDER_TTL_S, verifyIntervalMs: e.PAYMENT_VERIFY_INTERVAL_MS },
+    x402: x402Of(e),
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,
   };

@@ -39,6 +39,17 @@ export const ERRORS = {
   OFFER_EXPIRED: { status: 410, message: 'This offer to link or merge a wallet has expired or was used; sign with the wallet again.' },
   MERGE_REFUSED: { status: 409, message: 'The accounts could not be merged.' },
   UNLINK_REFUSED: { status: 409, message: 'This wallet cannot be unlinked.' },
+  // Payments (DESIGN.md §5b): orders paid on chain from the dashboard.
+  ORDER_NOT_FOUND: { status: 404, message: 'No order with this id on your account.' },
+  ORDER_EXPIRED: { status: 410, message: 'The order has expired; create a new one.' },
+  PAYMENT_MISMATCH: { status: 422, message: 'The transaction does not pay this order.' },
+  PAYMENT_UNCONFIRMED: { status: 409, message: 'The transaction is not confirmed yet; it is checked again until it is or the order expires.' },
+  PAYMENT_ALREADY_CREDITED: { status: 409, message: 'This transaction has already been credited.' },
+  WALLET_NOT_LINKED: { status: 403, message: 'The transaction was sent from a wallet not linked to your account.' },
+  CHAIN_NOT_CONFIGURED: { status: 400, message: 'Payments on this chain are not configured on this service.' },
+  // x402 pay-per-call (/x402/mcp).
+  PAYMENT_REQUIRED: { status: 402, message: 'This tool call must be paid with x402: see the PAYMENT-REQUIRED header.' },
+  PAYMENT_INVALID: { status: 402, message: 'The x402 payment was refused.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests for your plan; retry later.' },
   INSUFFICIENT_CREDITS: { status: 402, message: 'Not enough credits for this call.' },
   NOT_FOUND: { status: 404, message: 'Nothing was found for that input.' },

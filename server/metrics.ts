@@ -83,6 +83,10 @@ export interface Metrics {
   rejections: CounterOf<'server' | 'code' | 'plan'>;
   creditsConsumed: CounterOf<'server' | 'tool' | 'plan'>;
   creditsRefunded: CounterOf<'server' | 'tool' | 'plan'>;
+  /** Money received, in millionths of a USD: plan and pack purchases on chain, and x402 calls. */
+  revenue: CounterOf<'source' | 'chain'>;
+  /** x402 tools/call outcomes: paid, payment_required, payment_invalid, settlement_failed, tool_failed. */
+  x402Calls: CounterOf<'server' | 'tool' | 'outcome'>;
   meterReserveDuration: HistogramOf;
   meterBatchCalls: HistogramOf;
   meterBatchDuration: HistogramOf;
@@ -195,6 +199,18 @@ export function createMetrics(): Metrics {
       labelNames: ['server', 'tool', 'plan'],
       registers,
     }),
+    revenue: new Counter({
+      name: 'cryptomcp_payments_revenue_usd_micros_total',
+      help: 'Money received, in millionths of a USD, by source (plan, pack, x402) and chain (or x402 network).',
+      labelNames: ['source', 'chain'],
+      registers,
+    }),
+    x402Calls: new Counter({
+      name: 'cryptomcp_x402_calls_total',
+      help: 'x402 pay-per-call tools/call requests by server, tool and outcome.',
+      labelNames: ['server', 'tool', 'outcome'],
+      registers,
+    }),
     creditsRefunded: new Counter({
       name: 'cryptomcp_credits_refunded_total',
       help: 'Credits reserved for a tool call and given back because the call failed, by server, tool and plan.',
@@ -259,6 +275,8 @@ export function disabledMetrics(): Metrics {
     rejections: counter,
     creditsConsumed: counter,
     creditsRefunded: counter,
+    revenue: counter,
+    x402Calls: counter,
     meterReserveDuration: histogram,
     meterBatchCalls: histogram,
     meterBatchDuration: histogram,

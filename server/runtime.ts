@@ -38,6 +38,10 @@ import { RedditSource } from './providers/social/live.ts';
 import { serverModules } from './servers/index.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
 import { VERSION } from './version.ts';
+import { Payments } from './payments/orders.ts';
+import { evmVerifier, solanaVerifier, type ChainVerifier } from './payments/verify.ts';
+import type { PaymentChainName } from './config.ts';
+import { createFacilitator } from './x402/facilitator.ts';
 
 export { VERSION };
 
@@ -195,8 +199,28 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     return planCache.plans;
   };
 
+  // On-chain payments: one verifier per configured chain, over the same RPC clients the tools use.
+  const verifiers = new Map<PaymentChainName, ChainVerifier>();
+  for (const chain of config.payments.chains) {
+    verifiers.set(chain.chain, chain.chain === 'solana' ? solanaVerifier(chain, deps.solana) : evmVerifier(chain, deps.evm.client(chain.chain)));
+  }
+  const payments = new Payments(db, config.payments, verifiers, {
+    onCredited: (order) => {
+      metrics.revenue.inc({ source: order.kind, chain: order.chain }, order.price_cents * 10_000);
+      keys.clear();
+    },
+    solanaBlockhash: () => deps.solana.latestBlockhash(),
+  });
+  const x402 = config.x402;
+
   const app = await buildApp({
     registry,
+    catalogPayments: {
+      packs: config.payments.packs,
+      chains: config.payments.chains.map((c) => ({ chain: c.chain, chain_id: c.chainId, token: c.token, decimals: c.decimals })),
+      x402: x402 ? { network: x402.network, asset: x402.asset, usd_micros_per_credit: Number(x402.usdMicrosPerCredit), path: '/x402/mcp/{server}' } : null,
+    },
+    ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db, publicBaseUrl: config.publicBaseUrl } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
     connectLimit: config.connectLimit,
@@ -224,6 +248,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       settings: config.dashboard,
       evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
       publicBaseUrl: config.publicBaseUrl,
+      payments,
     },
   });
 
@@ -232,6 +257,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   const port = typeof address === 'object' && address ? address.port : config.port;
   const metricsServer = config.metricsEnabled ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   meter.start();
+  payments.start((err) => log(`payment verification deferred: ${(err as Error).message}`));
   const touchTimer = setInterval(() => {
     keys.flushLastUsed().catch((err: unknown) => log(`last_used_at deferred: ${(err as Error).message}`));
     tokens.flushLastUsed().catch((err: unknown) => log(`connection last_used_at deferred: ${(err as Error).message}`));
@@ -258,6 +284,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         clearInterval(migrateTimer);
         clearInterval(touchTimer);
         clearInterval(oauthSweep);
+        payments.stop();
         // Stop accepting and let in-flight requests finish. A keep-alive socket goes idle only
         // once its answer is out, after Fastify's one sweep of idle sockets, so keep sweeping;
         // whatever outlives the timeout is cut.

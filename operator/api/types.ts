@@ -116,6 +116,8 @@ export interface PlanPolicySpec {
   rateLimit: { requestsPerMinute: number; burst?: number };
   servers?: string[];
   maxKeys?: number;
+  /** Monthly price in integer USD cents; absent or 0: not for sale. */
+  priceUsdCents?: number;
 }
 
 export interface PlanPolicyStatus {

@@ -76,6 +76,8 @@ export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; pl
   if (servers.length === 0) problems.push('spec.servers must name at least one server');
   const maxKeys = spec.maxKeys ?? 3;
   if (!Number.isInteger(maxKeys) || maxKeys < 1) problems.push('spec.maxKeys must be an integer of at least 1');
+  const price = spec.priceUsdCents;
+  if (price !== undefined && (!Number.isInteger(price) || price < 0)) problems.push('spec.priceUsdCents must be a non-negative integer (USD cents)');
   if (problems.length) return { ok: false, problems };
   return {
     ok: true,
@@ -89,6 +91,7 @@ export function planFromPolicy(spec: PlanPolicySpec | undefined): { ok: true; pl
       // In the catalog's order, so the row does not change when only the list order does.
       servers: SERVER_NAMES.filter((s) => servers.includes(s)),
       max_keys: maxKeys,
+      price_cents: price === undefined || price === 0 ? null : price,
     },
   };
 }

@@ -13,9 +13,11 @@ export interface PlanRow {
   burst: number;
   servers: string[];
   max_keys: number;
+  /** Monthly price in USD cents; null: not for sale. */
+  price_cents: number | null;
 }
 
-const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys';
+const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys, price_cents';
 
 export async function planGet(db: OperatorDatabase, name: string): Promise<PlanRow | undefined> {
   const res = await db.query<PlanRow>(`SELECT ${COLUMNS} FROM plans WHERE name = $1`, [name]);
@@ -24,11 +26,11 @@ export async function planGet(db: OperatorDatabase, name: string): Promise<PlanR
 
 export async function planUpsert(db: OperatorDatabase, plan: PlanRow): Promise<void> {
   await db.query(
-    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, credits = EXCLUDED.credits,
        renewal = EXCLUDED.renewal, requests_per_minute = EXCLUDED.requests_per_minute, burst = EXCLUDED.burst,
-       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, updated_at = now()`,
-    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys],
+       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, price_cents = EXCLUDED.price_cents, updated_at = now()`,
+    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys, plan.price_cents],
   );
 }
 

@@ -23,6 +23,10 @@ export interface Account {
   period_start: Date;
   /** When the next monthly renewal is due; null for one-time plans. */
   period_end: Date | null;
+  /** The part of the balance bought in credit packs: kept at renewal, spent last. */
+  topup: number;
+  /** A plan bought on chain is paid until then (it returns to free after); null: not paid on chain. */
+  paid_until: Date | null;
   created_at: Date;
   wallets: Wallet[];
 }
@@ -82,7 +86,7 @@ export async function accountCreate(
 export async function accountGet(db: Database, id: string): Promise<Account | undefined> {
   assertAccountId(id);
   const res = await db.query<Omit<Account, 'wallets'>>(
-    `SELECT id, plan, status, balance, period_start, period_end, created_at FROM accounts WHERE id = $1`,
+    `SELECT id, plan, status, balance, period_start, period_end, topup, paid_until, created_at FROM accounts WHERE id = $1`,
     [id],
   );
   const row = res.rows[0];

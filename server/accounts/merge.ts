@@ -100,22 +100,27 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
   await client.query('UPDATE dashboard_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1', [source.id]);
 
   const credits = source.balance;
-  await client.query(
-    `UPDATE accounts SET balance = 0, status = 'suspended', period_end = NULL, updated_at = now() WHERE id = $1`,
+  // Bought top-up credits stay top-up credits on the target (kept at its renewals); the ledger
+  // rows say how many of the moved credits they were (topup_delta), as a purchase's row does.
+  const emptied = await client.query<{ topup: number }>(
+    `UPDATE accounts a SET balance = 0, topup = 0, status = 'suspended', period_end = NULL, updated_at = now()
+       FROM accounts old WHERE a.id = $1 AND old.id = a.id RETURNING old.topup AS topup`,
     [source.id],
   );
+  const topup = emptied.rows[0]!.topup;
   await client.query(
-    `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note) VALUES ($1, $2, 'adjust', $3, 0, $4)`,
-    [source.id, `merge:${id}:out`, -credits, `merged into account ${target.id}`],
+    `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, topup_delta) VALUES ($1, $2, 'adjust', $3, 0, $4, $5)`,
+    [source.id, `merge:${id}:out`, -credits, `merged into account ${target.id}`, topup ? -topup : null],
   );
-  const after = await client.query<{ balance: number }>('UPDATE accounts SET balance = balance + $2, updated_at = now() WHERE id = $1 RETURNING balance', [
+  const after = await client.query<{ balance: number }>('UPDATE accounts SET balance = balance + $2, topup = topup + $3, updated_at = now() WHERE id = $1 RETURNING balance', [
     target.id,
     credits,
+    topup,
   ]);
   const balance = after.rows[0]!.balance;
   await client.query(
-    `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note) VALUES ($1, $2, 'adjust', $3, $4, $5)`,
-    [target.id, `merge:${id}:in`, credits, balance, `merged from account ${source.id}`],
+    `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, topup_delta) VALUES ($1, $2, 'adjust', $3, $4, $5, $6)`,
+    [target.id, `merge:${id}:in`, credits, balance, `merged from account ${source.id}`, topup || null],
   );
   await client.query(
     'INSERT INTO account_merges (id, source_account_id, target_account_id, credits, keys, wallets) VALUES ($1, $2, $3, $4, $5, $6)',

@@ -9,9 +9,11 @@ export interface Plan {
   burst: number;
   servers: string[];
   max_keys: number;
+  /** Monthly price in USD cents; null: not for sale (free, or assigned by the operator). */
+  price_cents: number | null;
 }
 
-const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys';
+const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys, price_cents';
 
 export async function planList(db: Database): Promise<Plan[]> {
   const res = await db.query<Plan>(`SELECT ${COLUMNS} FROM plans ORDER BY credits, name`);
@@ -24,13 +26,13 @@ export async function planGet(db: Database, name: string): Promise<Plan | undefi
 }
 
 /** Inserts or updates a plan (the PlanPolicy operator and benchmarks write plans this way). */
-export async function planUpsert(db: Database, plan: Plan): Promise<void> {
+export async function planUpsert(db: Database, plan: Omit<Plan, 'price_cents'> & { price_cents?: number | null }): Promise<void> {
   await db.query(
-    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO plans (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, credits = EXCLUDED.credits,
        renewal = EXCLUDED.renewal, requests_per_minute = EXCLUDED.requests_per_minute, burst = EXCLUDED.burst,
-       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, updated_at = now()`,
-    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys],
+       servers = EXCLUDED.servers, max_keys = EXCLUDED.max_keys, price_cents = EXCLUDED.price_cents, updated_at = now()`,
+    [plan.name, plan.display_name, plan.credits, plan.renewal, plan.requests_per_minute, plan.burst, plan.servers, plan.max_keys, plan.price_cents ?? null],
   );
 }
 

@@ -38,6 +38,8 @@ import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './id
 import { mergeStatement, offerCreate, offerGet, offerSweep, offerUse, type WalletOffer } from './offers.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
+import type { Payments } from '../payments/orders.ts';
+import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 
 export interface DashboardDeps {
@@ -52,6 +54,8 @@ export interface DashboardDeps {
   publicBaseUrl: string | undefined;
   /** OAuth consent and Connected apps (server/oauth/consent.ts); absent without the authorization server. */
   oauth?: { server: OAuthServer; tokens: KeyResolver | undefined };
+  /** On-chain payments (issue 21); absent: the Plans page offers no purchase. */
+  payments?: Payments;
 }
 
 declare module 'fastify' {
@@ -510,11 +514,29 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         .send(csv);
     });
 
+    if (deps.payments) {
+      const payments = deps.payments;
+      await authed.register(async (paid) =>
+        paymentRoutes(paid, { db, payments, plans: deps.plans, accountIdOf: (request) => sessionOf(request).account_id, onCredited: () => deps.keys.clear() }),
+      );
+    }
+
     authed.get('/plans', async (request) => {
       const account = await accountOf(request);
       return {
         current: account.plan,
         contact: settings.contact ?? null,
+        paid_until: account.paid_until?.toISOString() ?? null,
+        topup: account.topup,
+        // What can be bought, and where it can be paid (empty: payments are off).
+        packs: deps.payments?.packs ?? [],
+        chains: (deps.payments?.chains ?? []).map((c) => ({
+          chain: c.chain,
+          chain_id: c.chainId,
+          token: c.token,
+          decimals: c.decimals,
+          confirmations: c.confirmations,
+        })),
         plans: (await deps.plans()).map((p) => ({
           name: p.name,
           display_name: p.display_name,
@@ -524,6 +546,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
           burst: p.burst,
           servers: p.servers,
           max_keys: p.max_keys,
+          price_cents: p.price_cents,
           current: p.name === account.plan,
         })),
       };

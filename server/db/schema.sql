@@ -52,8 +52,12 @@ CREATE TABLE accounts (
   rl_tat timestamp with time zone NOT NULL DEFAULT '1970-01-01 00:00:00+00'::timestamp with time zone,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  topup integer NOT NULL DEFAULT 0,
+  paid_until timestamp with time zone,
   CONSTRAINT accounts_balance_check CHECK (balance >= 0),
   CONSTRAINT accounts_status_check CHECK (status = ANY (ARRAY['active'::text, 'suspended'::text])),
+  CONSTRAINT accounts_topup_check CHECK (topup >= 0),
+  CONSTRAINT accounts_topup_within_balance CHECK (topup <= balance),
   CONSTRAINT accounts_plan_fkey FOREIGN KEY (plan) REFERENCES plans(name),
   CONSTRAINT accounts_pkey PRIMARY KEY (id)
 );
@@ -94,8 +98,11 @@ CREATE TABLE credit_ledger (
   resolved_at timestamp with time zone,
   resolution text,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  chain text,
+  tx_hash text,
+  topup_delta integer,
   CONSTRAINT credit_ledger_balance_after_check CHECK (balance_after >= 0),
-  CONSTRAINT credit_ledger_kind_check CHECK (kind = ANY (ARRAY['grant'::text, 'renewal'::text, 'plan_change'::text, 'adjust'::text, 'reserve'::text, 'refund'::text])),
+  CONSTRAINT credit_ledger_kind_check CHECK (kind = ANY (ARRAY['grant'::text, 'renewal'::text, 'plan_change'::text, 'adjust'::text, 'reserve'::text, 'refund'::text, 'purchase'::text, 'lapse'::text])),
   CONSTRAINT credit_ledger_resolution_check CHECK (resolution = ANY (ARRAY['charged'::text, 'refunded'::text])),
   CONSTRAINT credit_ledger_pkey PRIMARY KEY (id),
   CONSTRAINT credit_ledger_request_id_kind_key UNIQUE (request_id, kind)
@@ -218,6 +225,61 @@ CREATE TABLE oauth_connections (
   CONSTRAINT oauth_connections_grant_id_key UNIQUE (grant_id)
 );
 
+CREATE TABLE payment_orders (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  account_id uuid NOT NULL,
+  kind text NOT NULL,
+  item text NOT NULL,
+  credits integer NOT NULL,
+  price_cents integer NOT NULL,
+  chain text NOT NULL,
+  token text NOT NULL,
+  decimals integer NOT NULL,
+  amount numeric(78,0) NOT NULL,
+  treasury text NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  tx_hash text,
+  submitted_at timestamp with time zone,
+  paid_at timestamp with time zone,
+  last_error text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  expires_at timestamp with time zone NOT NULL,
+  CONSTRAINT payment_orders_amount_check CHECK (amount > 0::numeric),
+  CONSTRAINT payment_orders_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
+  CONSTRAINT payment_orders_credits_check CHECK (credits >= 0),
+  CONSTRAINT payment_orders_decimals_check CHECK (decimals >= 0 AND decimals <= 36),
+  CONSTRAINT payment_orders_kind_check CHECK (kind = ANY (ARRAY['plan'::text, 'pack'::text])),
+  CONSTRAINT payment_orders_price_cents_check CHECK (price_cents > 0),
+  CONSTRAINT payment_orders_status_check CHECK (status = ANY (ARRAY['pending'::text, 'submitted'::text, 'paid'::text])),
+  CONSTRAINT payment_orders_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT payment_orders_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE payments (
+  id bigint NOT NULL DEFAULT nextval('payments_id_seq'::regclass),
+  kind text NOT NULL,
+  account_id uuid,
+  order_id uuid,
+  chain text NOT NULL,
+  tx_hash text NOT NULL,
+  payer text NOT NULL,
+  token text NOT NULL,
+  amount numeric(78,0) NOT NULL,
+  decimals integer NOT NULL,
+  usd_micros bigint NOT NULL,
+  item text,
+  credits integer NOT NULL DEFAULT 0,
+  request_id text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT payments_amount_check CHECK (amount > 0::numeric),
+  CONSTRAINT payments_kind_check CHECK (kind = ANY (ARRAY['plan'::text, 'pack'::text, 'x402'::text])),
+  CONSTRAINT payments_usd_micros_check CHECK (usd_micros >= 0),
+  CONSTRAINT payments_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE SET NULL,
+  CONSTRAINT payments_order_id_fkey FOREIGN KEY (order_id) REFERENCES payment_orders(id) ON DELETE SET NULL,
+  CONSTRAINT payments_pkey PRIMARY KEY (id),
+  CONSTRAINT payments_chain_tx_hash_key UNIQUE (chain, tx_hash)
+);
+
 CREATE TABLE plans (
   name text NOT NULL,
   display_name text NOT NULL,
@@ -229,10 +291,12 @@ CREATE TABLE plans (
   max_keys integer NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  price_cents integer,
   CONSTRAINT plans_burst_check CHECK (burst >= 1),
   CONSTRAINT plans_credits_check CHECK (credits >= 0),
   CONSTRAINT plans_max_keys_check CHECK (max_keys >= 1),
   CONSTRAINT plans_name_check CHECK (name ~ '^[a-z][a-z0-9-]{0,31}$'::text),
+  CONSTRAINT plans_price_cents_check CHECK (price_cents >= 0),
   CONSTRAINT plans_renewal_check CHECK (renewal = ANY (ARRAY['one-time'::text, 'monthly'::text])),
   CONSTRAINT plans_requests_per_minute_check CHECK (requests_per_minute > 0),
   CONSTRAINT plans_pkey PRIMARY KEY (name)
@@ -330,6 +394,9 @@ CREATE INDEX oauth_artifacts_expiry ON public.oauth_artifacts USING btree (expir
 CREATE INDEX oauth_artifacts_grant ON public.oauth_artifacts USING btree (grant_id) WHERE (grant_id IS NOT NULL);
 CREATE INDEX oauth_artifacts_uid ON public.oauth_artifacts USING btree (model, uid_hash) WHERE (uid_hash IS NOT NULL);
 CREATE INDEX oauth_connections_account ON public.oauth_connections USING btree (account_id, created_at DESC);
+CREATE INDEX payment_orders_account ON public.payment_orders USING btree (account_id, created_at);
+CREATE INDEX payment_orders_submitted ON public.payment_orders USING btree (submitted_at) WHERE (status = 'submitted'::text);
+CREATE INDEX payments_account ON public.payments USING btree (account_id, created_at) WHERE (account_id IS NOT NULL);
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
@@ -366,7 +433,7 @@ BEGIN
   SELECT balance INTO v_old FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
   v_new := greatest(0, v_old + p_amount);
-  UPDATE accounts SET balance = v_new, updated_at = clock_timestamp() WHERE id = p_account;
+  UPDATE accounts SET balance = v_new, topup = least(topup, v_new), updated_at = clock_timestamp() WHERE id = p_account;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note)
   VALUES (p_account, p_request_id, 'adjust', v_new - v_old, v_new, p_note);
   RETURN v_new;
@@ -385,20 +452,29 @@ BEGIN
   SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RETURN false; END IF;
   SELECT * INTO pl FROM plans WHERE name = acc.plan;
+  IF acc.paid_until IS NOT NULL AND acc.paid_until <= v_now THEN
+    UPDATE accounts
+       SET plan = 'free', balance = acc.topup, period_anchor = acc.paid_until, period_start = acc.paid_until,
+           period_end = NULL, paid_until = NULL, updated_at = v_now
+     WHERE id = acc.id;
+    INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+    VALUES (acc.id, 'lapse:' || acc.id || ':' || to_char(acc.paid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS'),
+            'lapse', acc.topup - acc.balance, acc.topup, 'paid period of plan ' || acc.plan || ' ended unpaid: back to free, no new grant', v_now);
+    RETURN true;
+  END IF;
   IF pl.renewal <> 'monthly' THEN RETURN false; END IF;
   b := period_bounds(acc.period_anchor, v_now);
   IF acc.period_end IS NULL THEN
-    -- The plan became monthly after the account joined it: start counting periods, no reset yet.
     UPDATE accounts SET period_start = b.period_start, period_end = b.period_end WHERE id = acc.id;
     RETURN false;
   END IF;
   IF acc.period_end > v_now THEN RETURN false; END IF;
   UPDATE accounts
-     SET balance = pl.credits, period_start = b.period_start, period_end = b.period_end, updated_at = v_now
+     SET balance = pl.credits + acc.topup, period_start = b.period_start, period_end = b.period_end, updated_at = v_now
    WHERE id = acc.id;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
   VALUES (acc.id, 'renewal:' || acc.id || ':' || to_char(b.period_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS'),
-          'renewal', pl.credits - acc.balance, pl.credits, 'monthly renewal to the plan allowance', v_now);
+          'renewal', pl.credits + acc.topup - acc.balance, pl.credits + acc.topup, 'monthly renewal to the plan allowance', v_now);
   RETURN true;
 END $function$;
 
@@ -408,21 +484,22 @@ CREATE OR REPLACE FUNCTION public.account_set_plan(p_account uuid, p_plan text, 
 AS $function$
 DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
-  v_old integer;
+  acc accounts%ROWTYPE;
   pl plans%ROWTYPE;
 BEGIN
   SELECT * INTO pl FROM plans WHERE name = p_plan;
   IF NOT FOUND THEN RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'P0002'; END IF;
-  SELECT balance INTO v_old FROM accounts WHERE id = p_account FOR UPDATE;
+  SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
   UPDATE accounts
-     SET plan = pl.name, balance = pl.credits, period_anchor = v_now, period_start = v_now,
+     SET plan = pl.name, balance = pl.credits + acc.topup, period_anchor = v_now, period_start = v_now,
          period_end = CASE WHEN pl.renewal = 'monthly' THEN (period_bounds(v_now, v_now)).period_end END,
-         updated_at = v_now
+         paid_until = NULL, updated_at = v_now
    WHERE id = p_account;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
-  VALUES (p_account, p_request_id, 'plan_change', pl.credits - v_old, pl.credits, 'plan changed to ' || pl.name, v_now);
-  RETURN pl.credits;
+  VALUES (p_account, p_request_id, 'plan_change', pl.credits + acc.topup - acc.balance, pl.credits + acc.topup,
+          'plan changed to ' || pl.name, v_now);
+  RETURN pl.credits + acc.topup;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.accounts_renew_due(p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_limit integer DEFAULT 1000)
@@ -436,8 +513,8 @@ DECLARE
 BEGIN
   FOR r IN
     SELECT a.id FROM accounts a JOIN plans p ON p.name = a.plan
-     WHERE p.renewal = 'monthly' AND a.period_end <= v_now
-     ORDER BY a.period_end LIMIT p_limit
+     WHERE (p.renewal = 'monthly' AND a.period_end <= v_now) OR a.paid_until <= v_now
+     ORDER BY least(a.period_end, a.paid_until) LIMIT p_limit
      FOR UPDATE OF a SKIP LOCKED
   LOOP
     IF account_renew_if_due(r.id, v_now) THEN n := n + 1; END IF;
@@ -465,7 +542,8 @@ BEGIN
    WHERE request_id = p_request_id AND kind = 'reserve' AND resolved_at IS NULL
   RETURNING * INTO r;
   IF NOT FOUND THEN RETURN NULL; END IF;
-  UPDATE accounts SET balance = accounts.balance - r.delta, updated_at = clock_timestamp()
+  UPDATE accounts SET balance = accounts.balance - r.delta, topup = accounts.topup - coalesce(r.topup_delta, 0),
+         updated_at = clock_timestamp()
    WHERE id = r.account_id RETURNING accounts.balance INTO v_balance;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
   VALUES (r.account_id, p_request_id, 'refund', -r.delta, v_balance, r.server, r.tool, r.key_id, p_note);
@@ -509,29 +587,30 @@ AS $function$
 DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   n integer := coalesce(array_length(p_accounts, 1), 0);
-  -- The batch's accounts, one slot each, in id order.
   a_id uuid[]; a_balance integer[]; a_tat timestamptz[]; a_status text[]; a_plan text[];
-  a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_changed boolean[];
-  a_renewed boolean[];
+  a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_paid_until timestamptz[];
+  a_topup integer[]; a_changed boolean[]; a_renewed boolean[];
   v_replayed text[];
-  -- Ledger rows to insert.
   l_account uuid[] := '{}'; l_request text[] := '{}'; l_delta integer[] := '{}'; l_balance integer[] := '{}';
-  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}';
+  l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}'; l_topup integer[] := '{}';
+  v_topup integer;
   k integer;
   v_cost integer;
   v_interval double precision;
   v_tolerance double precision;
   v_new_tat timestamptz;
   v_ahead double precision;
+  r record;
 BEGIN
   PERFORM meter_async_commit();
   IF n = 0 THEN RETURN; END IF;
 
   SELECT array_agg(s.id ORDER BY s.id), array_agg(s.balance ORDER BY s.id), array_agg(s.rl_tat ORDER BY s.id),
          array_agg(s.status ORDER BY s.id), array_agg(s.plan ORDER BY s.id), array_agg(s.rpm ORDER BY s.id),
-         array_agg(s.plan_burst ORDER BY s.id), array_agg(s.renewal ORDER BY s.id), array_agg(s.period_end ORDER BY s.id)
-    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end
-    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end,
+         array_agg(s.plan_burst ORDER BY s.id), array_agg(s.renewal ORDER BY s.id), array_agg(s.period_end ORDER BY s.id),
+         array_agg(s.paid_until ORDER BY s.id), array_agg(s.topup ORDER BY s.id)
+    INTO a_id, a_balance, a_tat, a_status, a_plan, a_rpm, a_burst, a_renewal, a_period_end, a_paid_until, a_topup
+    FROM (SELECT a.id, a.balance, a.rl_tat, a.status, a.plan, a.period_end, a.paid_until, a.topup,
                  p.requests_per_minute AS rpm, p.burst AS plan_burst, p.renewal
             FROM accounts a JOIN plans p ON p.name = a.plan
            WHERE a.id = ANY (p_accounts)
@@ -540,11 +619,15 @@ BEGIN
   a_changed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
   a_renewed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
 
-  -- Lazy renewal (rare): monthly accounts whose period ended are reset before anything else.
+  -- Lazy renewal (rare): monthly accounts whose period ended, and paid plans whose paid time ran out.
   FOR k IN 1 .. coalesce(array_length(a_id, 1), 0) LOOP
-    IF a_renewal[k] = 'monthly' AND (a_period_end[k] IS NULL OR a_period_end[k] <= v_now) THEN
+    IF (a_renewal[k] = 'monthly' AND (a_period_end[k] IS NULL OR a_period_end[k] <= v_now))
+       OR a_paid_until[k] <= v_now THEN
       a_renewed[k] := account_renew_if_due(a_id[k], v_now);
-      a_balance[k] := (SELECT a.balance FROM accounts a WHERE a.id = a_id[k]);
+      -- A lapse changes the plan too (to free), and with it the rate limit.
+      SELECT a.balance, a.topup, a.plan, p.requests_per_minute, p.burst INTO r
+        FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = a_id[k];
+      a_balance[k] := r.balance; a_topup[k] := r.topup; a_plan[k] := r.plan; a_rpm[k] := r.requests_per_minute; a_burst[k] := r.burst;
     END IF;
   END LOOP;
 
@@ -561,7 +644,6 @@ BEGIN
       outcome := 'account_not_found'; RETURN NEXT; CONTINUE;
     END IF;
     plan := a_plan[k]; requests_per_minute := a_rpm[k]; burst := a_burst[k]; balance := a_balance[k];
-    -- A renewed account is reported on its first call's row only, so the rows sum to renewals.
     renewed := a_renewed[k]; a_renewed[k] := false;
     IF p_records[i] AND p_request_ids[i] = ANY (v_replayed) THEN
       outcome := 'replayed'; RETURN NEXT; CONTINUE;
@@ -570,8 +652,6 @@ BEGIN
       outcome := 'suspended'; RETURN NEXT; CONTINUE;
     END IF;
 
-    -- GCRA: emission interval T = 60 s / rate; a request is admitted while the theoretical
-    -- arrival time stays within burst * T of now.
     v_interval := 60.0 / a_rpm[k];
     v_tolerance := v_interval * a_burst[k];
     v_new_tat := greatest(a_tat[k], v_now) + make_interval(secs => v_interval);
@@ -593,23 +673,27 @@ BEGIN
     ELSE
       outcome := 'ok';
       a_balance[k] := a_balance[k] - v_cost;
+      -- The allowance is spent first: top-up credits go only once the balance falls below them.
+      v_topup := least(a_topup[k], a_balance[k]);
       IF p_records[i] THEN
         l_account := l_account || a_id[k]; l_request := l_request || p_request_ids[i];
         l_delta := l_delta || -v_cost; l_balance := l_balance || a_balance[k];
         l_server := l_server || p_servers[i]; l_tool := l_tool || p_tools[i]; l_key := l_key || p_keys[i];
+        l_topup := l_topup || (v_topup - a_topup[k]);
       END IF;
+      a_topup[k] := v_topup;
     END IF;
     balance := a_balance[k];
     RETURN NEXT;
   END LOOP;
 
-  UPDATE accounts a SET balance = u.balance, rl_tat = u.tat, updated_at = v_now
-    FROM unnest(a_id, a_balance, a_tat, a_changed) AS u(id, balance, tat, changed)
+  UPDATE accounts a SET balance = u.balance, topup = u.topup, rl_tat = u.tat, updated_at = v_now
+    FROM unnest(a_id, a_balance, a_topup, a_tat, a_changed) AS u(id, balance, topup, tat, changed)
    WHERE a.id = u.id AND u.changed;
-  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, created_at)
-  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, v_now
-    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key)
-      AS u(account_id, request_id, delta, balance_after, server, tool, key_id);
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now
+    FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key, l_topup)
+      AS u(account_id, request_id, delta, balance_after, server, tool, key_id, topup_delta);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_reserve_many(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
@@ -631,6 +715,61 @@ AS $function$
     RETURNING 1)
   SELECT count(*)::integer FROM settled;
 $function$;
+
+CREATE OR REPLACE FUNCTION public.order_credit(p_order uuid, p_tx_hash text, p_payer text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(outcome text, balance integer, plan text, paid_until timestamp with time zone)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  o payment_orders%ROWTYPE;
+  acc accounts%ROWTYPE;
+  pl plans%ROWTYPE;
+  v_balance integer;
+  v_paid_until timestamptz;
+  v_note text;
+BEGIN
+  SELECT * INTO o FROM payment_orders WHERE id = p_order FOR UPDATE;
+  IF NOT FOUND THEN outcome := 'order_not_found'; RETURN NEXT; RETURN; END IF;
+  IF o.status = 'paid' THEN
+    outcome := CASE WHEN o.tx_hash = p_tx_hash THEN 'already_credited' ELSE 'order_not_pending' END;
+    RETURN NEXT; RETURN;
+  END IF;
+  INSERT INTO payments (kind, account_id, order_id, chain, tx_hash, payer, token, amount, decimals, usd_micros, item, credits, created_at)
+  VALUES (o.kind, o.account_id, o.id, o.chain, p_tx_hash, p_payer, o.token, o.amount, o.decimals, o.price_cents::bigint * 10000, o.item, o.credits, v_now)
+  ON CONFLICT (chain, tx_hash) DO NOTHING;
+  IF NOT FOUND THEN outcome := 'already_credited'; RETURN NEXT; RETURN; END IF;
+  UPDATE payment_orders SET status = 'paid', tx_hash = p_tx_hash, paid_at = v_now, last_error = NULL WHERE id = o.id;
+
+  SELECT * INTO acc FROM accounts WHERE id = o.account_id FOR UPDATE;
+  IF o.kind = 'pack' THEN
+    v_balance := acc.balance + o.credits;
+    UPDATE accounts SET balance = v_balance, topup = acc.topup + o.credits, updated_at = v_now WHERE id = acc.id;
+    v_paid_until := acc.paid_until;
+    v_note := 'credit pack ' || o.item || ': ' || o.credits || ' top-up credits';
+  ELSE
+    SELECT * INTO pl FROM plans WHERE name = o.item;
+    IF acc.plan = o.item AND acc.paid_until > v_now THEN
+      v_paid_until := (period_bounds(acc.period_anchor, acc.paid_until)).period_end;
+      v_balance := acc.balance;
+      UPDATE accounts SET paid_until = v_paid_until, updated_at = v_now WHERE id = acc.id;
+      v_note := 'plan ' || o.item || ' extended by one month';
+    ELSE
+      v_paid_until := (period_bounds(v_now, v_now)).period_end;
+      v_balance := pl.credits + acc.topup;
+      UPDATE accounts
+         SET plan = pl.name, balance = v_balance, period_anchor = v_now, period_start = v_now,
+             period_end = v_paid_until, paid_until = v_paid_until, updated_at = v_now
+       WHERE id = acc.id;
+      v_note := 'plan ' || o.item || ' bought: a new period with its full allowance';
+    END IF;
+  END IF;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, chain, tx_hash, created_at)
+  VALUES (acc.id, 'order:' || o.id, 'purchase', v_balance - acc.balance, v_balance, v_note, o.chain, p_tx_hash, v_now);
+  outcome := 'credited'; balance := v_balance; plan := CASE WHEN o.kind = 'plan' THEN o.item ELSE acc.plan END;
+  paid_until := v_paid_until;
+  RETURN NEXT;
+END $function$;
 
 CREATE OR REPLACE FUNCTION public.period_bounds(p_anchor timestamp with time zone, p_now timestamp with time zone, OUT period_start timestamp with time zone, OUT period_end timestamp with time zone)
  RETURNS record

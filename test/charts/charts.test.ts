@@ -96,9 +96,9 @@ describe('cryptomcp chart', () => {
     );
     expect(objects.filter((o) => o.kind === 'PlanPolicy').map((o) => o.spec)).toEqual([
       { plan: 'free', displayName: 'Free', credits: 150, renewal: 'OneTime', rateLimit: { requestsPerMinute: 30, burst: 10 }, maxKeys: 3 },
-      { plan: 'basic', displayName: 'Basic', credits: 5000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 60, burst: 20 }, maxKeys: 10 },
-      { plan: 'pro', displayName: 'Pro', credits: 15000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 180, burst: 40 }, maxKeys: 25 },
-      { plan: 'premium', displayName: 'Premium', credits: 35000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 600, burst: 100 }, maxKeys: 50 },
+      { plan: 'basic', displayName: 'Basic', credits: 5000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 60, burst: 20 }, maxKeys: 10, priceUsdCents: 2900 },
+      { plan: 'pro', displayName: 'Pro', credits: 15000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 180, burst: 40 }, maxKeys: 25, priceUsdCents: 7900 },
+      { plan: 'premium', displayName: 'Premium', credits: 35000, renewal: 'Monthly', rateLimit: { requestsPerMinute: 600, burst: 100 }, maxKeys: 50, priceUsdCents: 19900 },
     ]);
     const servers = objects.filter((o) => o.kind === 'MCPServer');
     expect(servers.map((o) => (o.spec as { server: string }).server)).toEqual([...SERVER_NAMES]);

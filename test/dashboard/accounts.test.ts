@@ -262,6 +262,38 @@ describe('merging the account of a wallet into the signed-in one', () => {
     expect(late.rowCount).toBe(0);
   });
 
+  it('bought top-up credits move as top-up credits: the target keeps them at its renewals, and both ledgers still sum to the balances', async () => {
+    const { a, s, mine, x, y } = await twoAccounts();
+    // The other account bought a pack of 500 credits (as order_credit writes it: balance and topup up, one purchase row).
+    await db.query(`UPDATE accounts SET balance = balance + 500, topup = topup + 500 WHERE id = $1`, [y]);
+    await db.query(
+      `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, chain, tx_hash)
+       SELECT id, 'order:test-pack', 'purchase', 500, balance, 'pack of 500', 'base', '0x' || repeat('ab', 32) FROM accounts WHERE id = $1`,
+      [y],
+    );
+    const [bx, by] = [await balanceOf(db, x), await balanceOf(db, y)];
+    const offer = await mergeOffer(mine, s);
+    const merged = await mine.post('/api/merges', {
+      offer_id: offer.id,
+      signatures: [await signStatement(mine, { kind: 'evm', account: a }, offer.statement), await signStatement(mine, { kind: 'solana', wallet: s }, offer.statement)],
+    });
+    expect(merged.status).toBe(200);
+    const topups = await db.query<{ id: string; balance: number; topup: number }>('SELECT id, balance, topup FROM accounts WHERE id = ANY($1::uuid[])', [[x, y]]);
+    const byId = new Map(topups.rows.map((r) => [r.id, r]));
+    expect(byId.get(x)).toMatchObject({ balance: bx + by, topup: 500 });
+    expect(byId.get(y)).toMatchObject({ balance: 0, topup: 0 });
+    await invariantHolds(x);
+    await invariantHolds(y);
+    const rows = await db.query<{ account_id: string; topup_delta: number | null }>(
+      `SELECT account_id, topup_delta FROM credit_ledger WHERE request_id LIKE 'merge:' || $1 || ':%' ORDER BY delta`,
+      [offer.id],
+    );
+    expect(rows.rows).toEqual([
+      { account_id: y, topup_delta: -500 },
+      { account_id: x, topup_delta: 500 },
+    ]);
+  });
+
   it('two merges of one offer at once: exactly one happens', async () => {
     const { a, s, mine, x, y } = await twoAccounts();
     const offer = await mergeOffer(mine, s);

@@ -351,8 +351,8 @@ describe('clients', () => {
     expect(body.servers.map((s) => s.name)).toEqual([...SERVER_NAMES]);
     for (const s of body.servers) for (const t of s.tools) expect(t.input_schema.type).toBe('object');
     const free = body.plans.find((p) => p.name === 'free');
-    expect(free).toEqual({ name: 'free', credits: 150, renewal: 'one-time', requests_per_minute: 30, burst: 10, servers: [...SERVER_NAMES], max_keys: 3 });
-    expect(body.plans.find((p) => p.name === 'premium')).toMatchObject({ credits: 35000, renewal: 'monthly', requests_per_minute: 600, burst: 100, max_keys: 50 });
+    expect(free).toEqual({ name: 'free', credits: 150, renewal: 'one-time', requests_per_minute: 30, burst: 10, servers: [...SERVER_NAMES], max_keys: 3, price_cents: null });
+    expect(body.plans.find((p) => p.name === 'premium')).toMatchObject({ credits: 35000, renewal: 'monthly', requests_per_minute: 600, burst: 100, max_keys: 50, price_cents: 19900 });
   });
 
   it('healthz and readyz answer', async () => {

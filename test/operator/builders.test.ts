@@ -292,8 +292,18 @@ describe('PlanPolicy → plans row', () => {
   it('maps every field onto the gateway schema (renewal spelling, catalog order of servers)', () => {
     expect(planFromPolicy(spec)).toEqual({
       ok: true,
-      plan: { name: 'team', display_name: 'Team', credits: 9000, renewal: 'monthly', requests_per_minute: 120, burst: 30, servers: ['price-prediction', 'kol-analytics'], max_keys: 5 },
+      plan: { name: 'team', display_name: 'Team', credits: 9000, renewal: 'monthly', requests_per_minute: 120, burst: 30, servers: ['price-prediction', 'kol-analytics'], max_keys: 5, price_cents: null },
     });
+  });
+  it('carries the monthly price in integer USD cents (0 or absent: not for sale) and refuses a fractional or negative one', () => {
+    const priced = planFromPolicy({ ...spec, priceUsdCents: 4900 });
+    expect(priced.ok && priced.plan.price_cents).toBe(4900);
+    const zero = planFromPolicy({ ...spec, priceUsdCents: 0 });
+    expect(zero.ok && zero.plan.price_cents).toBe(null);
+    for (const bad of [12.5, -1]) {
+      const r = planFromPolicy({ ...spec, priceUsdCents: bad });
+      expect(!r.ok && r.problems.join()).toMatch(/priceUsdCents/);
+    }
   });
   it('applies the defaults (burst min(10, rate), 3 keys, all nine servers) when fields are absent', () => {
     const r = planFromPolicy({ plan: 'free', credits: 150, renewal: 'OneTime', rateLimit: { requestsPerMinute: 30 } });

@@ -164,7 +164,72 @@ export interface PlanInfo {
   burst: number;
   servers: string[];
   max_keys: number;
+  /** Monthly price in integer USD cents; null: not for sale. */
+  price_cents: number | null;
   current: boolean;
+}
+
+/** A credit pack for top-ups (credits that survive renewal, spent after the plan allowance). */
+export interface CreditPack {
+  name: string;
+  credits: number;
+  price_cents: number;
+}
+
+/** A chain the service takes USDC on. */
+export interface PaymentChain {
+  chain: 'ethereum' | 'base' | 'polygon' | 'bsc' | 'solana';
+  chain_id: number | null;
+  token: string;
+  decimals: number;
+  confirmations: number;
+}
+
+export interface PlansInfo {
+  plans: PlanInfo[];
+  contact: string | null;
+  current: string;
+  paid_until: string | null;
+  topup: number;
+  packs: CreditPack[];
+  chains: PaymentChain[];
+}
+
+/** An order: what is bought, and exactly what to send where before it expires (amounts in token base units). */
+export interface OrderInfo {
+  id: string;
+  kind: 'plan' | 'pack';
+  item: string;
+  credits: number;
+  price_cents: number;
+  chain: PaymentChain['chain'];
+  token: string;
+  decimals: number;
+  amount: string;
+  amount_display: string;
+  treasury: string;
+  status: 'pending' | 'submitted' | 'paid' | 'expired';
+  tx_hash: string | null;
+  expires_at: string;
+}
+
+export interface PurchaseInfo {
+  id: string;
+  kind: 'plan' | 'pack';
+  item: string | null;
+  credits: number;
+  price_cents: number;
+  chain: string;
+  tx_hash: string;
+  payer: string;
+  amount_display: string;
+  created_at: string;
+}
+
+/** Integer cents as dollars, e.g. 2900 -> "$29.00" (no floating point). */
+export function formatCents(cents: number): string {
+  const whole = Math.trunc(cents / 100);
+  return `$${whole.toLocaleString('en-US')}.${String(cents % 100).padStart(2, '0')}`;
 }
 
 const SIGN_IN_REFUSALS: Record<string, string> = {
@@ -217,6 +282,11 @@ export function describeError(err: unknown): string {
       const wait = Number(details.retry_after_seconds);
       return `Too many attempts in a short time. Wait ${Number.isFinite(wait) ? `${wait} second${wait === 1 ? '' : 's'}` : 'a minute'} and try again.`;
     }
+    if (code === 'PAYMENT_MISMATCH') {
+      return `The transaction does not pay this order: its ${String(details.field)} is ${String(details.found ?? 'missing')}, expected ${String(details.expected)}. Nothing was credited.`;
+    }
+    if (code === 'WALLET_NOT_LINKED') return 'The payment came from a wallet that is not linked to this account. Link that wallet below, or pay from a linked one.';
+    if (code === 'ORDER_EXPIRED') return 'This order expired before it was paid. Start the purchase again for a fresh order.';
     if (code === 'WALLET_IN_USE') return 'This wallet already belongs to another cryptomcp account. Sign in with it to use that account.';
     if (code === 'NETWORK') return err.message;
     if (err.status >= 500) {

@@ -45,6 +45,15 @@ const transactionSchema = z
   })
   .nullable();
 
+const signatureStatusSchema = z.object({
+  slot: z.number(),
+  confirmations: z.number().nullable(),
+  err: z.unknown().nullable(),
+  confirmationStatus: z.enum(['processed', 'confirmed', 'finalized']).nullable().optional(),
+});
+const signatureStatusesSchema = z.object({ context: z.object({ slot: z.number() }), value: z.array(signatureStatusSchema.nullable()) });
+export type SignatureStatus = z.infer<typeof signatureStatusSchema>;
+
 export interface SolanaTokenHolding {
   token_account: string;
   mint: string;
@@ -141,6 +150,26 @@ export class SolanaRpc {
       block_time: r.blockTime ? new Date(r.blockTime * 1000).toISOString() : null,
       memo: r.memo ?? null,
     }));
+  }
+
+  /**
+   * A signature's status (getSignatureStatuses, searching the history): null if the node does not
+   * know it; `confirmations` is null once the slot is finalized.
+   */
+  async signatureStatus(signature: string, signal?: AbortSignal): Promise<SignatureStatus | null> {
+    const r = await this.#call('getSignatureStatuses', [[signature], { searchTransactionHistory: true }], signatureStatusesSchema, signal);
+    return r.value[0] ?? null;
+  }
+
+  /** A recent blockhash a wallet can build a transaction on (getLatestBlockhash, finalized). */
+  async latestBlockhash(signal?: AbortSignal): Promise<{ blockhash: string; lastValidBlockHeight: number }> {
+    const r = await this.#call(
+      'getLatestBlockhash',
+      [{ commitment: 'finalized' }],
+      z.object({ value: z.object({ blockhash: z.string(), lastValidBlockHeight: z.number() }) }),
+      signal,
+    );
+    return r.value;
   }
 
   /** A parsed transaction; throws ProviderError 'not_found' if the node does not know it. */

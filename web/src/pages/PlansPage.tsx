@@ -1,16 +1,21 @@
-// The plans as the catalog reports them, the current one marked; the account's wallets, with
-// linking of another wallet. Upgrades are by contacting the operator (payments come later).
-import { useEffect, useState } from 'react';
-import { api, describeError, type DashboardConfig, type PlanInfo, type SessionInfo } from '../api.ts';
+// The plans as the catalog reports them with their monthly prices, the current one marked; an
+// Upgrade (or Extend) button per plan for sale and the credit packs, paid in USDC from a wallet
+// (Purchase.tsx); the account's wallets, with linking of another wallet.
+import { useCallback, useEffect, useState } from 'react';
+import { api, describeError, formatCents, formatDate, type DashboardConfig, type PlansInfo, type SessionInfo } from '../api.ts';
+import { Purchase, type Purchasable } from './Purchase.tsx';
 import { Wallets } from './Wallets.tsx';
 
 export function PlansPage({ config, session, onLinked }: { config: DashboardConfig; session: SessionInfo; onLinked: () => void }) {
-  const [plans, setPlans] = useState<{ plans: PlanInfo[]; contact: string | null }>();
+  const [plans, setPlans] = useState<PlansInfo>();
   const [error, setError] = useState<string>();
-  useEffect(() => {
-    api<{ plans: PlanInfo[]; contact: string | null }>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
+  const [buying, setBuying] = useState<Purchasable>();
+  const load = useCallback(() => {
+    api<PlansInfo>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
   }, []);
+  useEffect(load, [load]);
   const total = config.servers.length;
+  const forSale = (plans?.chains.length ?? 0) > 0;
   return (
     <>
       <p role="alert" className="error">{error}</p>
@@ -22,6 +27,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
               {p.display_name} {p.current && <span className="badge">Your plan</span>}
             </h2>
             <p className="big">{p.credits.toLocaleString('en-US')} credits</p>
+            {p.price_cents !== null && <p className="price">{formatCents(p.price_cents)} / month</p>}
             <p>{p.renewal === 'monthly' ? 'Renewed every month (no rollover)' : 'One-time allowance'}</p>
             <dl>
               <dt>Requests per minute</dt>
@@ -33,13 +39,49 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
               <dt>Servers</dt>
               <dd>{p.servers.length >= total ? `all ${p.servers.length}` : p.servers.join(', ')}</dd>
             </dl>
+            {p.current && plans.paid_until && <p className="muted">Paid until {formatDate(plans.paid_until).text}</p>}
+            {forSale && p.price_cents !== null && (
+              <button type="button" onClick={() => setBuying({ kind: 'plan', item: p.name, label: `${p.display_name} (one month)`, price_cents: p.price_cents! })}>
+                {p.current ? `Extend ${p.display_name} by a month` : `Upgrade to ${p.display_name}`}
+              </button>
+            )}
           </li>
         ))}
       </ul>
-      <p>
-        To change plan, contact the operator of this service{plans?.contact ? <>: <strong>{plans.contact}</strong></> : '.'} Online payment is not
-        available yet.
-      </p>
+      {buying && plans && (
+        <Purchase
+          config={config}
+          what={buying}
+          chains={plans.chains}
+          onPaid={() => {
+            load();
+            onLinked();
+          }}
+          onClose={() => setBuying(undefined)}
+        />
+      )}
+      {forSale && plans && plans.packs.length > 0 && (
+        <section className="card" aria-labelledby="packs-title">
+          <h2 id="packs-title">Credit packs</h2>
+          <p className="muted">Top-up credits are kept when your plan renews and are spent after its allowance. You hold {plans.topup.toLocaleString('en-US')}.</p>
+          <ul className="packs">
+            {plans.packs.map((pack) => (
+              <li key={pack.name}>
+                {pack.credits.toLocaleString('en-US')} credits for {formatCents(pack.price_cents)}{' '}
+                <button type="button" onClick={() => setBuying({ kind: 'pack', item: pack.name, label: `${pack.credits.toLocaleString('en-US')} credits`, price_cents: pack.price_cents })}>
+                  Buy {pack.credits.toLocaleString('en-US')} credits
+                </button>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {!forSale && (
+        <p>
+          To change plan, contact the operator of this service{plans?.contact ? <>: <strong>{plans.contact}</strong></> : '.'} Online payment is not
+          configured here.
+        </p>
+      )}
       <Wallets config={config} session={session} onChanged={onLinked} />
     </>
   );

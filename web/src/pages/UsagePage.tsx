@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'react';
 import { api, describeError, type DashboardConfig, type UsageInfo } from '../api.ts';
 import { BarChart, COLORS, daysFrom } from './BarChart.tsx';
+import { Purchases } from './Purchases.tsx';
 import { RequestLog } from './RequestLog.tsx';
 import { UsageBreakdown } from './UsageBreakdown.tsx';
 import { DEFAULT_RANGE, UsageRange } from './UsageRange.tsx';
@@ -107,6 +108,7 @@ export default function UsagePage({ config, onLoaded }: { config: DashboardConfi
       </section>
       <UsageBreakdown range={range} retentionDays={config.request_log_retention_days} />
       <RequestLog config={config} />
+      <Purchases />
     </>
   );
 }

@@ -1,0 +1,281 @@
+// Orders paid on chain from the dashboard (issue 21): create one at a fixed price, submit the
+// transaction that pays it, verify it by RPC, and credit it once (order_credit in SQL). Money
+// stays in integer base units: cents in, token base units out, bigint in between.
+import type { Plan } from '../accounts/plans.ts';
+import type { CreditPack, PaymentChain, PaymentChainName, PaymentsConfig } from '../config.ts';
+import type { Database } from '../db/pool.ts';
+import { ApiError } from '../errors.ts';
+import { ChainUnavailableError, type ChainVerifier, type Verdict } from './verify.ts';
+
+export interface Order {
+  id: string;
+  account_id: string;
+  kind: 'plan' | 'pack';
+  item: string;
+  credits: number;
+  price_cents: number;
+  chain: PaymentChainName;
+  token: string;
+  decimals: number;
+  /** Token base units, as a decimal string (numeric(78,0)). */
+  amount: string;
+  treasury: string;
+  status: 'pending' | 'submitted' | 'paid';
+  tx_hash: string | null;
+  submitted_at: Date | null;
+  paid_at: Date | null;
+  last_error: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const ORDER_COLUMNS =
+  'id, account_id, kind, item, credits, price_cents, chain, token, decimals, amount::text AS amount, treasury, status, tx_hash, submitted_at, paid_at, last_error, created_at, expires_at';
+
+/** USD cents as token base units: cents × 10^(decimals - 2), exact. */
+export function centsToBaseUnits(cents: number, decimals: number): bigint {
+  const c = BigInt(cents);
+  return decimals >= 2 ? c * 10n ** BigInt(decimals - 2) : c / 10n ** BigInt(2 - decimals);
+}
+
+/** Base units as a decimal token amount, e.g. 29000000 (6 decimals) -> "29.00". */
+export function formatUnits(amount: bigint | string, decimals: number): string {
+  const v = BigInt(amount);
+  const scale = 10n ** BigInt(decimals);
+  const whole = v / scale;
+  const fraction = (v % scale).toString().padStart(decimals, '0').replace(/0+$/, '').padEnd(2, '0');
+  return decimals === 0 ? whole.toString() : `${whole}.${fraction}`;
+}
+
+export interface OrderRequest {
+  kind: 'plan' | 'pack';
+  item: string;
+  chain: string;
+}
+
+export type SubmitResult =
+  | { status: 'paid'; order: Order; balance: number; plan: string; paid_until: Date | null }
+  /** Thrown as ApiError by the HTTP layer; kept as a value for the sweep. */
+  | { status: 'refused'; error: ApiError };
+
+export class Payments {
+  readonly #db: Database;
+  readonly #config: PaymentsConfig;
+  readonly #verifiers: Map<PaymentChainName, ChainVerifier>;
+  readonly #onCredited: ((order: Order) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  /** A recent Solana blockhash for the browser's wallet to build the transfer on (no RPC in the page). */
+  readonly solanaBlockhash: (() => Promise<{ blockhash: string; lastValidBlockHeight: number }>) | undefined;
+
+  constructor(
+    db: Database,
+    config: PaymentsConfig,
+    verifiers: Map<PaymentChainName, ChainVerifier>,
+    opts: { onCredited?: (order: Order) => void; solanaBlockhash?: () => Promise<{ blockhash: string; lastValidBlockHeight: number }> } = {},
+  ) {
+    this.#db = db;
+    this.#config = config;
+    this.#verifiers = verifiers;
+    this.#onCredited = opts.onCredited;
+    this.solanaBlockhash = opts.solanaBlockhash;
+  }
+
+  get chains(): PaymentChain[] {
+    return this.#config.chains;
+  }
+
+  get packs(): CreditPack[] {
+    return this.#config.packs;
+  }
+
+  #chain(name: string): PaymentChain {
+    const chain = this.#config.chains.find((c) => c.chain === name);
+    if (!chain) throw new ApiError('CHAIN_NOT_CONFIGURED', undefined, { chain: name, configured: this.#config.chains.map((c) => c.chain) });
+    return chain;
+  }
+
+  async create(accountId: string, request: OrderRequest, plans: Plan[]): Promise<Order> {
+    const chain = this.#chain(request.chain);
+    let credits: number;
+    let price: number;
+    if (request.kind === 'plan') {
+      const plan = plans.find((p) => p.name === request.item);
+      if (!plan || plan.price_cents === null || plan.price_cents <= 0) {
+        throw new ApiError('NOT_FOUND', `No plan named "${request.item}" is for sale.`, { plan: request.item });
+      }
+      credits = plan.credits;
+      price = plan.price_cents;
+    } else {
+      const pack = this.#config.packs.find((p) => p.name === request.item);
+      if (!pack) throw new ApiError('NOT_FOUND', `No credit pack named "${request.item}".`, { pack: request.item });
+      credits = pack.credits;
+      price = pack.price_cents;
+    }
+    const amount = centsToBaseUnits(price, chain.decimals);
+    const res = await this.#db.query<Order>(
+      `INSERT INTO payment_orders (account_id, kind, item, credits, price_cents, chain, token, decimals, amount, treasury, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))
+       RETURNING ${ORDER_COLUMNS}`,
+      [accountId, request.kind, request.item, credits, price, chain.chain, chain.token, chain.decimals, amount.toString(), chain.treasury, this.#config.orderTtlSeconds],
+    );
+    return res.rows[0]!;
+  }
+
+  async get(accountId: string, orderId: string): Promise<Order> {
+    if (!/^[0-9a-f-]{36}$/i.test(orderId)) throw new ApiError('ORDER_NOT_FOUND', undefined, { order: orderId });
+    const res = await this.#db.query<Order>(`SELECT ${ORDER_COLUMNS} FROM payment_orders WHERE id = $1 AND account_id = $2`, [orderId, accountId]);
+    const order = res.rows[0];
+    if (!order) throw new ApiError('ORDER_NOT_FOUND', undefined, { order: orderId });
+    return order;
+  }
+
+  async list(accountId: string, limit = 50): Promise<Order[]> {
+    const res = await this.#db.query<Order>(`SELECT ${ORDER_COLUMNS} FROM payment_orders WHERE account_id = $1 ORDER BY created_at DESC LIMIT $2`, [accountId, limit]);
+    return res.rows;
+  }
+
+  /**
+   * The wallet sent the transfer: check it pays the order and credit it once. A hash is
+   * remembered on the order, so the sweep keeps verifying it if it is not confirmed yet or the
+   * node is down. Throws ApiError for every refusal; nothing is credited unless it returns paid.
+   */
+  async submit(accountId: string, orderId: string, txHash: string): Promise<Extract<SubmitResult, { status: 'paid' }>> {
+    const order = await this.get(accountId, orderId);
+    const verifier = this.#verifiers.get(order.chain);
+    if (!verifier || !this.#config.chains.some((c) => c.chain === order.chain)) throw new ApiError('CHAIN_NOT_CONFIGURED', undefined, { chain: order.chain });
+    const hash = order.chain === 'solana' ? txHash : txHash.toLowerCase();
+    if (!verifier.wellFormed(hash)) {
+      throw new ApiError('INVALID_PARAMS', 'tx_hash is not a transaction id on this chain.', {
+        issues: [{ path: 'tx_hash', message: order.chain === 'solana' ? 'expected a base58 signature' : 'expected 0x and 64 hex digits' }],
+      });
+    }
+    if (order.status === 'paid') {
+      if (order.tx_hash === hash) throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: hash, order: order.id });
+      throw new ApiError('PAYMENT_ALREADY_CREDITED', 'This order has already been paid by another transaction.', { order: order.id, tx_hash: order.tx_hash });
+    }
+    if (order.expires_at.getTime() <= Date.now()) throw new ApiError('ORDER_EXPIRED', undefined, { order: order.id, expired_at: order.expires_at.toISOString() });
+    const credited = await this.#db.query('SELECT 1 FROM payments WHERE chain = $1 AND tx_hash = $2', [order.chain, hash]);
+    if (credited.rowCount) throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: hash });
+    await this.#db.query(
+      "UPDATE payment_orders SET status = 'submitted', tx_hash = $2, submitted_at = now(), last_error = NULL WHERE id = $1 AND status <> 'paid'",
+      [order.id, hash],
+    );
+    const result = await this.#verifyAndCredit({ ...order, tx_hash: hash });
+    if (result.status === 'refused') throw result.error;
+    return result;
+  }
+
+  async #verifyAndCredit(order: Order & { tx_hash: string }): Promise<SubmitResult> {
+    const verifier = this.#verifiers.get(order.chain)!;
+    let verdict: Verdict;
+    try {
+      const linked = await this.#linkedWallets(order.account_id, order.chain);
+      verdict = await verifier.verify(order.tx_hash, { token: order.token, treasury: order.treasury, amount: BigInt(order.amount) }, linked);
+    } catch (err) {
+      if (err instanceof ChainUnavailableError) {
+        await this.#note(order.id, 'rpc_unavailable', true);
+        return { status: 'refused', error: new ApiError('SERVICE_UNAVAILABLE', `The ${order.chain} node cannot be reached; the payment is checked again when it returns.`, { provider: `rpc:${order.chain}`, retrying: true }) };
+      }
+      throw err;
+    }
+    if (!verdict.ok) {
+      if (verdict.kind === 'unconfirmed') {
+        await this.#note(order.id, 'unconfirmed', true);
+        return { status: 'refused', error: new ApiError('PAYMENT_UNCONFIRMED', undefined, { confirmations: verdict.confirmations, required: verdict.required, retrying: true }) };
+      }
+      // A transaction that can never pay the order: forget it, so another can be submitted.
+      await this.#note(order.id, verdict.kind === 'mismatch' ? `mismatch:${verdict.field}` : 'wallet_not_linked', false);
+      if (verdict.kind === 'not_linked') return { status: 'refused', error: new ApiError('WALLET_NOT_LINKED', undefined, { senders: verdict.senders }) };
+      return { status: 'refused', error: new ApiError('PAYMENT_MISMATCH', undefined, { field: verdict.field, expected: verdict.expected, found: verdict.found }) };
+    }
+    const res = await this.#db.query<{ outcome: string; balance: number | null; plan: string | null; paid_until: Date | null }>(
+      'SELECT * FROM order_credit($1, $2, $3)',
+      [order.id, order.tx_hash, verdict.payer],
+    );
+    const row = res.rows[0]!;
+    if (row.outcome === 'credited') {
+      const paid = await this.get(order.account_id, order.id);
+      this.#onCredited?.(paid);
+      return { status: 'paid', order: paid, balance: row.balance!, plan: row.plan!, paid_until: row.paid_until };
+    }
+    if (row.outcome === 'already_credited') return { status: 'refused', error: new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: order.tx_hash }) };
+    return { status: 'refused', error: new ApiError('PAYMENT_ALREADY_CREDITED', 'This order has already been paid by another transaction.', { order: order.id }) };
+  }
+
+  async #linkedWallets(accountId: string, chain: PaymentChainName): Promise<Set<string>> {
+    const family = chain === 'solana' ? 'solana' : 'evm';
+    const res = await this.#db.query<{ address: string }>('SELECT address FROM wallets WHERE account_id = $1 AND family = $2', [accountId, family]);
+    return new Set(res.rows.map((r) => r.address));
+  }
+
+  /** Records why the order is not paid yet; `keep` leaves the hash to be checked again. */
+  async #note(orderId: string, error: string, keep: boolean): Promise<void> {
+    await this.#db.query(
+      keep
+        ? "UPDATE payment_orders SET last_error = $2 WHERE id = $1 AND status = 'submitted'"
+        : "UPDATE payment_orders SET last_error = $2, status = 'pending', tx_hash = NULL, submitted_at = NULL WHERE id = $1 AND status = 'submitted'",
+      [orderId, error],
+    );
+  }
+
+  /**
+   * Verifies every submitted, unpaid order again: until it is confirmed, or until as long again
+   * as the order's lifetime has passed since it expired (the hash was sent in time; confirming
+   * it may take longer). Returns how many were credited.
+   */
+  async sweep(): Promise<number> {
+    const res = await this.#db.query<Order & { tx_hash: string }>(
+      `SELECT ${ORDER_COLUMNS} FROM payment_orders
+        WHERE status = 'submitted' AND tx_hash IS NOT NULL AND expires_at + make_interval(secs => $1) > now() AND chain = ANY ($2)
+        ORDER BY submitted_at LIMIT 200`,
+      [this.#config.orderTtlSeconds, [...this.#verifiers.keys()]],
+    );
+    let credited = 0;
+    for (const order of res.rows) {
+      const result = await this.#verifyAndCredit(order);
+      if (result.status === 'paid') credited++;
+    }
+    return credited;
+  }
+
+  start(onError: (err: unknown) => void): void {
+    if (this.#config.chains.length === 0) return;
+    let running = false;
+    this.#timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.sweep()
+        .catch(onError)
+        .finally(() => (running = false));
+    }, this.#config.verifyIntervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+}
+
+/** What the dashboard and the receipt show of an order. */
+export function orderView(o: Order) {
+  return {
+    id: o.id,
+    kind: o.kind,
+    item: o.item,
+    credits: o.credits,
+    price_cents: o.price_cents,
+    chain: o.chain,
+    token: o.token,
+    decimals: o.decimals,
+    amount: o.amount,
+    amount_display: formatUnits(o.amount, o.decimals),
+    treasury: o.treasury,
+    status: o.status === 'paid' ? 'paid' : o.expires_at.getTime() <= Date.now() && o.status === 'pending' ? 'expired' : o.status,
+    tx_hash: o.tx_hash,
+    last_error: o.last_error,
+    created_at: o.created_at.toISOString(),
+    expires_at: o.expires_at.toISOString(),
+    paid_at: o.paid_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,325 @@
+// POST /x402/mcp/{server}: the nine servers for agents that have a wallet and no account (issue
+// 21, DESIGN.md §5b). The keyed /mcp gateway's stages are reused — route, classify (row 5), the
+// protocol answerer, run-tool and its success envelope — and the payment takes the place of the
+// key and credit stages:
+//   discovery, initialize, tools/list, ping: free (a per-client connect bucket);
+//   tools/call, unpaid: 402 PAYMENT_REQUIRED with the x402 v2 PAYMENT-REQUIRED header
+//     (price = the tool's credits × USD per credit, in the asset's base units; network, asset,
+//     payTo, and the token's EIP-712 domain in `extra`);
+//   tools/call, paid (PAYMENT-SIGNATURE header, or params._meta["x402/payment"] per x402's MCP
+//     binding): rate limit per payer → verify → run the tool → settle only if it succeeded →
+//     the answer with the PAYMENT-RESPONSE header (and result._meta["x402/payment-response"]).
+// A settlement that fails after the tool ran withholds the answer: 402 PAYMENT_INVALID, reason
+// settlement_failed, nothing paid and nothing released.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
+import type { X402Config } from '../config.ts';
+import type { Database } from '../db/pool.ts';
+import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
+import type { KeyGrant } from '../keys/store.ts';
+import { SERVER_NAMES } from '../mcp/names.ts';
+import type { MeterDecision } from '../metering/meter.ts';
+import { ProtocolAnswerer, type ProtocolAnswer } from '../gateway/answer.ts';
+import { singleHeader } from '../gateway/authenticate.ts';
+import { classify } from '../gateway/classify.ts';
+import type { Classified, Reserved } from '../gateway/context.ts';
+import type { GatewayDeps } from '../gateway/plugin.ts';
+import { ConnectLimiter } from '../gateway/rate-limit.ts';
+import { route } from '../gateway/route.ts';
+import { runTool, successResult } from '../gateway/run-tool.ts';
+import type { Facilitator } from './facilitator.ts';
+
+const BODY_LIMIT_BYTES = 1024 * 1024;
+/** The account id x402 calls run under (they have none): the nil UUID, never a real account. */
+export const X402_ACCOUNT = '00000000-0000-0000-0000-000000000000';
+
+export interface X402Deps {
+  config: X402Config;
+  facilitator: Facilitator;
+  db: Database;
+  /** Where the service is reached (the resource URL in payment requirements); unset: the request's origin. */
+  publicBaseUrl: string | undefined;
+}
+
+type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit'> & X402Deps;
+
+/** The tool's price in the asset's base units: credits × micro-USD per credit, scaled to the decimals. */
+export function priceOf(credits: number, config: X402Config): bigint {
+  const micros = BigInt(credits) * config.usdMicrosPerCredit;
+  const d = config.assetDecimals;
+  return d >= 6 ? micros * 10n ** BigInt(d - 6) : micros / 10n ** BigInt(6 - d);
+}
+
+export function requirementsOf(credits: number, config: X402Config): PaymentRequirements {
+  return {
+    scheme: 'exact',
+    network: config.network as `${string}:${string}`,
+    asset: config.asset,
+    amount: priceOf(credits, config).toString(),
+    payTo: config.payTo,
+    maxTimeoutSeconds: config.maxTimeoutSeconds,
+    extra: { name: config.assetName, version: config.assetVersion },
+  };
+}
+
+/** What a grant looks like to the reused stages: no key, no account, every server, no credits. */
+function anonymousGrant(config: X402Config): KeyGrant {
+  return {
+    key_id: 'x402',
+    account_id: X402_ACCOUNT,
+    key_servers: null,
+    expires_at: null,
+    revoked_at: null,
+    account_status: 'active',
+    plan: 'x402',
+    plan_servers: [...SERVER_NAMES],
+    requests_per_minute: config.rateLimit.requestsPerMinute,
+    burst: config.rateLimit.burst,
+    balance: 0,
+  };
+}
+
+const NO_DECISION: MeterDecision = {
+  outcome: 'ok',
+  balance: 0,
+  plan: 'x402',
+  requestsPerMinute: 0,
+  burst: 0,
+  rateRemaining: 0,
+  rateResetSeconds: 0,
+  retryAfterSeconds: 0,
+};
+
+interface X402Trail {
+  server: string;
+  tool: string;
+  outcome?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    x402Trail: X402Trail | null;
+  }
+}
+
+export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promise<void> {
+  const { config } = deps;
+  const answerer = new ProtocolAnswerer(deps.registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const connectLimiter = new ConnectLimiter(deps.connectLimit);
+  const payerLimiter = new ConnectLimiter(config.rateLimit);
+  /** Authorizations being verified, run or settled in this process: a second copy is a replay. */
+  const inFlight = new Set<string>();
+  app.addHook('onClose', async () => answerer.close());
+  app.decorateRequest('x402Trail', null);
+
+  for (const url of ['/:server', '/:server/']) {
+    app.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      url,
+      handler: async (request: FastifyRequest<{ Params: { server: string } }>, reply) => {
+        route(deps.registry, request.id, request.params.server);
+        reply.header('allow', 'POST');
+        throw new ApiError('METHOD_NOT_ALLOWED');
+      },
+    });
+    app.post(url, { bodyLimit: BODY_LIMIT_BYTES }, (request: FastifyRequest<{ Params: { server: string } }>, reply) => handle(request, reply));
+  }
+
+  async function handle(request: FastifyRequest<{ Params: { server: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+    const routed = route(deps.registry, request.id, request.params.server);
+    const call = classify({ ...routed, grant: anonymousGrant(config) }, request.body, request.headers);
+    if (call.call.kind !== 'tools/call') {
+      connectLimiter.admit(`x402:${request.ip}`);
+      return send(reply, await answerer.answer(call, request.headers, undefined));
+    }
+    const toolCall = { ...call, call: call.call };
+    const trail: X402Trail = { server: call.server.name, tool: toolCall.call.tool.name };
+    request.x402Trail = trail;
+    const credits = toolCall.call.tool.credits;
+    if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
+
+    const requirements = requirementsOf(credits, config);
+    const resourceUrl = `${deps.publicBaseUrl ?? `${request.protocol}://${request.host}`}/x402/mcp/${call.server.name}`;
+    const paymentRequired = (error?: string): PaymentRequired => ({
+      x402Version: 2,
+      ...(error ? { error } : {}),
+      resource: { url: resourceUrl, description: `${call.server.name}.${trail.tool}: ${credits} credits`, mimeType: 'application/json' },
+      accepts: [requirements],
+    });
+    const refuse = (code: 'PAYMENT_REQUIRED' | 'PAYMENT_INVALID', reason: string, extra: Record<string, unknown> = {}): never => {
+      trail.outcome = code === 'PAYMENT_REQUIRED' ? 'payment_required' : reason === 'settlement_failed' ? 'settlement_failed' : 'payment_invalid';
+      const required = paymentRequired(code === 'PAYMENT_REQUIRED' ? 'payment required' : reason);
+      throw new ApiError(
+        code,
+        undefined,
+        { ...(code === 'PAYMENT_INVALID' ? { reason } : {}), ...extra, x402: required },
+        { 'payment-required': encodePaymentRequiredHeader(required) },
+      );
+    };
+
+    const payload = paymentOf(request, toolCall);
+    if (payload === undefined) return refuse('PAYMENT_REQUIRED', 'missing');
+    if (payload === null) return refuse('PAYMENT_INVALID', 'malformed_payment');
+    const accepted = payload.accepted as Partial<PaymentRequirements> | undefined;
+    if (
+      payload.x402Version !== 2 ||
+      accepted?.scheme !== requirements.scheme ||
+      accepted.network !== requirements.network ||
+      accepted.asset?.toLowerCase() !== requirements.asset.toLowerCase() ||
+      accepted.payTo?.toLowerCase() !== requirements.payTo.toLowerCase() ||
+      accepted.amount !== requirements.amount
+    ) {
+      return refuse('PAYMENT_INVALID', 'requirements_mismatch');
+    }
+    const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } }).authorization;
+    const payer = typeof authorization?.from === 'string' ? authorization.from.toLowerCase() : undefined;
+    const nonce = typeof authorization?.nonce === 'string' ? authorization.nonce.toLowerCase() : undefined;
+    if (!payer || !nonce) return refuse('PAYMENT_INVALID', 'malformed_payment');
+    try {
+      payerLimiter.admit(payer);
+    } catch (err) {
+      trail.outcome = 'rate_limited';
+      throw err;
+    }
+    const replayKey = `${payer}|${nonce}`;
+    if (inFlight.has(replayKey)) return refuse('PAYMENT_INVALID', 'replayed');
+    inFlight.add(replayKey);
+    try {
+      const verified = await deps.facilitator.verify(payload, requirements).catch((err: unknown): VerifyResponse => {
+        // A refusal the facilitator answered as an error (VerifyError) is a refusal; anything else is a fault.
+        const reason = (err as { invalidReason?: unknown }).invalidReason;
+        if (typeof reason === 'string') return { isValid: false, invalidReason: reason };
+        // Only the error's class: its message could carry the payload's addresses.
+        request.log.warn({ error: (err as Error).name }, 'x402 verify could not run');
+        throw new ApiError('SERVICE_UNAVAILABLE', 'The payment could not be verified now; retry later.', { provider: 'x402-facilitator' });
+      });
+      if (!verified.isValid) return refuse('PAYMENT_INVALID', verified.invalidReason ?? 'invalid', verified.invalidMessage ? { message: verified.invalidMessage } : {});
+      return await runAndAnswer(toolCall, request, reply, async () => {
+        let settled: SettleResponse;
+        try {
+          settled = await deps.facilitator.settle(payload, requirements);
+        } catch (err) {
+          settled = { success: false, errorReason: (err as { errorReason?: string }).errorReason ?? 'settle_error', transaction: '', network: requirements.network };
+        }
+        if (!settled.success) return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
+        await recordRevenue(deps, request, { payload, requirements, settled, payer, credits, server: call.server.name, tool: trail.tool });
+        return settled;
+      });
+    } finally {
+      inFlight.delete(replayKey);
+    }
+  }
+
+  /** Runs the tool; `settle` (paid calls) runs only after it succeeded, before the answer is released. */
+  async function runAndAnswer(
+    call: Classified & { call: { kind: 'tools/call' } },
+    request: FastifyRequest,
+    reply: FastifyReply,
+    settle: (() => Promise<SettleResponse>) | undefined,
+  ): Promise<FastifyReply> {
+    const trail = request.x402Trail;
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    reply.raw.once('close', onClose);
+    const reserved: Reserved & { call: { kind: 'tools/call' } } = { ...call, decision: NO_DECISION, cost: 0 };
+    let output;
+    try {
+      output = await runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: gone.signal });
+    } catch (err) {
+      if (trail) trail.outcome = 'tool_failed';
+      throw toApiError(err);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+    // An answer with no data for what was asked is not charged (as on /mcp): it is not settled.
+    const settled = settle && output.empty !== true ? await settle() : undefined;
+    const result = successResult(reserved, output, { credits: settled ? call.call.tool.credits : 0, remaining: 0 });
+    if (settled) {
+      result._meta = { ...result._meta, 'x402/payment-response': settled };
+      reply.header('payment-response', encodePaymentResponseHeader(settled));
+      if (trail) trail.outcome = 'paid';
+    } else if (trail && !trail.outcome) {
+      trail.outcome = 'free';
+    }
+    return send(reply, await answerer.answer(reserved, request.headers, result));
+  }
+
+  app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
+    let apiError: ApiError;
+    if (err instanceof ApiError) apiError = err;
+    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError('INVALID_REQUEST');
+    else apiError = toApiError(err);
+    if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error on /x402/mcp');
+    const trail = request.x402Trail;
+    if (trail && !trail.outcome) trail.outcome = apiError.code.toLowerCase();
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const server = (request.url.split('?')[0] ?? '').replace(/^\/x402\/mcp\/?/, '').split('/')[0] ?? '';
+    const apiError = new ApiError('SERVER_NOT_FOUND', undefined, { server, available: [...deps.registry.keys()] });
+    return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
+  });
+
+  app.addHook('onResponse', async (request) => {
+    const trail = request.x402Trail;
+    if (trail) deps.metrics.x402Calls.inc({ server: trail.server, tool: trail.tool, outcome: trail.outcome ?? 'unknown' });
+  });
+}
+
+/**
+ * The payment: the PAYMENT-SIGNATURE header (x402 v2 over HTTP), else params._meta["x402/payment"]
+ * (x402's MCP binding). undefined: none sent; null: sent but not a payment payload.
+ */
+function paymentOf(request: FastifyRequest, call: Classified): PaymentPayload | null | undefined {
+  const header = singleHeader(request.headers['payment-signature']) ?? singleHeader(request.headers['x-payment']);
+  if (header !== undefined) {
+    try {
+      const decoded = decodePaymentSignatureHeader(header);
+      return typeof decoded === 'object' && decoded !== null && 'payload' in decoded ? decoded : null;
+    } catch {
+      return null;
+    }
+  }
+  const meta = (call.message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.['x402/payment'];
+  if (meta === undefined) return undefined;
+  return typeof meta === 'object' && meta !== null && 'payload' in meta && 'accepted' in meta ? (meta as PaymentPayload) : null;
+}
+
+async function recordRevenue(
+  deps: PluginDeps,
+  request: FastifyRequest,
+  paid: { payload: PaymentPayload; requirements: PaymentRequirements; settled: SettleResponse; payer: string; credits: number; server: string; tool: string },
+): Promise<void> {
+  const micros = BigInt(paid.credits) * deps.config.usdMicrosPerCredit;
+  deps.metrics.revenue.inc({ source: 'x402', chain: paid.requirements.network }, Number(micros));
+  // The money ledger's row; the settlement already happened, so a failed write is logged, not refused.
+  await deps.db
+    .query(
+      `INSERT INTO payments (kind, chain, tx_hash, payer, token, amount, decimals, usd_micros, item, credits, request_id)
+       VALUES ('x402', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (chain, tx_hash) DO NOTHING`,
+      [
+        paid.requirements.network,
+        paid.settled.transaction.toLowerCase(),
+        paid.payer,
+        paid.requirements.asset.toLowerCase(),
+        paid.requirements.amount,
+        deps.config.assetDecimals,
+        micros.toString(),
+        `${paid.server}.${paid.tool}`,
+        paid.credits,
+        request.id,
+      ],
+    )
+    .catch((err: unknown) => request.log.error({ error: (err as Error).name, transaction: paid.settled.transaction }, 'x402 revenue row not written'));
+}
+
+function send(reply: FastifyReply, answer: ProtocolAnswer): FastifyReply {
+  if (answer.status >= 400) throw new ApiError('INVALID_REQUEST');
+  reply.code(answer.status);
+  if (answer.contentType) reply.header('content-type', answer.contentType);
+  return reply.send(answer.body === '' ? undefined : answer.body);
+}
