@@ -1,6 +1,6 @@
 // Calls of key opinion leaders and how they did. A call is a post (not a retweet, not an advert)
 // that names exactly one asset with a clear stance (VADER compound >= 0.05 bullish, <= -0.05
-// bearish); see exclusionOf for the rule and the README for how it measured on a labelled sample. Its return over h
+// bearish); see exclusionOf for the rule and docs/data.md for how it measured on a labelled sample. Its return over h
 // days runs from the close of the post's UTC day to the close h days later (the post may come
 // before that close, never after: no look-ahead). A bearish call gains when the price falls:
 // directional return = return for bullish, -return for bearish; a hit is a directional return

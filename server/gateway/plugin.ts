@@ -185,7 +185,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal }),
     ).catch((err: unknown) => refundAndThrow(err, 'tool failed'));
 
-    // An answer with no data for what was asked (no posts, no calls) is not charged (README).
+    // An answer with no data for what was asked (no posts, no calls) is not charged (docs/billing.md).
     let charge = { credits: reserved.cost, remaining: reserved.decision.balance };
     if (output.empty === true && reserved.cost > 0) {
       const settled = await delivery.refund('the answer held no data: charged nothing');

@@ -77,7 +77,7 @@ export function samplerFromEnv(env: NodeJS.ProcessEnv, sdk: typeof SdkTrace): Sa
  * One line for the start-up banner: whether traces are exported, where to, and what share of
  * requests samplerFromEnv's sampler traces. Tracing every request is what OpenTelemetry does
  * when OTEL_TRACES_SAMPLER is unset, and it costs a saturated server about a quarter of its
- * throughput (README, Observability), so the line says so.
+ * throughput (docs/kubernetes.md, Observability), so the line says so.
  */
 export function describeTracing(env: NodeJS.ProcessEnv): string {
   if (!tracingRequested(env)) return 'off (OTEL_EXPORTER_OTLP_ENDPOINT turns it on)';

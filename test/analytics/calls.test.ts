@@ -86,7 +86,7 @@ describe('what counts as a call (exclusionOf)', () => {
     expect(exclusionOf(tweet('The entire world will be interested in Bitcoin soon. Mark my words.', ['bitcoin']), 'bitcoin')).toBeNull();
   });
 
-  it('on the held-out labelled sample it keeps at least 90% of calls and leaves out at least half of the adverts and other-asset posts (as README states)', () => {
+  it('on the held-out labelled sample it keeps at least 90% of calls and leaves out at least half of the adverts and other-asset posts (as docs/data.md states)', () => {
     const held = measureCallRule().samples.find((s) => s.sample === 'heldout')!;
     expect(held.rows).toBe(61);
     expect(held.calls_kept.share!).toBeGreaterThanOrEqual(0.9);

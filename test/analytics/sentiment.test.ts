@@ -74,7 +74,7 @@ describe('the 400-post labelled set (npm run measure:sentiment)', () => {
     expect(big.items.some((i) => old.has(i.id))).toBe(false);
   });
 
-  it('the held-out figures the README and get_capabilities state are what the command measures', () => {
+  it('the held-out figures docs/data.md and get_capabilities state are what the command measures', () => {
     const held = measureSentiment().find((m) => m.split === 'heldout')!;
     expect(held.n).toBe(SENTIMENT_HELDOUT.posts);
     expect(held.accuracy).toBeCloseTo(SENTIMENT_HELDOUT.accuracy, 3);
