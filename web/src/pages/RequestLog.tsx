@@ -1,8 +1,9 @@
 // The request log on the Usage page: the account's recent /mcp requests, newest first, filtered by
 // key, server, tool and status, each with its request id (what an error answer quotes).
 import { useEffect, useRef, useState } from 'react';
-import { api, describeError, type DashboardConfig, type KeyInfo } from '../api.ts';
+import { api, describeError, type DashboardConfig } from '../api.ts';
 import { When } from './When.tsx';
+import { useCredentials } from '../credentials.ts';
 
 interface Row {
   id: number;
@@ -26,7 +27,7 @@ const STATUSES = [
 ];
 
 export function RequestLog({ config }: { config: DashboardConfig }) {
-  const [keys, setKeys] = useState<KeyInfo[]>([]);
+  const { keys, nameOf } = useCredentials();
   const [filter, setFilter] = useState({ key: '', server: '', tool: '', status: '' });
   const [rows, setRows] = useState<Row[]>();
   const [next, setNext] = useState<string | null>(null);
@@ -34,10 +35,6 @@ export function RequestLog({ config }: { config: DashboardConfig }) {
   const [error, setError] = useState<string>();
   // Only the latest request's answer is shown (typing in the tool filter sends several).
   const latest = useRef(0);
-
-  useEffect(() => {
-    api<{ keys: KeyInfo[] }>('GET', '/keys').then((r) => setKeys(r.keys), () => {});
-  }, []);
 
   const query = (before?: string) => {
     const q = new URLSearchParams(Object.entries(filter).filter(([, v]) => v !== ''));
@@ -63,7 +60,7 @@ export function RequestLog({ config }: { config: DashboardConfig }) {
     void load();
   }, [filter]);
 
-  const keyName = (id: string | null) => (id ? (keys.find((k) => k.id === id)?.name ?? 'a deleted key') : '—');
+  const keyName = nameOf;
   const set = (field: keyof typeof filter) => (e: { target: { value: string } }) => setFilter({ ...filter, [field]: e.target.value });
   return (
     <section aria-labelledby="log-title" aria-busy={loading}>

@@ -2,9 +2,10 @@
 // failures and rate-limited calls (429) side by side in one stack, then the same split per key, per
 // server and tool, and per error code. One key can be picked to see its requests only.
 import { useEffect, useRef, useState } from 'react';
-import { api, describeError, type KeyInfo, type Outcomes, type UsageBreakdown as Breakdown } from '../api.ts';
+import { api, describeError, type Outcomes, type UsageBreakdown as Breakdown } from '../api.ts';
 import { BarChart, daysFrom, type BarData } from './BarChart.tsx';
 import type { UsageRangeValue } from './UsageRange.tsx';
+import { useCredentials } from '../credentials.ts';
 
 // Okabe–Ito: blue for answers, vermillion for failures, orange for 429s (told apart without colour by the legend and tables).
 const OUTCOMES = [
@@ -45,15 +46,11 @@ const OUTCOME_HEADERS = (
 );
 
 export function UsageBreakdown({ range, retentionDays }: { range: UsageRangeValue; retentionDays: number }) {
-  const [keys, setKeys] = useState<KeyInfo[]>([]);
+  const { keys, nameOf } = useCredentials();
   const [key, setKey] = useState('');
   const [data, setData] = useState<Breakdown>();
   const [error, setError] = useState<string>();
   const latest = useRef(0);
-
-  useEffect(() => {
-    api<{ keys: KeyInfo[] }>('GET', '/keys').then((r) => setKeys(r.keys), () => {});
-  }, []);
 
   useEffect(() => {
     const mine = ++latest.current;
@@ -68,7 +65,7 @@ export function UsageBreakdown({ range, retentionDays }: { range: UsageRangeValu
     );
   }, [range.query, key]);
 
-  const keyName = (id: string | null) => (id ? (keys.find((k) => k.id === id)?.name ?? 'a key no longer listed') : 'no key');
+  const keyName = nameOf;
   const total = data?.daily.reduce(
     (t, d) => ({ requests: t.requests + d.requests, ok: t.ok + d.ok, errors: t.errors + d.errors, rate_limited: t.rate_limited + d.rate_limited }),
     { requests: 0, ok: 0, errors: 0, rate_limited: 0 },
