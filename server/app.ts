@@ -1,7 +1,7 @@
 // buildApp wires the HTTP surface and never listens: tests call inject() or listen on port 0.
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Plan } from './accounts/plans.ts';
+import { publicPlan, type Plan } from './accounts/plans.ts';
 import type { CreditPack } from './config.ts';
 import { x402Plugin, type X402Deps } from './x402/plugin.ts';
 import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
@@ -147,17 +147,8 @@ export function catalog(registry: Registry, plans: Plan[], connectLimit: Connect
         input_schema: t.inputSchema,
       })),
     })),
-    plans: plans.map((p) => ({
-      name: p.name,
-      credits: p.credits,
-      renewal: p.renewal,
-      requests_per_minute: p.requests_per_minute,
-      burst: p.burst,
-      servers: p.servers,
-      max_keys: p.max_keys,
-      // Monthly price in integer USD cents; null: not for sale.
-      price_cents: p.price_cents,
-    })),
+    // price_cents: the monthly price in integer USD cents; null: not for sale.
+    plans: plans.map(publicPlan),
     ...(payments ? { credit_packs: payments.packs, payments: { chains: payments.chains, x402: payments.x402 } } : {}),
     // What a call is charged (DESIGN.md §3): only an answer with data, delivered.
     billing: {

@@ -1,16 +1,11 @@
 import type { Database } from '../db/pool.ts';
+import type { Plan } from '../public-types.ts';
 
-export interface Plan {
-  name: string;
-  display_name: string;
-  credits: number;
-  renewal: 'one-time' | 'monthly';
-  requests_per_minute: number;
-  burst: number;
-  servers: string[];
-  max_keys: number;
-  /** Monthly price in USD cents; null: not for sale (free, or assigned by the operator). */
-  price_cents: number | null;
+export type { Plan };
+
+/** A plan's public fields, as /v1/catalog and the dashboard answer them. */
+export function publicPlan(p: Plan): Omit<Plan, 'display_name'> {
+  return { name: p.name, credits: p.credits, renewal: p.renewal, requests_per_minute: p.requests_per_minute, burst: p.burst, servers: p.servers, max_keys: p.max_keys, price_cents: p.price_cents };
 }
 
 const COLUMNS = 'name, display_name, credits, renewal, requests_per_minute, burst, servers, max_keys, price_cents';

@@ -2,6 +2,7 @@
 // clock. Bad input (NaN, non-positive prices, unsorted or malformed dates, too little history)
 // is a caller fault and throws RangeError with a message naming what is wrong; the provider's
 // Candle type is structurally a DailyCandle, so its series can be passed as they are.
+import { addDays } from '../lib/dates.ts';
 
 export interface DailyCandle {
   /** UTC day, YYYY-MM-DD. */
@@ -19,7 +20,6 @@ export interface Dated<T> {
   value: T;
 }
 
-const DAY_MS = 86_400_000;
 const ISO_DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Milliseconds since the epoch at 00:00 UTC of a YYYY-MM-DD day; RangeError if malformed. */
@@ -37,11 +37,6 @@ export function dayToMs(date: string): number {
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
-/** The YYYY-MM-DD day `days` after (or before, if negative) `date`. */
-export function addDays(date: string, days: number): string {
-  return new Date(dayToMs(date) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 /**

@@ -3,8 +3,8 @@
 // figures are annualised with 365 days (√365 for volatility), not the 252 trading days of
 // equity markets. Returns are close-to-close; ratios are fractions (0.25 means 25 %).
 
+import { addDays } from '../lib/dates.ts';
 import {
-  addDays,
   alignByDate,
   assertCandles,
   dayToMs,

@@ -3,7 +3,8 @@
 // look-ahead) and beta-adjusted scenario targets. None of this is advice: the hit rate is there
 // so a reader can see how often the very same rule was right on this asset before.
 
-import { addDays, assertCandles } from './candles.ts';
+import { addDays } from '../lib/dates.ts';
+import { assertCandles } from './candles.ts';
 import type { DailyCandle } from './candles.ts';
 import { technicalIndicators } from './indicators.ts';
 

@@ -11,7 +11,7 @@ import { parseSiweMessage } from 'viem/siwe';
 import { z } from 'zod';
 import { accountCreate, accountGet, accountIdByWallet, accountLinkWallet, type Account, type Chain } from '../accounts/accounts.ts';
 import { accountMerge, accountUnlinkWallet } from '../accounts/merge.ts';
-import type { Plan } from '../accounts/plans.ts';
+import { publicPlan, type Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
@@ -537,18 +537,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
           decimals: c.decimals,
           confirmations: c.confirmations,
         })),
-        plans: (await deps.plans()).map((p) => ({
-          name: p.name,
-          display_name: p.display_name,
-          credits: p.credits,
-          renewal: p.renewal,
-          requests_per_minute: p.requests_per_minute,
-          burst: p.burst,
-          servers: p.servers,
-          max_keys: p.max_keys,
-          price_cents: p.price_cents,
-          current: p.name === account.plan,
-        })),
+        plans: (await deps.plans()).map((p) => ({ ...publicPlan(p), display_name: p.display_name, current: p.name === account.plan })),
       };
     });
   });

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import { addDays, daysBetween, isoDaySchema } from '../lib/dates.ts';
+import type { Outcomes, UsageBreakdown } from '../public-types.ts';
 
 export const MAX_RANGE_DAYS = 366;
 
@@ -86,28 +87,7 @@ export async function usageCsv(db: Database, accountId: string, range: DayRange)
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/** Requests split by outcome: ok (an answer without error), failed, and rate-limited (429). */
-export interface Outcomes {
-  requests: number;
-  ok: number;
-  errors: number;
-  rate_limited: number;
-  credits: number;
-}
-
-export interface UsageBreakdown {
-  from: string;
-  to: string;
-  days: number;
-  /** The first day the request log still holds (retention); days before it have no rows. */
-  retained_from: string;
-  key: string | null;
-  daily: (Outcomes & { day: string })[];
-  by_key: (Outcomes & { key_id: string | null })[];
-  /** tool is null for requests other than tools/call (listing, discovery) and for refusals before one was named. */
-  by_tool: (Outcomes & { server: string; method: string; tool: string | null })[];
-  by_error: { error_code: string; status: number; requests: number }[];
-}
+export type { Outcomes, UsageBreakdown };
 
 /**
  * Reads the daily counts (request_log_daily: a few rows per day, not every request) grouped four

@@ -5,6 +5,7 @@ import { CALL_RULE_HELDOUT, exclusionOf, extractCalls, scoreCall, summarise, yea
 import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
 import { measureCallRule } from '../../scripts/measure-kol-calls.ts';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../server/analytics/tvl.ts';
+import { addDays } from '../../server/lib/dates.ts';
 
 // ETH 100 on 01-01, 110 a day later, 90 a week later, 120 thirty days later; BTC flat at 1000
 // except +10% a week later.
@@ -104,7 +105,6 @@ describe('yearBaseRate', () => {
     const series = loadSnapshot().series.bitcoin!;
     const close = new Map(series.dates.map((d, i) => [d, series.close[i]!]));
     const closeOn: CloseOn = (asset, date) => (asset === 'bitcoin' && close.has(date) ? { close: close.get(date)!, source: 's' } : undefined);
-    const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
     const days = series.dates.filter((d) => d.startsWith('2017-') && close.has(addDays(d, 7)));
     const up = days.filter((d) => close.get(addDays(d, 7))! > close.get(d)!).length;
     const b = yearBaseRate(closeOn, 'bitcoin', 2017, 7)!;

@@ -2,7 +2,7 @@
 // report (which day each value belongs to, when the first value appears) against published
 // reference values and against straightforward independent computations written out here.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../server/analytics/candles.ts';
+import { addDays } from '../../server/lib/dates.ts';
 import type { DailyCandle } from '../../server/analytics/candles.ts';
 import {
   atrSeries,

@@ -1,7 +1,7 @@
 // Support/resistance levels on small hand-made series whose pivots, fractals and volume
 // profile can be worked out on paper.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../server/analytics/candles.ts';
+import { addDays } from '../../server/lib/dates.ts';
 import type { DailyCandle } from '../../server/analytics/candles.ts';
 import {
   floorPivots,

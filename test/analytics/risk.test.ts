@@ -1,8 +1,8 @@
 // Risk measures and the candle helpers they rest on, checked against values worked out by hand
 // or computed independently in the test from their textbook definitions.
 import { describe, expect, it } from 'vitest';
+import { addDays } from '../../server/lib/dates.ts';
 import {
-  addDays,
   alignByDate,
   assertCandles,
   lastNDays,

@@ -1,7 +1,7 @@
 // The composite signal, the replay of a rule over the past (its hit rate, with no look-ahead)
 // and beta-adjusted scenario targets.
 import { describe, expect, it } from 'vitest';
-import { addDays } from '../../server/analytics/candles.ts';
+import { addDays } from '../../server/lib/dates.ts';
 import type { DailyCandle } from '../../server/analytics/candles.ts';
 import {
   ACTION_THRESHOLD,

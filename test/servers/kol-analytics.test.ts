@@ -9,13 +9,13 @@ import { mentionExtractor } from '../../server/providers/social/extractor.ts';
 import { rawCloses, rawCsv, rawReddit, rawTweets } from '../helpers/raw-csv.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
+import { addDays } from '../../server/lib/dates.ts';
 
 let suite: ToolSuite;
 const snapshot = loadSnapshot();
 const extractor = mentionExtractor(snapshot.assets);
 const tweets = rawTweets();
 const tweetDays = tweets.map((t) => t.day).sort();
-const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
   suite = await toolSuite('kol-analytics', 10_000);

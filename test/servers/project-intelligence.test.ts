@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawCsv } from '../helpers/raw-csv.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
+import { addDays } from '../../server/lib/dates.ts';
 
 let suite: ToolSuite;
 const protocols = rawCsv('projects/defillama_protocols_2025-12-19.csv');
@@ -11,7 +12,6 @@ const history = (name: string) =>
   rawCsv('projects/defillama_protocol_tvl_history_solana_move_lending.csv')
     .filter((r) => r.protocol === name)
     .map((r) => ({ date: r.date!, tvl_usd: Number(r.tvl_usd) }));
-const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
   suite = await toolSuite('project-intelligence', 10_000);

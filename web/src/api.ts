@@ -1,5 +1,6 @@
 // The dashboard's one HTTP client for its JSON API (/api). Mutating requests carry the session's
 // CSRF token; errors arrive as the service's envelope and are thrown as ApiFailure.
+import type { Plan } from '../../server/public-types.ts';
 
 export interface ApiErrorBody {
   code: string;
@@ -116,26 +117,8 @@ export interface KeyInfo {
   status: 'active' | 'revoked' | 'expired';
 }
 
-/** Requests the gateway logged, split by how they were answered (GET /api/usage/breakdown). */
-export interface Outcomes {
-  requests: number;
-  ok: number;
-  errors: number;
-  rate_limited: number;
-  credits: number;
-}
-
-export interface UsageBreakdown {
-  from: string;
-  to: string;
-  days: number;
-  retained_from: string;
-  key: string | null;
-  daily: (Outcomes & { day: string })[];
-  by_key: (Outcomes & { key_id: string | null })[];
-  by_tool: (Outcomes & { server: string; method: string; tool: string | null })[];
-  by_error: { error_code: string; status: number; requests: number }[];
-}
+// The API's JSON shapes, declared once beside the server that builds them.
+export type { Outcomes, UsageBreakdown } from '../../server/public-types.ts';
 
 export interface UsageInfo {
   plan: string;
@@ -155,17 +138,7 @@ export interface UsageInfo {
   daily: { day: string; server: string; tool: string; calls: number; credits: number }[];
 }
 
-export interface PlanInfo {
-  name: string;
-  display_name: string;
-  credits: number;
-  renewal: 'one-time' | 'monthly';
-  requests_per_minute: number;
-  burst: number;
-  servers: string[];
-  max_keys: number;
-  /** Monthly price in integer USD cents; null: not for sale. */
-  price_cents: number | null;
+export interface PlanInfo extends Plan {
   current: boolean;
 }
 

@@ -1,49 +1,11 @@
 // portfolio-analytics: what wallets hold across chains, priced; the risk of holding it; and
 // wallets side by side.
-import { z } from 'zod';
-import { ApiError } from '../../errors.ts';
-import { defineTool } from '../../mcp/tool.ts';
-import { datedAnswer } from '../common/dating.ts';
 import type { ServerDeps } from '../deps.ts';
-import type { ServerSpec } from '../spec.ts';
-import { chainsSchema, scanPortfolio, walletAddressSchema, type Holding, type PortfolioScan } from './holdings.ts';
-import { holdingsRisk, type RiskReport } from './risk.ts';
 import { serverIcon } from '../icons.ts';
-
-const windowSchema = z.number().int().min(30).max(365).default(90).describe('Days of daily prices the metrics cover (30-365).');
-
-/** Distinct addresses, as given; duplicates are a caller mistake worth naming. */
-const addressesSchema = (min: number, max: number) =>
-  z
-    .array(walletAddressSchema)
-    .min(min)
-    .max(max)
-    .refine((xs) => new Set(xs.map((x) => (x.startsWith('0x') ? x.toLowerCase() : x))).size === xs.length, 'addresses must be distinct');
+import type { ServerSpec } from '../spec.ts';
+import { portfolioTools } from './portfolio.ts';
 
 export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
-  const sourceOf = (scan: PortfolioScan) => `${scan.chains.map((c) => (c.chain === 'solana' ? 'rpc:solana' : `rpc:${c.chain}`)).join('+')}${scan.prices.source ? `+${scan.prices.source}` : ''}`;
-
-  const allocation = (holdings: Holding[]) => {
-    const byAsset = new Map<string, { symbol: string; asset_id: string; value_usd: number }>();
-    let total = 0;
-    for (const h of holdings) {
-      if (h.value_usd === null || !h.asset_id) continue;
-      const a = byAsset.get(h.asset_id) ?? { symbol: h.symbol, asset_id: h.asset_id, value_usd: 0 };
-      a.value_usd += h.value_usd;
-      byAsset.set(h.asset_id, a);
-      total += h.value_usd;
-    }
-    return [...byAsset.values()]
-      .sort((a, b) => b.value_usd - a.value_usd)
-      .map((a) => ({ ...a, value_usd: Math.round(a.value_usd * 100) / 100, share: total > 0 ? Math.round((a.value_usd / total) * 1e6) / 1e6 : 0 }));
-  };
-
-  const risk = async (holdings: Holding[], windowDays: number, signal: AbortSignal): Promise<RiskReport> => {
-    const report = await holdingsRisk(deps.market, holdings, windowDays, signal);
-    if (!report) throw new ApiError('NOT_FOUND', 'The wallets hold nothing with a price history on the scanned chains, so there is no risk to measure.');
-    return report;
-  };
-
   return {
     name: 'portfolio-analytics',
     icon: serverIcon('portfolio-analytics'),
@@ -51,83 +13,6 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
     description: 'Multi-chain wallet portfolios: priced holdings, allocation, risk metrics and wallet comparison.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
     dataFreshness: 'Balances live over each chain\'s JSON-RPC (block or slot named in the answer); prices from the market data source with their as-of date.',
-    tools: [
-      defineTool({
-        name: 'get_portfolio',
-        title: 'Portfolio',
-        description:
-          'Returns the native coin and curated-list token balances of up to 10 addresses across the given chains, priced in USD, with each wallet\'s value and the allocation by asset. Spam is filtered: only tokens on a curated list are counted.',
-        input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema }).strict(),
-        credits: 2,
-        handler: async (args, ctx) => {
-          const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);
-          const all = scan.wallets.flatMap((w) => w.holdings);
-          return {
-            data: {
-              total_value_usd: Math.round(scan.wallets.reduce((a, w) => a + w.value_usd, 0) * 100) / 100,
-              wallets: scan.wallets,
-              allocation: allocation(all),
-              unpriced_holdings: all.filter((h) => h.value_usd === null).length,
-              chains: scan.chains,
-              unavailable: scan.unavailable,
-              unlisted_solana_tokens: scan.unlisted_solana_tokens,
-              coverage: 'Native coins plus every token of the curated lists (Uniswap default list, devnet manifest) on each chain; tokens on no curated list are not counted.',
-            },
-            source: sourceOf(scan),
-            ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
-          };
-        },
-      }),
-      defineTool({
-        name: 'get_risk_metrics',
-        title: 'Portfolio risk metrics',
-        description:
-          'Returns the risk of the wallets\' current priced holdings over a window of daily prices: annualised volatility, Sharpe ratio, maximum drawdown, 1-day 95% value at risk, concentration (HHI, top holding) and beta to BTC.',
-        input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema, window_days: windowSchema }).strict(),
-        credits: 3,
-        handler: async (args, ctx) => {
-          const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);
-          const report = await risk(scan.wallets.flatMap((w) => w.holdings), args.window_days, ctx.signal);
-          return {
-            data: { ...report, chains: scan.chains, unavailable: scan.unavailable },
-            source: sourceOf(scan),
-            data_as_of: report.to,
-          };
-        },
-      }),
-      defineTool({
-        name: 'compare_wallets',
-        title: 'Compare wallets',
-        description: 'Returns 2-5 wallets side by side: value, holdings, top holding, allocation, the assets they share, and each one\'s volatility, drawdown, Sharpe ratio and beta to BTC.',
-        input: z.object({ addresses: addressesSchema(2, 5), chains: chainsSchema, window_days: windowSchema }).strict(),
-        credits: 4,
-        handler: async (args, ctx) => {
-          const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);
-          const wallets = await Promise.all(
-            scan.wallets.map(async (w) => {
-              const alloc = allocation(w.holdings);
-              const r = await holdingsRisk(deps.market, w.holdings, args.window_days, ctx.signal);
-              return {
-                address: w.address,
-                value_usd: w.value_usd,
-                holdings: w.holdings.length,
-                top_holding: alloc[0] ?? null,
-                allocation: alloc,
-                risk: r
-                  ? { volatility_annualised: r.volatility_annualised, max_drawdown: r.max_drawdown.depth, sharpe: r.sharpe, beta_to_btc: r.beta_to_btc, var_95_1d_usd: r.var_95_1d.usd }
-                  : null,
-              };
-            }),
-          );
-          const held = wallets.map((w) => new Set(w.allocation.map((a) => a.asset_id)));
-          const shared = [...(held[0] ?? [])].filter((id) => held.every((s) => s.has(id)));
-          return {
-            data: { wallets, shared_assets: shared, window_days: args.window_days, chains: scan.chains, unavailable: scan.unavailable },
-            source: sourceOf(scan),
-            ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
-          };
-        },
-      }),
-    ],
+    tools: [...portfolioTools(deps)],
   };
 }

@@ -1,0 +1,40 @@
+// JSON shapes the public HTTP API answers (/v1/catalog, the dashboard's /api), declared once: the
+// server builds them and web/ reads them (type-only imports; this file imports nothing).
+
+/** A plan as the catalog and the dashboard show it. */
+export interface Plan {
+  name: string;
+  display_name: string;
+  credits: number;
+  renewal: 'one-time' | 'monthly';
+  requests_per_minute: number;
+  burst: number;
+  servers: string[];
+  max_keys: number;
+  /** Monthly price in integer USD cents; null: not for sale (free, or assigned by the operator). */
+  price_cents: number | null;
+}
+
+/** Requests the gateway logged, split by how they were answered: ok, failed, rate-limited (429). */
+export interface Outcomes {
+  requests: number;
+  ok: number;
+  errors: number;
+  rate_limited: number;
+  credits: number;
+}
+
+/** GET /api/usage/breakdown. */
+export interface UsageBreakdown {
+  from: string;
+  to: string;
+  days: number;
+  /** The first day the request log still holds (retention); days before it have no rows. */
+  retained_from: string;
+  key: string | null;
+  daily: (Outcomes & { day: string })[];
+  by_key: (Outcomes & { key_id: string | null })[];
+  /** tool is null for requests other than tools/call (listing, discovery) and for refusals before one was named. */
+  by_tool: (Outcomes & { server: string; method: string; tool: string | null })[];
+  by_error: { error_code: string; status: number; requests: number }[];
+}
