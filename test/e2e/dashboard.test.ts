@@ -283,7 +283,8 @@ describe('dashboard in Chromium', () => {
     const table = page.getByTestId('request-log');
     await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).waitFor();
     expect(await table.locator('tbody tr', { hasText: 'req-e2e-429' }).textContent()).toContain('429 RATE_LIMITED');
-    expect(await table.locator('tbody tr', { hasText: 'req-e2e-ok' }).textContent()).toContain('laptop assistant');
+    // The key's name shows once the page has the account's keys ("…" until then).
+    await expect.poll(() => table.locator('tbody tr', { hasText: 'req-e2e-ok' }).textContent()).toContain('laptop assistant');
     // The Quick start's curl call (an earlier test) reached the log through the gateway itself.
     await expect.poll(() => table.locator('tbody tr').filter({ hasNotText: 'req-e2e-' }).count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     await page.getByRole('combobox', { name: /^Status/ }).selectOption({ label: 'Rate-limited (429)' });

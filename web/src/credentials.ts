@@ -11,14 +11,23 @@ export interface Credentials {
 
 export function useCredentials(): Credentials {
   const [keys, setKeys] = useState<KeyInfo[]>([]);
+  // Until the keys have loaded a row's key is unknown, not gone: it reads "…" meanwhile.
+  const [loaded, setLoaded] = useState(false);
   const [connections, setConnections] = useState<ConnectionInfo[]>([]);
   useEffect(() => {
-    api<{ keys: KeyInfo[] }>('GET', '/keys').then((r) => setKeys(r.keys), () => {});
+    api<{ keys: KeyInfo[] }>('GET', '/keys').then(
+      (r) => {
+        setKeys(r.keys);
+        setLoaded(true);
+      },
+      () => setLoaded(true),
+    );
     // Absent when the service runs without its authorization server: then there are no connections.
     api<{ connections: ConnectionInfo[] }>('GET', '/connections').then((r) => setConnections(r.connections), () => {});
   }, []);
   const nameOf = (id: string | null) => {
     if (!id) return 'no key';
+    if (!loaded) return '…';
     const key = keys.find((k) => k.id === id);
     if (key) return key.name;
     const app = connections.find((c) => c.id === id);
