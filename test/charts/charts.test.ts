@@ -166,6 +166,25 @@ describe('cryptomcp chart', () => {
     expect(await webEnv()).not.toContainEqual(expect.objectContaining({ name: 'DASHBOARD_ORIGIN' }));
   });
 
+  it('behind the web ingress, /x402/mcp/{server}, /oauth and /.well-known reach the web pods (path / by prefix), while each MCPServer claims only /mcp/<name>', async () => {
+    const payTo = '0x1111111111111111111111111111111111111111';
+    const objects = await render(PLATFORM, '--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com', '--set', `web.payments.x402.payTo=${payTo}`);
+    const web = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } };
+    expect(web.spec.template.spec.containers[0]!.env).toContainEqual({ name: 'X402_PAY_TO', value: payTo });
+    const ingress = objects.find((o) => o.kind === 'Ingress' && o.metadata.name.endsWith('web')) as unknown as { spec: { rules: { host: string; http: { paths: { path: string; pathType: string; backend: { service: { name: string } } }[] } }[] } };
+    expect(ingress.spec.rules[0]!.host).toBe('mcp.example.com');
+    expect(ingress.spec.rules[0]!.http.paths).toEqual([expect.objectContaining({ path: '/', pathType: 'Prefix', backend: { service: expect.objectContaining({ name: 'rel-cryptomcp-web' }) } })]);
+    // What the operator builds from each MCPServer with an ingress on the same host claims /mcp/<server> only:
+    // nothing more specific than / takes /x402, /oauth or /.well-known away from the web pods.
+    const servers = objects.filter((o) => o.kind === 'MCPServer') as unknown as Parameters<typeof desiredChildren>[0][];
+    expect(servers.length).toBe(9);
+    for (const m of servers) {
+      const withIngress = { ...m, metadata: { ...m.metadata, namespace: 'cryptomcp', uid: 'u' }, spec: { ...m.spec, ingress: { enabled: true, host: 'mcp.example.com' } } };
+      const child = desiredChildren(withIngress, { image: 'x', secretValues: {} }).children.find((c) => c.kind === 'Ingress') as unknown as { spec: { rules: { http: { paths: { path: string }[] } }[] } };
+      expect(child.spec.rules.flatMap((r) => r.http.paths.map((p) => p.path))).toEqual([`/mcp/${m.spec.server}`]);
+    }
+  });
+
   it('commonLabels and commonAnnotations reach every rendered object, and the MCPServers pass them to their children', async () => {
     const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
     for (const o of objects) {
