@@ -19,7 +19,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { post, startTestService } from '../helpers/service.ts';
+import { inEra, post, startTestService } from '../helpers/service.ts';
 import { loadConfig } from '../../server/config.ts';
 import { startService } from '../../server/runtime.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
@@ -334,5 +334,27 @@ describe('secrets stay out of the logs', () => {
     const all = logs.join('\n').toLowerCase();
     expect(all).not.toContain(settlementKey.slice(2).toLowerCase());
     expect(all).not.toContain(treasury.slice(2).toLowerCase());
+  });
+});
+
+describe('the 2026-07-28 protocol', () => {
+  it('server/discover is free; an unpaid tools/call is 402 with PAYMENT-REQUIRED; a paid one is answered, settled once and moves the price', async () => {
+    const discover = inEra('modern', { jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} });
+    const found = await post(url(), discover.body, discover.headers);
+    expect(found.status).toBe(200);
+    expect((found.body as { result: { serverInfo?: unknown } }).result).toBeDefined();
+
+    const unpaid = inEra('modern', call());
+    const refused = await post(url(), unpaid.body, unpaid.headers);
+    expect(refused.status).toBe(402);
+    expect(decodePaymentRequiredHeader(refused.headers.get('payment-required')!).accepts[0]).toMatchObject({ amount: '10000', payTo: treasury });
+
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const paid = inEra('modern', call(), { 'payment-signature': await signed(payer) });
+    const res = await post(url(), paid.body, paid.headers);
+    expect(res.status).toBe(200);
+    expect((res.body as { result: { structuredContent: { success: boolean } } }).result.structuredContent.success).toBe(true);
+    expect(decodePaymentResponseHeader(res.headers.get('payment-response')!)).toMatchObject({ success: true });
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PRICE);
   });
 });
