@@ -41,6 +41,7 @@ import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
 import type { Payments } from '../payments/orders.ts';
 import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
+import { credentialStatus, parseBody } from './body.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -115,16 +116,6 @@ const UnlinkBody = z.object({ family: z.enum(['evm', 'solana']), address: z.stri
 
 function parseOfferId(params: unknown): string {
   return parseBody(z.object({ id: z.string().uuid() }), params).id;
-}
-
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) {
-    throw new ApiError('INVALID_PARAMS', 'The request fields are invalid.', {
-      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    });
-  }
-  return parsed.data;
 }
 
 export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
@@ -622,9 +613,7 @@ function sessionView(session: Session, account: Account, created: boolean, allow
 }
 
 export function keyStatus(k: ApiKey, now = Date.now()): 'active' | 'revoked' | 'expired' {
-  if (k.revoked_at) return 'revoked';
-  if (k.expires_at && k.expires_at.getTime() <= now) return 'expired';
-  return 'active';
+  return credentialStatus(k, now);
 }
 
 function keyView(k: ApiKey) {

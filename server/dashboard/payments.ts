@@ -7,19 +7,11 @@ import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import type { Plan } from '../accounts/plans.ts';
 import { formatUnits, orderView, type Payments } from '../payments/orders.ts';
+import { parseBody } from './body.ts';
 
 const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64), chain: z.string().min(1).max(16) });
 const SubmitBody = z.object({ tx_hash: z.string().min(1).max(200) });
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) {
-    throw new ApiError('INVALID_PARAMS', 'The request fields are invalid.', {
-      issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-    });
-  }
-  return parsed.data;
-}
 
 export interface Purchase {
   id: string;
@@ -118,7 +110,7 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps
   const { payments } = deps;
 
   app.post('/orders', async (request, reply) => {
-    const body = parse(OrderBody, request.body);
+    const body = parseBody(OrderBody, request.body);
     const order = await payments.create(deps.accountIdOf(request), body, await deps.plans());
     return reply.code(201).send({ order: orderView(order), chain_id: payments.chains.find((c) => c.chain === order.chain)?.chainId ?? null });
   });
@@ -131,7 +123,7 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps
   });
 
   app.post('/orders/:id/submit', async (request) => {
-    const { tx_hash } = parse(SubmitBody, request.body);
+    const { tx_hash } = parseBody(SubmitBody, request.body);
     const paid = await payments.submit(deps.accountIdOf(request), (request.params as { id: string }).id, tx_hash.trim());
     deps.onCredited();
     return { order: orderView(paid.order), account: { plan: paid.plan, balance: paid.balance, paid_until: paid.paid_until?.toISOString() ?? null } };

@@ -14,6 +14,7 @@ import type { KeyResolver } from '../keys/resolver.ts';
 import { serversOfResource } from './provider.ts';
 import type { OAuthServer } from './server.ts';
 import { connectionCreate, connectionListByAccount, connectionRevoke, type Connection } from './store.ts';
+import { credentialStatus } from '../dashboard/body.ts';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -208,9 +209,7 @@ function safeHost(uri: string): string | null {
 }
 
 export function connectionStatus(c: Connection, now = Date.now()): 'active' | 'revoked' | 'expired' {
-  if (c.revoked_at) return 'revoked';
-  if (c.expires_at.getTime() <= now) return 'expired';
-  return 'active';
+  return credentialStatus(c, now);
 }
 
 function connectionView(c: Connection) {
