@@ -38,3 +38,22 @@ export interface UsageBreakdown {
   by_tool: (Outcomes & { server: string; method: string; tool: string | null })[];
   by_error: { error_code: string; status: number; requests: number }[];
 }
+
+/** One purchase on the account (GET /api/purchases): a plan or pack paid on chain, or an x402 call. */
+export interface PurchaseJson {
+  id: string;
+  kind: 'plan' | 'pack';
+  item: string | null;
+  credits: number;
+  price_cents: number;
+  chain: string;
+  tx_hash: string;
+  payer: string;
+  token: string;
+  /** Token base units, as a decimal string. */
+  amount: string;
+  /** The amount in whole tokens ("29.00"). */
+  amount_display: string;
+  order_id: string | null;
+  created_at: string;
+}

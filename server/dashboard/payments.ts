@@ -7,6 +7,7 @@ import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import type { Plan } from '../accounts/plans.ts';
 import { formatUnits, orderView, type Payments } from '../payments/orders.ts';
+import type { PurchaseJson } from '../public-types.ts';
 import { parseBody } from './body.ts';
 
 const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64), chain: z.string().min(1).max(16) });
@@ -39,7 +40,7 @@ export async function purchaseList(db: Database, accountId: string): Promise<Pur
   return res.rows;
 }
 
-export function purchaseView(p: Purchase) {
+export function purchaseView(p: Purchase): PurchaseJson {
   return {
     id: p.id,
     kind: p.kind,

@@ -186,18 +186,7 @@ export interface OrderInfo {
   expires_at: string;
 }
 
-export interface PurchaseInfo {
-  id: string;
-  kind: 'plan' | 'pack';
-  item: string | null;
-  credits: number;
-  price_cents: number;
-  chain: string;
-  tx_hash: string;
-  payer: string;
-  amount_display: string;
-  created_at: string;
-}
+export type { PurchaseJson as PurchaseInfo } from '../../server/public-types.ts';
 
 /** Integer cents as dollars, e.g. 2900 -> "$29.00" (no floating point). */
 export function formatCents(cents: number): string {
