@@ -8,24 +8,14 @@ import os from 'node:os';
 import { migrate } from '../server/db/migrate.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { openBenchDatabase } from './support/database.ts';
+import { timed as timedRuns } from './support/timing.ts';
 
 const ACCOUNTS = 100;
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 1000);
 const KEY_ID = '00000000-0000-4000-8000-000000000001';
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-async function timed(samples: number, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < Math.ceil(samples / 5); i++) await fn(); // warm-up: plans, caches
-  const xs: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const started = performance.now();
-    await fn();
-    xs.push(performance.now() - started);
-  }
-  xs.sort((a, b) => a - b);
-  return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99) };
-}
+/** p50/p99 of `fn` over `samples` runs after a fifth as many warm-up runs. */
+const timed = (samples: number, fn: () => Promise<unknown>) => timedRuns(fn, { samples, warmup: Math.ceil(samples / 5) });
 
 async function main() {
   const { db, close } = await openBenchDatabase('cmcp-bench-metering-', 1);

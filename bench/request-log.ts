@@ -9,25 +9,15 @@ import { requestLogInsertMany, requestLogPage, type RequestLogEntry } from '../s
 import { parseRange, usageBreakdown, usageDaily } from '../server/dashboard/usage.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { openBenchDatabase } from './support/database.ts';
+import { timed as timedRuns } from './support/timing.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const TOOLS = ['get_prices', 'get_market_overview', 'search_assets', 'get_capabilities'];
 const SERVERS = ['market-intelligence', 'price-prediction', 'whale-intelligence'];
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-async function timed(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 10; i++) await fn();
-  const xs: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const started = performance.now();
-    await fn();
-    xs.push(performance.now() - started);
-  }
-  xs.sort((a, b) => a - b);
-  return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99) };
-}
+/** p50/p99 of `fn` after 10 warm-up runs. */
+const timed = (fn: () => Promise<unknown>) => timedRuns(fn, { samples: SAMPLES, warmup: 10 });
 
 async function main() {
   const { db, close } = await openBenchDatabase('cmcp-bench-request-log-', 2);
