@@ -7,6 +7,7 @@ import { createPublicClient, createWalletClient, hashDomain, http, parseAbi, toH
 import { mnemonicToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { MNEMONIC, startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from '../payments/helpers.ts';
 
 let devnet: Devnet;
 beforeAll(async () => {
@@ -27,16 +28,7 @@ const abi = parseAbi([
   'function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
 ]);
 
-const TYPES = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const;
+const TYPES = TRANSFER_WITH_AUTHORIZATION_TYPES;
 
 function clients() {
   const m = devnet.manifest;

@@ -61,3 +61,15 @@ export async function rpcProxy(target: string): Promise<{ url: string; down: boo
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }
+
+/** EIP-3009's typed data for transferWithAuthorization (what USDC and the devnet's DevUsdc verify). */
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;

@@ -22,7 +22,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { inEra, post, startTestService } from '../helpers/service.ts';
 import { loadConfig } from '../../server/config.ts';
 import { startService } from '../../server/runtime.ts';
-import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
+import { devnetAccount, devnetClients, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../payments/helpers.ts';
 
 let db: TestDatabase;
 let devnet: Devnet;
@@ -116,16 +116,7 @@ async function signed(
   };
   const signature = await (opts.signer ?? from).signTypedData({
     domain: { name: opts.domainName ?? 'USD Coin', version: '2', chainId: devnet.manifest.chain_id, verifyingContract: usdc },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
     primaryType: 'TransferWithAuthorization',
     message: authorization,
   });
