@@ -5,7 +5,7 @@
 // test/observability checks that they exist here.
 import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type OpenMetricsContentType } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type HistogramConfiguration, type OpenMetricsContentType } from 'prom-client';
 import type pg from 'pg';
 import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
 import { TalliedCounter, TalliedHistogram } from './telemetry/tallies.ts';
@@ -101,13 +101,39 @@ export interface Metrics {
   close(): void;
 }
 
-export function createMetrics(): Metrics {
+/**
+ * The tallied metric written through prom-client's own inc() and observe() (bench:observability's
+ * `tallies` piece, telemetry/config.ts): what the tallies are measured against.
+ */
+function plainCounter<L extends string>(config: CounterConfiguration<L>): TallyOf<L> {
+  const counter = new Counter<L>(config);
+  return { add: (labels, value = 1) => counter.inc(labels, value) };
+}
+
+function plainHistogram<L extends string>(config: HistogramConfiguration<L>): RecordOf<L> {
+  const histogram = new Histogram<L>(config);
+  if (!config.enableExemplars) return { record: (labels, value) => histogram.observe(labels, value) };
+  // With exemplars on, prom-client's observe takes one object.
+  const observe = histogram.observe as unknown as (o: { labels: Record<L, string>; value: number; exemplarLabels?: Record<string, string> }) => void;
+  return { record: (labels, value, exemplarLabels) => observe.call(histogram, { labels, value, exemplarLabels }) };
+}
+
+export interface MetricsOptions {
+  /** prom-client's inc() and observe() for the per-request metrics instead of the tallies (a benchmark's control). */
+  plain?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const counterOf = <L extends string>(config: Omit<CounterConfiguration<L>, 'collect'> & { labelNames: readonly L[] }): TallyOf<L> =>
+    options.plain ? plainCounter(config) : new TalliedCounter(config);
+  const histogramOf = <L extends string>(config: HistogramConfiguration<L> & { labelNames: readonly L[]; buckets: number[] }): RecordOf<L> =>
+    options.plain ? plainHistogram(config) : new TalliedHistogram(config);
   const registry = new Registry<OpenMetricsContentType>();
   registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
   collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_', eventLoopMonitoringPrecision: EVENT_LOOP_RESOLUTION_MS });
   const registers = [registry];
 
-  const keyCacheLookups = new TalliedCounter({
+  const keyCacheLookups = counterOf({
     name: 'cryptomcp_key_cache_lookups_total',
     help: 'API key lookups by the gateway, answered from the in-process cache (hit) or the database (miss).',
     labelNames: ['result'],
@@ -164,13 +190,13 @@ export function createMetrics(): Metrics {
 
   return {
     registry,
-    mcpRequests: new TalliedCounter({
+    mcpRequests: counterOf({
       name: 'cryptomcp_mcp_requests_total',
       help: 'MCP HTTP requests answered, by server, JSON-RPC method, tool, outcome (ok or the error code) and HTTP status.',
       labelNames: ['server', 'method', 'tool', 'outcome', 'status'],
       registers,
     }),
-    mcpRequestDuration: new TalliedHistogram({
+    mcpRequestDuration: histogramOf({
       name: 'cryptomcp_mcp_request_duration_seconds',
       help: 'Time from receiving an MCP request to the end of its answer, by server, method, tool and outcome.',
       labelNames: ['server', 'method', 'tool', 'outcome'],
@@ -180,7 +206,7 @@ export function createMetrics(): Metrics {
       enableExemplars: true,
       registers,
     }),
-    mcpOperationDuration: new TalliedHistogram({
+    mcpOperationDuration: histogramOf({
       name: 'mcp_server_operation_duration_seconds',
       help: 'OpenTelemetry MCP semantic conventions: mcp.server.operation.duration, by mcp.method.name, gen_ai.tool.name and error.type.',
       labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'error_type'],

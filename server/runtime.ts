@@ -17,6 +17,7 @@ import { FreeMeter } from './metering/free-meter.ts';
 import { Meter } from './metering/meter.ts';
 import { SqlUsageReader } from './metering/usage.ts';
 import { createMetrics, disabledMetrics, serveMetrics } from './metrics.ts';
+import { plainTelemetry } from './telemetry/config.ts';
 import { createEvmClients, EVM_NETWORKS } from './providers/evm/chains.ts';
 import { ChainCache } from './providers/evm/cache.ts';
 import { ExplorerApi } from './providers/evm/explorer.ts';
@@ -148,7 +149,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
-  const metrics = config.metricsEnabled ? createMetrics() : disabledMetrics();
+  const metrics = config.metricsEnabled ? createMetrics({ plain: plainTelemetry().has('tallies') }) : disabledMetrics();
   metrics.watchPool(db.pool, config.databasePoolMax);
   const keys = new KeyResolver(db, {
     ttlMs: config.keyCacheTtlMs,

@@ -12,3 +12,27 @@ export function otelEnv(): NodeJS.ProcessEnv {
 export function serviceName(env: NodeJS.ProcessEnv = otelEnv()): string {
   return env.OTEL_SERVICE_NAME ?? DEFAULT_SERVICE_NAME;
 }
+
+/**
+ * A piece of the service's own telemetry machinery that can be swapped for the library's own,
+ * for bench:observability to measure what each one buys (bench/NOTES.md, "Telemetry pieces"):
+ * - `export`: the SDK's BatchSpanProcessor and exporter on the main thread, instead of the span
+ *   ring and the export thread (export-thread.ts);
+ * - `spans`: the SDK's spans, instead of our recording spans (span.ts);
+ * - `tallies`: prom-client's inc() and observe(), instead of the tallies (tallies.ts).
+ */
+export type TelemetryPiece = 'export' | 'spans' | 'tallies';
+const PIECES: readonly TelemetryPiece[] = ['export', 'spans', 'tallies'];
+
+/**
+ * The pieces CRYPTOMCP_BENCH_PLAIN_TELEMETRY (a comma list) replaces with the library's own. A
+ * benchmark setting, not an operator's: production runs with none replaced. An unknown name is
+ * an error, so a typo in a benchmark cannot measure the wrong thing.
+ */
+export function plainTelemetry(env: NodeJS.ProcessEnv = otelEnv()): ReadonlySet<TelemetryPiece> {
+  const names = (env.CRYPTOMCP_BENCH_PLAIN_TELEMETRY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!PIECES.includes(name as TelemetryPiece)) throw new Error(`CRYPTOMCP_BENCH_PLAIN_TELEMETRY: unknown piece "${name}" (known: ${PIECES.join(', ')})`);
+  }
+  return new Set(names as TelemetryPiece[]);
+}

@@ -13,10 +13,10 @@
 // nothing over an unsampled one). In a loop the same spans cost ~5 us: the SDK's span, its
 // attribute checks, clock and context objects are code and allocations a rare sampled request
 // runs cold. Sampling, ids (ids.ts), the export and its format stay the SDK's.
-import { SpanStatusCode, TraceFlags, type Attributes, type AttributeValue, type Exception, type HrTime, type Link, type SpanContext, type SpanKind, type SpanStatus, type TimeInput, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags, type Attributes, type AttributeValue, type Exception, type HrTime, type Link, type SpanContext, type SpanKind, type SpanStatus, type TimeInput, type Span, type Tracer } from '@opentelemetry/api';
 import { cleanSimpleAttributes, hrTime, isTimeInput, maybeAddAttribute, timeInputToHrTime } from '@opentelemetry/core';
 import type { SpanRecord } from './export-thread.ts';
-import { newSpanId } from './ids.ts';
+import { newSpanId, withChosenIds } from './ids.ts';
 
 /** Where ended spans go; set by startTelemetry. Until then spans are dropped. */
 let sink: ((record: SpanRecord) => void) | undefined;
@@ -161,8 +161,28 @@ export class RecordingSpan implements Span {
   }
 }
 
+/**
+ * When set (bench:observability's `spans` piece, telemetry/config.ts), rootSpan and childSpan
+ * make the SDK's own spans with this tracer instead of recording spans.
+ */
+let sdkTracer: Tracer | undefined;
+
+export function useSdkSpans(tracer: Tracer | undefined): void {
+  sdkTracer = tracer;
+}
+
+/** The root span of a sampled request, with the request's trace id. */
+export function rootSpan(name: string, kind: SpanKind, traceId: string, attributes: Attributes, traceState?: SpanContext['traceState']): Span {
+  if (sdkTracer) {
+    const tracer = sdkTracer;
+    return withChosenIds(traceId, newSpanId(), () => tracer.startSpan(name, { kind, attributes }, ROOT_CONTEXT));
+  }
+  return new RecordingSpan(name, kind, traceId, undefined, attributes, traceState);
+}
+
 /** A child of `parent` (a span of ours or the SDK's) in the same trace. */
-export function childSpan(name: string, kind: SpanKind, parent: Span, attributes: Attributes): RecordingSpan {
+export function childSpan(name: string, kind: SpanKind, parent: Span, attributes: Attributes): Span {
+  if (sdkTracer) return sdkTracer.startSpan(name, { kind, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
   const ctx = parent.spanContext();
   return new RecordingSpan(name, kind, ctx.traceId, ctx, attributes);
 }

@@ -10,11 +10,11 @@ import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg
 import type * as NodeSdk from '@opentelemetry/sdk-node';
 import type * as SdkTrace from '@opentelemetry/sdk-trace';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
-import { otelEnv, serviceName } from './config.ts';
+import { otelEnv, plainTelemetry, serviceName } from './config.ts';
 import { ExportThreadSpanProcessor } from './export-thread.ts';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
 import { SpanReplayer } from './replay.ts';
-import { setSpanSink } from './span.ts';
+import { setSpanSink, useSdkSpans } from './span.ts';
 import { markTracingEnabled } from './tracing.ts';
 
 /**
@@ -122,7 +122,10 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as typeof PgInstrumentationModule;
   const { W3CTraceContextPropagator } = require('@opentelemetry/core') as typeof OtelCore;
   const sampler = samplerFromEnv(otelEnv(), require('@opentelemetry/sdk-trace') as typeof SdkTrace);
-  const exportThread = options.spanProcessors ? undefined : new ExportThreadSpanProcessor();
+  const plain = plainTelemetry();
+  // With the `export` piece swapped (a benchmark, config.ts), the SDK builds its own batch
+  // processor and exporter from OTEL_* on this thread: spanProcessors left undefined.
+  const exportThread = options.spanProcessors || plain.has('export') ? undefined : new ExportThreadSpanProcessor();
   const sdk = new NodeSDK({
     serviceName: serviceName(),
     // Ended spans go to a worker thread that batches and exports them with exporters built from
@@ -158,7 +161,8 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   require('pg');
   // The service's own spans (span.ts) skip the SDK on this thread: to the export thread as
   // records, or, with the caller's processors, replayed into the SDK here and now.
-  if (exportThread) setSpanSink((record) => exportThread.write(record));
+  if (plain.has('spans')) useSdkSpans(trace.getTracer('cryptomcp'));
+  else if (exportThread) setSpanSink((record) => exportThread.write(record));
   else {
     const replayer = new SpanReplayer(trace.getTracerProvider());
     setSpanSink((record) => replayer.replay(record));
@@ -168,6 +172,7 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
     shutdown: async () => {
       await sdk.shutdown();
       setSpanSink(undefined);
+      useSdkSpans(undefined);
     },
   };
   return started;

@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace';
 import { newTraceId } from './ids.ts';
-import { childSpan, RecordingSpan } from './span.ts';
+import { childSpan, rootSpan } from './span.ts';
 
 let enabled = false;
 let rootSampler: Sampler | undefined;
@@ -57,7 +57,7 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   // RECORD without SAMPLED would make a span no exporter is given: treated as not sampled.
   if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) return traceId;
   const attributes: Attributes = { ...sampled.attributes, 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion };
-  httpSpans.set(req, new RecordingSpan(name, SpanKind.SERVER, traceId, undefined, attributes, sampled.traceState));
+  httpSpans.set(req, rootSpan(name, SpanKind.SERVER, traceId, attributes, sampled.traceState));
   return traceId;
 }
 

@@ -106,6 +106,22 @@ describe('OTLP export from the serve process', () => {
     }
   });
 
+  // bench:observability measures our pieces against the library's own (telemetry/config.ts):
+  // that comparison means something only if both export the same trace.
+  it.each(['export', 'spans', 'export,spans'])("with CRYPTOMCP_BENCH_PLAIN_TELEMETRY=%s the same trace is exported, by the library's own pieces", async (pieces) => {
+    const server = await startExporting({ CRYPTOMCP_BENCH_PLAIN_TELEMETRY: pieces });
+    const res = await post(`${server.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: pieces }), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('x-request-id')!;
+    await stopServer(server.child); // flushes
+    const trace = allSpans().filter((s) => s.traceId === requestId);
+    expect(trace.map((s) => s.name)).toEqual(expect.arrayContaining(['POST /mcp/:server', 'tools/call bench_echo', 'cryptomcp.metering.reserve', 'execute_tool bench_echo']));
+    expect(trace.filter((s) => !s.parentSpanId)).toHaveLength(1);
+    for (const s of trace) if (s.parentSpanId) expect(trace.some((p) => p.spanId === s.parentSpanId)).toBe(true);
+    const mcp = trace.find((s) => s.name === 'tools/call bench_echo')!;
+    expect(mcp.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value).toEqual({ stringValue: 'bench_echo' });
+  });
+
   it('sends nothing when OTEL_SDK_DISABLED says so, even with an endpoint set; request ids keep the trace-id form', async () => {
     const before = receiver.received.length;
     const server = await startExporting({ OTEL_SDK_DISABLED: 'true' });
