@@ -14,9 +14,13 @@
 //
 // Pieces (BENCH_ONLY=pieces), all at the chart's 1% sampling: (f) as shipped, against the same
 // with one piece swapped for the library's own (CRYPTOMCP_BENCH_PLAIN_TELEMETRY, see
-// server/telemetry/config.ts), everything swapped, and a second (f) as an A/A control that shows
-// the noise. A piece earns its keep when it buys at least 3% of throughput or of CPU per request
-// (issue 25): (f) against (f) without it, paired by round.
+// server/telemetry/config.ts), everything swapped, and a second (f) as an A/A control. Run one
+// after the other, rounds of the same code on this shared machine differ by up to a third, which
+// hides a 3% difference; so all six servers are loaded at the same time, and whatever slows the
+// machine slows them all. Each round loads them at a fixed rate (BENCH_PIECE_RATE each, default
+// 350 req/s; CPU per request), then at saturation (8 connections each; the scheduler shares the
+// cores, so the cheaper server answers more: throughput, and CPU per request). A piece earns its
+// keep when it buys at least 3% of throughput or of CPU per request (issue 25).
 //
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
 // loopback); rounds interleaved, the order rotated each round. Each round's ratio compares runs
@@ -28,7 +32,8 @@ import os from 'node:os';
 import { migrate } from '../server/db/migrate.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { openBenchDatabase } from './support/database.ts';
-import { loadGateway, pairedRatio, summarize, type Sample } from './support/load.ts';
+import { gatewayRequests, loadGateway, median, pairedRatio, summarize, type Sample } from './support/load.ts';
+import { pacedLoad } from './support/paced.ts';
 import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../test/helpers/process.ts';
 
@@ -40,7 +45,144 @@ const ONLY = process.env.BENCH_ONLY ?? 'all';
 if (!['all', 'layers', 'pieces'].includes(ONLY)) throw new Error(`BENCH_ONLY: all, layers or pieces, not ${ONLY}`);
 const METERING: Record<string, string> = process.env.BENCH_METERED === '1' ? {} : { CRYPTOMCP_BENCH_UNMETERED: '1' };
 
-const load = (server: ServerProcess, keys: string[], seconds: number) => loadGateway(server, keys, { connections: CONNECTIONS, seconds });
+/**
+ * BENCH_RATE: rounds at that fixed rate (open loop, bench/support/paced.ts) instead of at
+ * saturation. Every configuration then does the same work per second with the load generator
+ * taking the same share of the cores, so CPU per request compares more steadily; throughput is
+ * the rate and says nothing.
+ */
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+
+const load = (server: ServerProcess, keys: string[], seconds: number): Promise<Sample> =>
+  RATE
+    ? pacedLoad(server, gatewayRequests(keys), { rate: RATE, seconds, connections: CONNECTIONS })
+    : loadGateway(server, keys, { connections: CONNECTIONS, seconds });
+
+interface Target {
+  label: string;
+  name: string;
+  server: ServerProcess;
+}
+
+async function startTargets(databaseUrl: string, all: ServerProcess[], list: [label: string, name: string, env: Record<string, string>][]): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const [label, name, env] of list) {
+    const server = await spawnServer(databaseUrl, { ...METERING, ...env });
+    all.push(server);
+    targets.push({ label, name, server });
+  }
+  return targets;
+}
+
+const describeRun = (what: string) =>
+  `bench:observability, ${what}: ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} rounds, ${os.cpus().length} cores, metering ${METERING.CRYPTOMCP_BENCH_UNMETERED ? 'bypassed' : 'on'}`;
+
+/** The layers, one after the other in rotated rounds, each against (d). */
+async function measureLayers(databaseUrl: string, keys: string[], sinkPort: number, all: ServerProcess[]): Promise<void> {
+  const targets = await startTargets(databaseUrl, all, [
+    ['d', 'metrics and tracing off', { METRICS_ENABLED: 'false' }],
+    ['a', 'metrics on, tracing off', {}],
+    ['e', 'tracing on, nothing sampled', otlpTracing(sinkPort, 0)],
+    ['f', 'tracing on, 1% sampled (default)', otlpTracing(sinkPort, 0.01)],
+    ['c', 'tracing on, 10% sampled', otlpTracing(sinkPort, 0.1)],
+    ['b', 'tracing on, all sampled', otlpTracing(sinkPort, 1)],
+  ]);
+  console.log(describeRun(`layers${RATE ? ` at ${RATE} req/s` : ' at saturation'}`));
+  for (const t of targets) await load(t.server, keys, 3); // warm-up: JIT, key cache, pool
+  const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    // Rotated, so that no configuration always follows the same one.
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[(i + round) % targets.length]!;
+      samples.get(t.label)!.push(await load(t.server, keys, SECONDS));
+    }
+  }
+  const cpu = new Map<string, number>();
+  console.log('\n  run                                   req/s   p50 ms   p99 ms   failed   server CPU us/req (median)');
+  for (const t of targets) {
+    const row = summarize(samples.get(t.label)!);
+    cpu.set(t.label, row.cpuUs);
+    console.log(
+      `  (${t.label}) ${t.name.padEnd(33)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.errors + row.non2xx).padStart(6)}   ${row.cpuUs.toFixed(0).padStart(6)}`,
+    );
+  }
+  const paired = (x: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get('d')!, by);
+  const verdict = (r: number) => (r >= 0.9 ? 'within 10%' : 'MORE than 10%');
+  console.log('\nagainst (d), paired by round: median (range)        by throughput                by CPU per request');
+  for (const [x, what] of [
+    ['a', 'metrics'],
+    ['e', 'metrics, tracing unsampled'],
+    ['f', 'metrics, tracing 1% (the target)'],
+    ['c', 'metrics, tracing 10%'],
+    ['b', 'metrics, tracing 100%'],
+  ] as const) {
+    const t = paired(x, 'throughput');
+    const c = paired(x, 'cpu');
+    console.log(`  ${x}/d ${what.padEnd(36)} ${t.text.padEnd(24)} ${c.text}   ${verdict(t.median)}`);
+  }
+  const us = (x: string, y: string) => (cpu.get(x)! - cpu.get(y)!).toFixed(1);
+  console.log('\neach layer by CPU per request (differences of medians, microseconds)');
+  console.log(`  metrics                       a - d = ${us('a', 'd')}`);
+  console.log(`  tracing, unsampled path       e - a = ${us('e', 'a')}`);
+  console.log(`  1% of traces sampled          f - e = ${us('f', 'e')}`);
+  console.log(`  10% of traces sampled         c - e = ${us('c', 'e')}`);
+  console.log(`  one sampled request           b - e = ${us('b', 'e')}`);
+}
+
+const PIECE_RATE = Number(process.env.BENCH_PIECE_RATE ?? 350);
+const PIECE_CONNECTIONS = 8;
+
+/** Each piece swapped, loaded side by side with (f) as shipped. */
+async function measurePieces(databaseUrl: string, keys: string[], sinkPort: number, all: ServerProcess[]): Promise<void> {
+  const at1 = otlpTracing(sinkPort, 0.01);
+  const plain = (names: string) => ({ ...at1, CRYPTOMCP_BENCH_PLAIN_TELEMETRY: names });
+  const [f, ...others] = await startTargets(databaseUrl, all, [
+    ['f', 'as shipped, 1% sampled', at1],
+    ['f2', 'nothing: (f) again, the A/A control', at1],
+    ['fx', 'span ring and export thread', plain('export')],
+    ['fs', 'recording spans', plain('spans')],
+    ['ft', 'tallies', plain('tallies')],
+    ['fp', 'all three', plain('export,spans,tallies')],
+  ]);
+  console.log(`\n${describeRun(`pieces, all ${others.length + 1} servers loaded at once at ${PIECE_RATE} req/s each, then all at saturation`)}`);
+  const requests = gatewayRequests(keys);
+  const everyone = [f!, ...others];
+  const paced = (t: Target) => pacedLoad(t.server, requests, { rate: PIECE_RATE, seconds: SECONDS, connections: PIECE_CONNECTIONS });
+  const saturated = (t: Target) => loadGateway(t.server, keys, { connections: PIECE_CONNECTIONS, seconds: SECONDS });
+  await Promise.all(everyone.map(saturated)); // warm-up
+  // Per other configuration, each round's ratios: (f) over it by throughput at saturation, and its
+  // CPU per request over (f)'s at the fixed rate and at saturation.
+  const ratios = new Map(others.map((t) => [t.label, { rps: [] as number[], cpuPaced: [] as number[], cpuSaturated: [] as number[] }]));
+  let lateRounds = 0;
+  // The loads start in a rotated order: the one started first has the generator to itself for a moment.
+  const rotated = <T>(round: number, load: (t: Target) => Promise<T>): Promise<T[]> => {
+    const order = everyone.map((_, i) => (i + round) % everyone.length);
+    const started: Promise<T>[] = [];
+    for (const i of order) started[i] = load(everyone[i]!);
+    return Promise.all(started);
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    const p = await rotated(round, paced);
+    if (p.some((x) => x.rps < PIECE_RATE * 0.97)) lateRounds++;
+    const sat = await rotated(round, saturated);
+    others.forEach((x, i) => {
+      const r = ratios.get(x.label)!;
+      r.cpuPaced.push(p[i + 1]!.cpuUs / p[0]!.cpuUs);
+      r.rps.push(sat[0]!.rps / sat[i + 1]!.rps);
+      r.cpuSaturated.push(sat[i + 1]!.cpuUs / sat[0]!.cpuUs);
+    });
+  }
+  const text = (xs: number[]) => `${median(xs).toFixed(3)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
+  console.log('\nwhat each piece buys at 1% sampled: (f) over (f) with it swapped, loaded at the same time; median of rounds (range)');
+  console.log(`  ${'swapped'.padEnd(40)} ${'throughput'.padEnd(20)} ${'CPU/req, saturated'.padEnd(20)} ${'CPU/req, paced'.padEnd(20)}`);
+  for (const x of others) {
+    const r = ratios.get(x.label)!;
+    const best = Math.max(median(r.rps), median(r.cpuSaturated), median(r.cpuPaced));
+    const verdict = x.label === 'f2' ? '' : best >= 1.03 ? 'earns its keep' : 'below 3%';
+    console.log(`  (${x.label}) ${x.name.padEnd(35)} ${text(r.rps).padEnd(20)} ${text(r.cpuSaturated).padEnd(20)} ${text(r.cpuPaced).padEnd(20)} ${verdict}`);
+  }
+  if (lateRounds) console.log(`  ! in ${lateRounds} paced rounds a server fell below the rate: lower BENCH_PIECE_RATE`);
+}
 
 async function main() {
   const servers: ServerProcess[] = [];
@@ -53,97 +195,9 @@ async function main() {
     await createBenchPlan(db, 'bench');
     const { keys } = await createBenchAccounts(db, { count: ACCOUNTS, plan: 'bench', walletTag: 'c', keys: true });
 
-    const targets: { label: string; name: string; server: ServerProcess }[] = [];
-    const add = async (label: string, name: string, env: Record<string, string>) => {
-      const server = await spawnServer(databaseUrl, { ...METERING, ...env });
-      servers.push(server);
-      targets.push({ label, name, server });
-    };
-    const layers = ONLY !== 'pieces';
-    const pieces = ONLY !== 'layers';
-    const at1 = otlpTracing(sink.port, 0.01);
-    const plain = (names: string) => ({ ...at1, CRYPTOMCP_BENCH_PLAIN_TELEMETRY: names });
-    if (layers) {
-      await add('d', 'metrics and tracing off', { METRICS_ENABLED: 'false' });
-      await add('a', 'metrics on, tracing off', {});
-      await add('e', 'tracing on, nothing sampled', otlpTracing(sink.port, 0));
-    }
-    await add('f', 'tracing on, 1% sampled (default)', at1);
-    if (layers) {
-      await add('c', 'tracing on, 10% sampled', otlpTracing(sink.port, 0.1));
-      await add('b', 'tracing on, all sampled', otlpTracing(sink.port, 1));
-    }
-    if (pieces) {
-      await add('f2', '(f) again: A/A control', at1);
-      await add('fx', '(f), SDK batch processor on main', plain('export'));
-      await add('fs', '(f), SDK spans', plain('spans'));
-      await add('ft', '(f), prom-client inc/observe', plain('tallies'));
-      await add('fp', '(f), all three the library\'s', plain('export,spans,tallies'));
-    }
-
-    console.log(`bench:observability — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores, metering ${METERING.CRYPTOMCP_BENCH_UNMETERED ? 'bypassed' : 'on'}`);
-    for (const t of targets) await load(t.server, keys, 3); // warm-up: JIT, key cache, pool
-    const samples = new Map<string, Sample[]>(targets.map((t) => [t.label, []]));
-    for (let round = 0; round < ROUNDS; round++) {
-      // Rotated, so that no configuration always follows the same one.
-      for (let i = 0; i < targets.length; i++) {
-        const t = targets[(i + round) % targets.length]!;
-        samples.get(t.label)!.push(await load(t.server, keys, SECONDS));
-      }
-    }
-    const cpu = new Map<string, number>();
-    console.log('\n  run                                       req/s   p50 ms   p99 ms   failed   server CPU us/req (median)');
-    for (const t of targets) {
-      const row = summarize(samples.get(t.label)!);
-      cpu.set(t.label, row.cpuUs);
-      console.log(
-        `  (${t.label})${' '.repeat(3 - t.label.length)} ${t.name.padEnd(34)} ${row.rps.toFixed(0).padStart(6)}  ${row.p50.toFixed(1).padStart(6)}  ${row.p99.toFixed(1).padStart(7)}  ${String(row.errors + row.non2xx).padStart(6)}   ${row.cpuUs.toFixed(0).padStart(6)}`,
-      );
-    }
-    const paired = (x: string, base: string, by: 'throughput' | 'cpu') => pairedRatio(samples.get(x)!, samples.get(base)!, by);
-    if (layers) {
-      const verdict = (r: number) => (r >= 0.9 ? 'within 10%' : 'MORE than 10%');
-      console.log('\nagainst (d), paired by round: median (range)        by throughput                by CPU per request');
-      for (const [x, what] of [
-        ['a', 'metrics'],
-        ['e', 'metrics, tracing unsampled'],
-        ['f', 'metrics, tracing 1% (the target)'],
-        ['c', 'metrics, tracing 10%'],
-        ['b', 'metrics, tracing 100%'],
-      ] as const) {
-        const t = paired(x, 'd', 'throughput');
-        const c = paired(x, 'd', 'cpu');
-        console.log(`  ${x}/d ${what.padEnd(36)} ${t.text.padEnd(24)} ${c.text}   ${verdict(t.median)}`);
-      }
-      const us = (x: string, y: string) => (cpu.get(x)! - cpu.get(y)!).toFixed(1);
-      console.log('\neach layer by CPU per request (differences of medians, microseconds)');
-      console.log(`  metrics                       a - d = ${us('a', 'd')}`);
-      console.log(`  tracing, unsampled path       e - a = ${us('e', 'a')}`);
-      console.log(`  1% of traces sampled          f - e = ${us('f', 'e')}`);
-      console.log(`  10% of traces sampled         c - e = ${us('c', 'e')}`);
-      console.log(`  one sampled request           b - e = ${us('b', 'e')}`);
-    }
-    if (pieces) {
-      // What (f) gains over (f) with the piece swapped: (f)'s throughput over the other's, and the
-      // other's CPU per request over (f)'s. Kept at 1.03 or more by either measure.
-      const verdict = (t: number, c: number) => (Math.max(t, c) >= 1.03 ? 'earns its keep' : 'below 3%');
-      console.log('\nwhat each piece buys at 1% sampled: (f) over (f) with it swapped, paired by round: median (range)');
-      console.log('                                            by throughput                by CPU per request');
-      for (const [x, what] of [
-        ['f2', 'nothing (A/A control)'],
-        ['fx', 'span ring and export thread'],
-        ['fs', 'recording spans'],
-        ['ft', 'tallies'],
-        ['fp', 'all three'],
-      ] as const) {
-        const t = paired('f', x, 'throughput');
-        const c = paired('f', x, 'cpu');
-        console.log(`  f/${x.padEnd(3)} ${what.padEnd(30)} ${t.text.padEnd(28)} ${c.text}   ${x === 'f2' ? '' : verdict(t.median, c.median)}`);
-      }
-      const us = (x: string) => (cpu.get(x)! - cpu.get('f')!).toFixed(1);
-      console.log(`\n  CPU per request saved (differences of medians, us): ring/thread ${us('fx')}, recording spans ${us('fs')}, tallies ${us('ft')}, all ${us('fp')}, A/A ${us('f2')}`);
-    }
-    console.log(`  OTLP bytes received by the sink: ${await sinkBytes(sink.port)}`);
+    if (ONLY !== 'pieces') await measureLayers(databaseUrl, keys, sink.port, servers);
+    if (ONLY !== 'layers') await measurePieces(databaseUrl, keys, sink.port, servers);
+    console.log(`\n  OTLP bytes received by the sink: ${await sinkBytes(sink.port)}`);
   } finally {
     await Promise.all(servers.map((s) => stopServer(s.child)));
     sink.child.kill('SIGTERM');
