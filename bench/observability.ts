@@ -12,15 +12,16 @@
 //   (b) as (a), with every trace sampled and exported
 // Target (issue 6): metrics and tracing as shipped within 10% of off (f/d >= 0.9).
 //
-// Pieces (BENCH_ONLY=pieces), all at the chart's 1% sampling: (f) as shipped, against the same
-// with one piece swapped for the library's own (CRYPTOMCP_BENCH_PLAIN_TELEMETRY, see
-// server/telemetry/config.ts), everything swapped, and a second (f) as an A/A control. Run one
-// after the other, rounds of the same code on this shared machine differ by up to a third, which
-// hides a 3% difference; so all six servers are loaded at the same time, and whatever slows the
-// machine slows them all. Each round loads them at a fixed rate (BENCH_PIECE_RATE each, default
-// 350 req/s; CPU per request), then at saturation (8 connections each; the scheduler shares the
-// cores, so the cheaper server answers more: throughput, and CPU per request). A piece earns its
-// keep when it buys at least 3% of throughput or of CPU per request (issue 25).
+// Pieces (BENCH_ONLY=pieces), all at the chart's 1% sampling: what each piece of our own telemetry
+// code buys over the library's own (CRYPTOMCP_BENCH_PLAIN_TELEMETRY swaps it in a server, see
+// server/telemetry/config.ts). (f) as shipped, a second (f) as an A/A control, (f) with one piece
+// swapped, and (f) with all of them swapped. Run one after the other, rounds of the same code on
+// this shared machine differ by up to a third, which hides a 3% difference; so all the servers are
+// loaded at the same time, and whatever slows the machine slows them all. Each round loads them at
+// a fixed rate (BENCH_PIECE_RATE each, default 350 req/s; CPU per request), then at saturation (8
+// connections each; the scheduler shares the cores, so the cheaper server answers more:
+// throughput, and CPU per request). A piece earns its keep when it buys at least 3% of throughput
+// or of CPU per request (issue 25). BENCH_PIECES_BASE swaps pieces in every server, (f) included.
 //
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
 // loopback); rounds interleaved, the order rotated each round. Each round's ratio compares runs
@@ -132,17 +133,28 @@ async function measureLayers(databaseUrl: string, keys: string[], sinkPort: numb
 const PIECE_RATE = Number(process.env.BENCH_PIECE_RATE ?? 350);
 const PIECE_CONNECTIONS = 8;
 
-/** Each piece swapped, loaded side by side with (f) as shipped. */
+/** The pieces CRYPTOMCP_BENCH_PLAIN_TELEMETRY can swap (server/telemetry/config.ts), and what each one is. */
+const PIECES: Record<string, string> = { export: 'span ring and export thread', tallies: 'tallies' };
+/**
+ * BENCH_PIECES_BASE: pieces swapped in every server, (f) included, to weigh the others on top of
+ * that base (once one piece is found not to earn its keep, what the rest buy without it).
+ */
+const PIECES_BASE = (process.env.BENCH_PIECES_BASE ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+
+/** Each piece swapped, loaded at the same time as (f), the base. */
 async function measurePieces(databaseUrl: string, keys: string[], sinkPort: number, all: ServerProcess[]): Promise<void> {
   const at1 = otlpTracing(sinkPort, 0.01);
-  const plain = (names: string) => ({ ...at1, CRYPTOMCP_BENCH_PLAIN_TELEMETRY: names });
+  const plain = (names: string[]) => {
+    const swapped = [...new Set([...PIECES_BASE, ...names])];
+    return swapped.length ? { ...at1, CRYPTOMCP_BENCH_PLAIN_TELEMETRY: swapped.join(',') } : at1;
+  };
+  const weighed = Object.keys(PIECES).filter((p) => !PIECES_BASE.includes(p));
+  const base = PIECES_BASE.length ? `with ${PIECES_BASE.map((p) => PIECES[p] ?? p).join(', ')} swapped` : 'as shipped';
   const [f, ...others] = await startTargets(databaseUrl, all, [
-    ['f', 'as shipped, 1% sampled', at1],
-    ['f2', 'nothing: (f) again, the A/A control', at1],
-    ['fx', 'span ring and export thread', plain('export')],
-    ['fs', 'recording spans', plain('spans')],
-    ['ft', 'tallies', plain('tallies')],
-    ['fp', 'all three', plain('export,spans,tallies')],
+    ['f', `${base}, 1% sampled`, plain([])],
+    ['f2', 'nothing: (f) again, the A/A control', plain([])],
+    ...weighed.map((p): [string, string, Record<string, string>] => [`f${p[0]}`, PIECES[p]!, plain([p])]),
+    ...(weighed.length > 1 ? [['fp', `all ${weighed.length}`, plain(weighed)] as [string, string, Record<string, string>]] : []),
   ]);
   console.log(`\n${describeRun(`pieces, all ${others.length + 1} servers loaded at once at ${PIECE_RATE} req/s each, then all at saturation`)}`);
   const requests = gatewayRequests(keys);
@@ -173,7 +185,7 @@ async function measurePieces(databaseUrl: string, keys: string[], sinkPort: numb
     });
   }
   const text = (xs: number[]) => `${median(xs).toFixed(3)} (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)})`;
-  console.log('\nwhat each piece buys at 1% sampled: (f) over (f) with it swapped, loaded at the same time; median of rounds (range)');
+  console.log(`\nwhat each piece buys at 1% sampled: (f, ${base}) over (f) with it swapped too, loaded at the same time; median of rounds (range)`);
   console.log(`  ${'swapped'.padEnd(40)} ${'throughput'.padEnd(20)} ${'CPU/req, saturated'.padEnd(20)} ${'CPU/req, paced'.padEnd(20)}`);
   for (const x of others) {
     const r = ratios.get(x.label)!;

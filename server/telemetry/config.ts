@@ -14,15 +14,16 @@ export function serviceName(env: NodeJS.ProcessEnv = otelEnv()): string {
 }
 
 /**
- * A piece of the service's own telemetry machinery that can be swapped for the library's own,
- * for bench:observability to measure what each one buys (bench/NOTES.md, "Telemetry pieces"):
+ * A piece of the service's own telemetry code that a benchmark can swap for the library's own,
+ * to measure what it buys (bench:observability, BENCH_ONLY=pieces; bench/NOTES.md, "Telemetry
+ * pieces"):
  * - `export`: the SDK's BatchSpanProcessor and exporter on the main thread, instead of the span
  *   ring and the export thread (export-thread.ts);
- * - `spans`: the SDK's spans, instead of our recording spans (span.ts);
- * - `tallies`: prom-client's inc() and observe(), instead of the tallies (tallies.ts).
+ * - `tallies`: prom-client's inc() and observe() for the per-request metrics, instead of the
+ *   tallies (tallies.ts).
  */
-export type TelemetryPiece = 'export' | 'spans' | 'tallies';
-const PIECES: readonly TelemetryPiece[] = ['export', 'spans', 'tallies'];
+export type TelemetryPiece = 'export' | 'tallies';
+const PIECES: readonly TelemetryPiece[] = ['export', 'tallies'];
 
 /**
  * The pieces CRYPTOMCP_BENCH_PLAIN_TELEMETRY (a comma list) replaces with the library's own. A

@@ -10,8 +10,8 @@
 // OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans (512) are waiting or the oldest has waited
 // OTEL_BSP_SCHEDULE_DELAY (5 s), and then exports them at once. That is the batch processor's own
 // timing, without its queue holding every span as a graph of SDK objects for up to 5 s (long
-// enough to be promoted out of V8's young generation); at saturation the difference was within
-// the bench's noise (note on issue 6). Flush and shutdown export whatever is in the ring first.
+// enough to be promoted out of V8's young generation). Flush and shutdown export whatever is in
+// the ring first.
 import { parentPort, workerData } from 'node:worker_threads';
 import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import { getNumberFromEnv, globalErrorHandler } from '@opentelemetry/core';

@@ -1,21 +1,19 @@
-// Span export off the main thread. The service's spans are made on the main thread, as they must
-// be, but everything after a span ends (batching, OTLP encoding, the exporter's HTTP or gRPC
-// client) runs in a worker thread: export-thread-worker.ts, which builds its exporters from the
-// same OTEL_* variables with the SDK's own code.
+// Span export off the main thread. Spans are made on the main thread, as they must be, but
+// everything after a span ends (batching, OTLP encoding, the exporter's HTTP or gRPC client) runs
+// in a worker thread: export-thread-worker.ts, which builds its exporters from the same OTEL_*
+// variables with the SDK's own code.
 //
-// Why (note on issue 6): with the SDK's batch processor and OTLP/HTTP exporter on the main thread,
-// each export ran Node's HTTP client through the same functions as the server's HTTP path
-// (_http_outgoing, the streams, net, events) with other object shapes, and V8 threw away its
-// optimised code for the server: `node --log-deopt` counted ~100 deoptimisations in 8 s at
-// 2,000 req/s with 1% of traces sampled, against 0 with the SDK on and nothing sampled. That is
-// why 1% sampling cost about as much throughput as 10%. A worker is a separate V8 isolate, so the
-// exporter's code no longer shares type feedback with the server's.
+// Why: on the main thread, each export runs Node's HTTP client through the same functions as the
+// server's HTTP path (_http_outgoing, the streams, net, events) with other object shapes, and V8
+// throws away its optimised code for the server (`node --log-deopt` shows it after each export).
+// A worker is a separate V8 isolate, so the exporter no longer shares type feedback with the
+// server. bench:observability (BENCH_ONLY=pieces) weighs it against the SDK's own batch processor
+// on the main thread; its figures are in bench/NOTES.md, "Telemetry pieces".
 //
 // How spans cross: each ended span is written as one line of JSON into a ring in shared memory
-// (span-ring.ts), which the export thread reads on a timer. Not postMessage: each call cost the
-// main thread ~300 us of CPU in the running gateway, whatever the batch held (span-ring.ts says
-// how that was measured), and a batch held back to make the calls fewer kept its spans alive on
-// this thread's heap until it left.
+// (span-ring.ts), which the export thread reads on a timer. Not postMessage (span-ring.ts says
+// why), and not batches held back to make the messages fewer: those would keep their spans alive
+// on this thread's heap until they left.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { diag, TraceFlags, type Attributes, type HrTime, type SpanKind, type SpanStatus } from '@opentelemetry/api';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace';
@@ -130,12 +128,12 @@ export class ExportThreadSpanProcessor implements SpanProcessor {
 
   onStart(): void {}
 
-  /** SDK spans (the pg instrumentation's): sampled ones go to the export thread as records. */
+  /** Sampled spans go to the export thread as records. */
   onEnd(span: ReadableSpan): void {
     if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) this.write(toSpanRecord(span));
   }
 
-  /** Hands one ended, sampled span to the export thread (the service's own spans come here directly, span.ts). */
+  /** Hands one ended, sampled span to the export thread. */
   write(record: SpanRecord): void {
     if (this.#failed || this.#shutdown) return;
     if (!this.#ring.write(JSON.stringify(record)) && this.#ring.dropped === 1) {

@@ -35,8 +35,9 @@ let chosenSpanId: string | undefined;
 
 /**
  * Runs fn, which starts one span through the SDK synchronously, so that the span takes the ids
- * given instead of fresh ones: a span recorded earlier (span.ts) and replayed into the SDK now.
- * The trace id is used only by a root span; a child takes its parent's.
+ * given instead of fresh ones: a request's root span, whose trace id is the request id
+ * (tracing.ts), or a span recorded on the main thread and replayed in the export thread
+ * (replay.ts). The trace id is used only by a root span; a child takes its parent's.
  */
 export function withChosenIds<T>(traceId: string, spanId: string, fn: () => T): T {
   chosenTraceId = traceId;

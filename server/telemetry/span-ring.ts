@@ -2,12 +2,10 @@
 // cross from the main thread to the span export thread (export-thread.ts) without a postMessage
 // per batch.
 //
-// Why not postMessage (note on issue 6): measured in the gateway at 1,000 req/s with the thread's
-// own CPU clock around the call, each postMessage to the export thread cost the main thread
-// ~300 us of CPU whatever it carried (a batch of 11 spans or of 63; structured clone or one JSON
-// string), against 3-20 us for the same call in a loop on its own: at 10% sampling, ~9 us of the
-// main thread's CPU per request (at saturation the change was within the bench's noise). Writing
-// into shared memory wakes no thread: the export thread reads the ring on its own timer.
+// Why not postMessage: in the running server a postMessage costs the sending thread far more than
+// the same call in a loop (it wakes the receiver and serialises under the sender's lock), whatever
+// it carries. Writing into shared memory wakes no thread: the export thread reads the ring on its
+// own timer.
 //
 // Layout: a header of four Int32 counters, then `capacity` bytes of data (a power of two, so the
 // counters can wrap around 2^32 and still index the data with a mask). The counters count bytes

@@ -4,7 +4,6 @@
 // protocol, sampler, resource attributes, batch settings); tracing is off unless an exporter is
 // asked for, so a local `npm start` loads none of the SDK.
 import { createRequire } from 'node:module';
-import { trace } from '@opentelemetry/api';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as PgInstrumentationModule from '@opentelemetry/instrumentation-pg';
 import type * as NodeSdk from '@opentelemetry/sdk-node';
@@ -13,8 +12,6 @@ import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { otelEnv, plainTelemetry, serviceName } from './config.ts';
 import { ExportThreadSpanProcessor } from './export-thread.ts';
 import { CryptoIdGenerator, InjectOnlyPropagator } from './ids.ts';
-import { SpanReplayer } from './replay.ts';
-import { setSpanSink, useSdkSpans } from './span.ts';
 import { markTracingEnabled } from './tracing.ts';
 
 /**
@@ -159,20 +156,10 @@ export function startTelemetry(options: StartTelemetryOptions = {}): Telemetry {
   // requiring it here, after start(), lets the instrumentation patch the one shared copy
   // (it patches prototypes, which the later ESM imports share).
   require('pg');
-  // The service's own spans (span.ts) skip the SDK on this thread: to the export thread as
-  // records, or, with the caller's processors, replayed into the SDK here and now.
-  if (plain.has('spans')) useSdkSpans(trace.getTracer('cryptomcp'));
-  else if (exportThread) setSpanSink((record) => exportThread.write(record));
-  else {
-    const replayer = new SpanReplayer(trace.getTracerProvider());
-    setSpanSink((record) => replayer.replay(record));
-  }
   markTracingEnabled(sampler);
   started = {
     shutdown: async () => {
       await sdk.shutdown();
-      setSpanSink(undefined);
-      useSdkSpans(undefined);
     },
   };
   return started;

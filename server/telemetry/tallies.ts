@@ -1,9 +1,10 @@
 // The per-request metrics' hot path. prom-client builds a string key from the labels on every
-// inc() and observe() and then converts the bucket bound to a string to count it; per MCP request
-// that was about 7 us of CPU in a profile of bench:gateway at a fixed rate (note on issue 6), for
-// four updates. Here a label set is found through one Map per label, keyed by the values as they
-// come (no string is built), and counting is arithmetic on a cell the set keeps. What Prometheus
-// reads is unchanged: the same prom-client metrics, names, labels, buckets and exposition.
+// inc() and observe() and then converts the bucket bound to a string to count it: string building
+// on every update, four updates per MCP request. Here a label set is found through one Map per
+// label, keyed by the values as they come (no string is built), and counting is arithmetic on a
+// cell the set keeps. What Prometheus reads is unchanged: the same prom-client metrics, names,
+// labels, buckets and exposition. bench:observability (BENCH_ONLY=pieces) weighs this against
+// prom-client's own calls; its figures are in bench/NOTES.md, "Telemetry pieces".
 import { Counter, Histogram, type CounterConfiguration, type HistogramConfiguration } from 'prom-client';
 
 type Labels<L extends string> = Record<L, string>;
@@ -168,8 +169,7 @@ export class TalliedHistogram<L extends string> extends Histogram<L> {
   /**
    * Observes `value` for this label set. With exemplar labels (a sampled trace's id) they become
    * the bucket's exemplar, as prom-client's observe() keeps them, without its per-call label
-   * hashing and checks (in a CPU profile at 6,000 req/s with 10% of traces sampled, observe() was
-   * ~1 us per request of the sampled requests' cost).
+   * hashing and checks.
    */
   record(labels: Labels<L>, value: number, exemplarLabels?: Record<string, string>): void {
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);

@@ -1,24 +1,30 @@
 // What the app uses of OpenTelemetry: @opentelemetry/api, whose calls are no-ops until the SDK is
-// started (./start.ts), and our own recording spans (./span.ts), made only once it is. Span names
+// started (./start.ts); spans are made only for sampled requests. Span names
 // and attributes follow the OpenTelemetry MCP and GenAI semantic conventions, plus cryptomcp.* for
 // server, plan and credits. Never keys, accounts or arguments: attributes are exported to a
 // third-party backend.
 import type { IncomingMessage } from 'node:http';
-import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SamplingDecision, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace';
-import { newTraceId } from './ids.ts';
-import { childSpan, rootSpan } from './span.ts';
+import { newSpanId, newTraceId, withChosenIds } from './ids.ts';
 
 let enabled = false;
 let rootSampler: Sampler | undefined;
+let tracer: Tracer | undefined;
 
 /**
- * Called by startTelemetry once the SDK is registered and the span sink set, with the sampler it
- * gave the SDK; before it every helper here costs next to nothing.
+ * Called by startTelemetry once the SDK is registered, with the sampler it gave the SDK; before
+ * it every helper here costs next to nothing.
  */
 export function markTracingEnabled(sampler: Sampler): void {
   enabled = true;
   rootSampler = sampler;
+  tracer = trace.getTracer('cryptomcp');
+}
+
+/** A child of `parent` in the same trace (parent is sampled, so the SDK samples the child too). */
+function childSpan(name: string, kind: SpanKind, parent: Span, attributes: Attributes): Span {
+  return tracer!.startSpan(name, { kind, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
 }
 
 export function tracingEnabled(): boolean {
@@ -42,7 +48,7 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({}) as Attributes;
  * request_id from a user's error report finds its trace. With tracing on, the sampler the SDK
  * uses is asked about that trace id; a request it drops gets no span at all and runs outside any
  * span, so none of the helpers below starts a child for it (see recordingParent). A request it
- * keeps gets the HTTP server span (span.ts), with that same trace id. The span is always a root:
+ * keeps gets the HTTP server span, with that same trace id. The span is always a root:
  * a client's traceparent is never continued (its trace id would become the ledger's idempotency
  * key). Our own span, not @opentelemetry/instrumentation-http: that instrumentation cost a third
  * of the gateway's throughput in bench:observability even with 10% of traces sampled.
@@ -56,8 +62,9 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
   const sampled = rootSampler!.shouldSample(ROOT_CONTEXT, traceId, name, SpanKind.SERVER, NO_ATTRIBUTES, []);
   // RECORD without SAMPLED would make a span no exporter is given: treated as not sampled.
   if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) return traceId;
-  const attributes: Attributes = { ...sampled.attributes, 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion };
-  httpSpans.set(req, rootSpan(name, SpanKind.SERVER, traceId, attributes, sampled.traceState));
+  const attributes: Attributes = { 'http.request.method': req.method ?? '_OTHER', 'url.path': path, 'url.scheme': 'http', 'network.protocol.version': req.httpVersion };
+  // The SDK asks the same sampler again (with the same trace id, the same answer) and adds what it returns.
+  httpSpans.set(req, withChosenIds(traceId, newSpanId(), () => tracer!.startSpan(name, { kind: SpanKind.SERVER, attributes }, ROOT_CONTEXT)));
   return traceId;
 }
 
@@ -67,8 +74,8 @@ export function requestIdForNewRequest(req: IncomingMessage): string {
  * bound emitters: with a parent-based sampler (the SDK's default, and what
  * OTEL_TRACES_SAMPLER=parentbased_traceidratio configures) its children would have been dropped
  * anyway. With a sampler that is not parent-based they would have become orphan fragments. A
- * child of a recording parent is recorded and sampled without asking the sampler again: for a
- * child of a sampled parent in the same trace, every sampler OTEL_TRACES_SAMPLER can name says so.
+ * child of a recording parent is sampled too: for a child of a sampled parent in the same trace,
+ * every sampler OTEL_TRACES_SAMPLER can name says so.
  */
 function recordingParent(parent?: Span): Span | undefined {
   const span = parent ?? trace.getActiveSpan();
@@ -78,10 +85,9 @@ function recordingParent(parent?: Span): Span | undefined {
 /**
  * From an onRequest hook: names the HTTP span after the route Fastify matched (`POST
  * /mcp/:server`, with http.route, as the HTTP semantic conventions ask). The span is not made the
- * active one for the rest of the request, and no listener is added to the response: in a
- * throwaway A/B at maximum load with every request sampled (note on issue 6), running the
- * remaining hooks inside context.with cost ~10% of throughput and a response 'close' listener
- * ~8%, against ~0 for creating and exporting the span. The work that needs the span as its parent gets it
+ * active one for the rest of the request, and no listener is added to the response: with every
+ * request sampled, running the remaining hooks inside context.with and a response 'close'
+ * listener each cost several times what the span itself does. The work that needs the span as its parent gets it
  * explicitly (httpSpanOf, withSpan), and endHttpSpan ends it from the onResponse hook.
  */
 export function enterHttpSpan(req: IncomingMessage, route: string | undefined): void {

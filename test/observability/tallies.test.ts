@@ -5,6 +5,7 @@
 // the check that fails if an upgrade of prom-client changes that record.
 import { Counter, Histogram, Registry, type OpenMetricsContentType } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../../server/metrics.ts';
 import { TalliedCounter, TalliedHistogram } from '../../server/telemetry/tallies.ts';
 
 type L = 'server' | 'outcome';
@@ -103,5 +104,31 @@ describe('tallied metrics', () => {
     const long = { trace_id: 'x'.repeat(121) };
     expect(() => plain.observe({ labels: { server: 'a', outcome: 'ok' }, value: 1, exemplarLabels: long as never })).toThrow(RangeError);
     expect(() => tallied.record({ server: 'a', outcome: 'ok' }, 1, long)).toThrow(RangeError);
+  });
+
+  // bench:observability weighs the tallies against prom-client's own calls (createMetrics' plain
+  // option, CRYPTOMCP_BENCH_PLAIN_TELEMETRY=tallies): a fair comparison only if both expose the same.
+  it("the service's registry exposes the same per-request series with the tallies as with prom-client's own calls", async () => {
+    const tallied = createMetrics();
+    const plain = createMetrics({ plain: true });
+    try {
+      for (const m of [tallied, plain]) {
+        m.mcpRequests.add({ server: 'market-intelligence', method: 'tools/call', tool: 'get_price', outcome: 'ok', status: '200' });
+        m.mcpRequests.add({ server: 'market-intelligence', method: 'tools/call', tool: 'get_price', outcome: 'ok', status: '200' }, 2);
+        m.mcpRequestDuration.record({ server: 'market-intelligence', method: 'tools/call', tool: 'get_price', outcome: 'ok' }, 0.004, { trace_id: 'a'.repeat(32) });
+        m.mcpRequestDuration.record({ server: 'market-intelligence', method: 'tools/list', tool: '', outcome: 'ok' }, 0.2);
+        m.mcpOperationDuration.record({ mcp_method_name: 'tools/call', gen_ai_tool_name: 'get_price', error_type: '' }, 0.004);
+        m.keyCacheHit.inc();
+        m.keyCacheMiss.inc();
+      }
+      for (const name of ['cryptomcp_mcp_requests_total', 'cryptomcp_mcp_request_duration_seconds', 'mcp_server_operation_duration_seconds', 'cryptomcp_key_cache_lookups_total']) {
+        const [t, p] = await Promise.all([tallied.registry.getSingleMetricAsString(name), plain.registry.getSingleMetricAsString(name)]);
+        expect(t.replace(/(# \{[^}]*\} \S+) \S+$/gm, '$1'), name).toBe(p.replace(/(# \{[^}]*\} \S+) \S+$/gm, '$1'));
+        expect(t).toMatch(/ [1-9]/);
+      }
+    } finally {
+      tallied.close();
+      plain.close();
+    }
   });
 });
