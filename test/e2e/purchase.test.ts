@@ -1,12 +1,12 @@
 /// <reference lib="dom" />
 // Buying a plan from the dashboard in Chromium (issue 21): Plans → Upgrade to Basic → the
 // injected wallet sends the USDC transfer on the anvil devnet → the service verifies it by RPC →
-// the plan changes on screen. Only the browser extension is a stand-in: an EIP-6963 provider whose
-// key stays in the test process (it signs with a viem local account and sends the raw transaction
-// to anvil; every read the page's wallet client makes is passed to the node). Page, server,
+// the plan changes on screen. Only the browser extension is a stand-in (./wallets.ts): an EIP-6963
+// provider whose key stays in the test process (it signs with a viem local account and sends the
+// raw transaction to anvil; every read the page's wallet client makes is passed to the node). Page, server,
 // chain, token, database and cookies are all real. The second test pays on Solana from a
 // Wallet Standard wallet against a JSON-RPC stand-in (no Solana node runs here).
-import { generateKeyPairSync, sign as edSign } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +24,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
+import { injectWallets, type InjectedWallets } from './wallets.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -35,16 +36,14 @@ let service: RunningService;
 let browser: Browser;
 let page: Page;
 const payer = devnetAccount(12);
-/** What the wallet was asked to do, in order (what a person would approve). */
-const prompts: string[] = [];
+/** The injected wallets: what they were asked to do, in order, is what a person would approve. */
+let wallets: InjectedWallets;
 const sent: Hex[] = [];
 
 // Solana: a JSON-RPC stand-in (no Solana node runs here) serving the documented shapes of
 // getLatestBlockhash, getSignatureStatuses and getTransaction (jsonParsed) for the transfers the
 // wallet "sends"; the wallet signs the page's transaction with a real ed25519 key.
 const SOLANA_TREASURY = base58.encode(generateKeyPairSync('ed25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
-const solanaKeys = generateKeyPairSync('ed25519');
-const solanaPayer = base58.encode(solanaKeys.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
 const BLOCKHASH = base58.encode(Buffer.alloc(32, 7));
 const solanaChain = new Map<string, { mint: string; from: string; to: string; amount: bigint }>();
 const solanaSent: { instruction: number; amount: bigint; decimals: number; mint: string; feePayer: string }[] = [];
@@ -106,113 +105,27 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const wallet = createWalletClient({ account: payer, chain: devnetClients(m).chain, transport: viemHttp(m.rpc_url) });
-  let chainId = 1;
-  await context.exposeBinding('__payWallet', async (_source, method: string, params: unknown[]) => {
-    switch (method) {
-      case 'eth_requestAccounts':
-      case 'eth_accounts':
-        return [payer.address];
-      case 'eth_chainId':
-        return `0x${chainId.toString(16)}`;
-      case 'wallet_switchEthereumChain':
-        chainId = Number((params as [{ chainId: string }])[0].chainId);
-        prompts.push(`switch to ${chainId}`);
-        return null;
-      case 'wallet_requestPermissions':
-      case 'wallet_revokePermissions':
-        return null;
-      case 'personal_sign': {
-        const [data] = params as [Hex];
-        prompts.push('sign in');
-        return payer.signMessage({ message: { raw: data } });
-      }
-      case 'eth_sendTransaction': {
-        const [tx] = params as [{ to: Hex; data?: Hex; value?: Hex; gas?: Hex }];
-        prompts.push(`send to ${tx.to.toLowerCase()}`);
-        const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
-        sent.push(hash);
-        return hash;
-      }
-      default: {
-        // Reads (gas, fees, nonce, blocks) go to the node, as an extension's RPC does.
-        const res = await fetch(m.rpc_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-        const body = (await res.json()) as { result?: unknown; error?: { message: string } };
-        if (body.error) throw new Error(body.error.message);
-        return body.result;
-      }
-    }
-  });
-  await context.addInitScript(() => {
-    const w = window as unknown as { __payWallet: (method: string, params: unknown[]) => Promise<unknown> };
-    const provider = {
-      request: async ({ method, params }: { method: string; params?: unknown[] }) => {
-        try {
-          return await w.__payWallet(method, params ?? []);
-        } catch (err) {
-          throw Object.assign(new Error((err as Error).message), { code: -32603 });
-        }
-      },
-      on: () => {},
-      removeListener: () => {},
-    };
-    const icon = 'data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIxIiBoZWlnaHQ9IjEiLz4=';
-    const detail = Object.freeze({ info: { uuid: '0d9c3c1e-5b7a-4d2e-9c1f-2a3b4c5d6e7f', name: 'Test Wallet', icon, rdns: 'dev.cryptomcp.paywallet' }, provider });
-    const announce = () => window.dispatchEvent(new CustomEvent('eip6963:announceProvider', { detail }));
-    window.addEventListener('eip6963:requestProvider', announce);
-    announce();
-  });
-  // The Solana half of the test wallet: signs in (solana:signMessage) and pays (solana:signAndSendTransaction).
-  await context.exposeBinding('__solanaSignMessage', async (_source, bytes: number[]) => [...edSign(null, Buffer.from(bytes), solanaKeys.privateKey)]);
-  await context.exposeBinding('__solanaSend', async (_source, bytes: number[]) => {
-    const tx = getTransactionDecoder().decode(new Uint8Array(bytes));
-    const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
-    const keys = message.staticAccounts.map(String);
-    const ix = message.instructions[0]!;
-    const data = Buffer.from(ix.data ?? []);
-    const accounts = (ix.accountIndices ?? []).map((i) => keys[i]!);
-    const sent = { instruction: data[0]!, amount: data.readBigUInt64LE(1), decimals: data[9]!, mint: accounts[1]!, feePayer: keys[0]! };
-    solanaSent.push(sent);
-    prompts.push(`solana send ${sent.amount}`);
-    const signature = edSign(null, Buffer.from(tx.messageBytes), solanaKeys.privateKey);
-    // "Sent": the stand-in now knows it as a finalized transfer of what the instruction says.
-    solanaChain.set(base58.encode(signature), { mint: sent.mint, from: sent.feePayer, to: SOLANA_TREASURY, amount: sent.amount });
-    return [...signature];
-  });
-  await context.addInitScript(
-    ({ address, publicKey }) => {
-      const w = window as unknown as { __solanaSignMessage: (b: number[]) => Promise<number[]>; __solanaSend: (b: number[]) => Promise<number[]> };
-      const account = { address, publicKey: new Uint8Array(publicKey), chains: ['solana:mainnet'], features: ['solana:signMessage', 'solana:signAndSendTransaction'] };
-      const icon = 'data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIxIiBoZWlnaHQ9IjEiLz4=';
-      const wallet = {
-        version: '1.0.0',
-        name: 'Test Solana Wallet',
-        icon,
-        chains: ['solana:mainnet'],
-        get accounts() {
-          return [account];
-        },
-        features: {
-          'standard:connect': { version: '1.0.0', connect: async () => ({ accounts: [account] }) },
-          'standard:events': { version: '1.0.0', on: () => () => {} },
-          'solana:signMessage': {
-            version: '1.0.0',
-            signMessage: async (...inputs: { message: Uint8Array }[]) =>
-              Promise.all(inputs.map(async (i) => ({ signedMessage: i.message, signature: new Uint8Array(await w.__solanaSignMessage([...i.message])) }))),
-          },
-          'solana:signAndSendTransaction': {
-            version: '1.0.0',
-            supportedTransactionVersions: [0],
-            signAndSendTransaction: async (...inputs: { transaction: Uint8Array }[]) =>
-              Promise.all(inputs.map(async (i) => ({ signature: new Uint8Array(await w.__solanaSend([...i.transaction])) }))),
-          },
-        },
-      };
-      const register = ({ register }: { register: (wallet: unknown) => void }) => register(wallet);
-      window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
-      window.addEventListener('wallet-standard:app-ready', (e) => register((e as CustomEvent).detail));
+  wallets = await injectWallets(context, payer, {
+    // Reads (gas, fees, nonce, blocks) go to the node, and a send is signed by the payer's key and sent to anvil.
+    evmRpcUrl: m.rpc_url,
+    sendEvmTransaction: async (tx) => {
+      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
+      sent.push(hash);
+      return hash;
     },
-    { address: solanaPayer, publicKey: [...solanaKeys.publicKey.export({ format: 'der', type: 'spki' }).subarray(-32)] },
-  );
+    // "Sent": the stand-in now knows it as a finalized transfer of what the instruction says.
+    sendSolanaTransaction: (transaction, signature) => {
+      const tx = getTransactionDecoder().decode(transaction);
+      const message = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+      const keys = message.staticAccounts.map(String);
+      const ix = message.instructions[0]!;
+      const data = Buffer.from(ix.data ?? []);
+      const accounts = (ix.accountIndices ?? []).map((i) => keys[i]!);
+      const transfer = { instruction: data[0]!, amount: data.readBigUInt64LE(1), decimals: data[9]!, mint: accounts[1]!, feePayer: keys[0]! };
+      solanaSent.push(transfer);
+      solanaChain.set(signature, { mint: transfer.mint, from: transfer.feePayer, to: SOLANA_TREASURY, amount: transfer.amount });
+    },
+  });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
 }, 120_000);
@@ -248,7 +161,10 @@ describe('buying a plan in the browser', () => {
     expect(await page.getByRole('button', { name: 'Extend Basic by a month' }).isVisible()).toBe(true);
 
     // The wallet switched to the order's chain and sent one transfer; the treasury got the price.
-    expect(prompts).toEqual(['sign in', `switch to ${m.chain_id}`, `send to ${m.payments.usdc.address.toLowerCase()}`]);
+    expect(wallets.prompts).toHaveLength(2);
+    expect(wallets.prompts[0]).toContain(payer.address); // the sign-in message
+    expect(wallets.prompts[1]).toBe(`send to ${m.payments.usdc.address.toLowerCase()}`);
+    expect(wallets.switchRequests).toEqual([m.chain_id]);
     expect(sent).toHaveLength(1);
     expect(await usdcBalance(m, m.payments.treasury.address)).toBe(treasuryBefore + 29_000_000n);
     const account = await db.query<{ id: string; plan: string; balance: number }>(
@@ -282,8 +198,8 @@ describe('buying a plan in the browser', () => {
     await pro.getByText('Your plan').waitFor();
     expect(await page.getByTestId('header-balance').textContent()).toBe('15,000 credits');
     // What the page asked the wallet to send: transferChecked (12) of $79.00 in 6-decimal USDC, paid by the signed-in wallet.
-    expect(solanaSent).toEqual([{ instruction: 12, amount: 79_000_000n, decimals: 6, mint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', feePayer: solanaPayer }]);
-    const row = await db.query<{ plan: string; balance: number }>('SELECT a.plan, a.balance FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE w.address = $1', [solanaPayer]);
+    expect(solanaSent).toEqual([{ instruction: 12, amount: 79_000_000n, decimals: 6, mint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', feePayer: wallets.solanaAddress }]);
+    const row = await db.query<{ plan: string; balance: number }>('SELECT a.plan, a.balance FROM accounts a JOIN wallets w ON w.account_id = a.id WHERE w.address = $1', [wallets.solanaAddress]);
     expect(row.rows[0]).toEqual({ plan: 'pro', balance: 15000 });
   });
 });

@@ -8,8 +8,9 @@
 // cookies are all real.
 import { generateKeyPairSync, sign as edSign } from 'node:crypto';
 import { base58 } from '@scure/base';
+import { getTransactionDecoder } from '@solana/kit';
 import type { BrowserContext } from 'playwright-core';
-import type { LocalAccount } from 'viem';
+import type { Hex, LocalAccount } from 'viem';
 
 export interface InjectedWallets {
   /** Switch the EVM account the injected provider signs with. */
@@ -30,9 +31,22 @@ export interface InjectedWallets {
   switchRequests: number[];
 }
 
+/** What a test wallet can do besides signing in; without these, it refuses to send. */
+export interface WalletOptions {
+  /** Where the EVM wallet sends the reads it does not answer itself (gas, fees, nonce, blocks), as an extension's RPC does. */
+  evmRpcUrl?: string;
+  /** Sends the transaction the page asked for (eth_sendTransaction) and answers its hash: the test's own signer on a devnet. */
+  sendEvmTransaction?: (tx: { to: Hex; data?: Hex; value?: Hex; gas?: Hex }) => Promise<Hex>;
+  /**
+   * Gives the Solana wallet solana:signAndSendTransaction: the wallet signs each transaction the
+   * page asks for with its own key and hands it here, with the signature (base58), as "sent".
+   */
+  sendSolanaTransaction?: (transaction: Uint8Array, signature: string) => void;
+}
+
 const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#0b5cad"/></svg>').toString('base64')}`;
 
-export async function injectWallets(context: BrowserContext, evm: LocalAccount): Promise<InjectedWallets> {
+export async function injectWallets(context: BrowserContext, evm: LocalAccount, options: WalletOptions = {}): Promise<InjectedWallets> {
   let account = evm;
   let signWith: LocalAccount | undefined;
   let beforeSign: (() => Promise<void>) | undefined;
@@ -72,8 +86,20 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
         await beforeSign?.();
         return (signWith ?? account).signMessage({ message: { raw: data } });
       }
-      default:
-        throw new Error(`method ${method} not supported by the test wallet`);
+      case 'eth_sendTransaction': {
+        if (!options.sendEvmTransaction) throw new Error('eth_sendTransaction not supported by the test wallet');
+        const [tx] = params as [{ to: Hex; data?: Hex; value?: Hex; gas?: Hex }];
+        prompts.push(`send to ${tx.to.toLowerCase()}`);
+        if (reject) throw new Error('USER_REJECTED');
+        return options.sendEvmTransaction(tx);
+      }
+      default: {
+        if (!options.evmRpcUrl) throw new Error(`method ${method} not supported by the test wallet`);
+        const res = await fetch(options.evmRpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+        const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+        if (body.error) throw new Error(body.error.message);
+        return body.result;
+      }
     }
   });
   await context.exposeBinding('__solanaWalletSign', async (_source, bytes: number[]) => {
@@ -82,9 +108,20 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
     if (reject) throw new Error('USER_REJECTED');
     return [...edSign(null, message, privateKey)];
   });
+  if (options.sendSolanaTransaction) {
+    const send = options.sendSolanaTransaction;
+    await context.exposeBinding('__solanaWalletSend', async (_source, bytes: number[]) => {
+      prompts.push('solana transaction');
+      if (reject) throw new Error('USER_REJECTED');
+      const transaction = new Uint8Array(bytes);
+      const signature = edSign(null, Buffer.from(getTransactionDecoder().decode(transaction).messageBytes), privateKey);
+      send(transaction, base58.encode(signature));
+      return [...signature];
+    });
+  }
 
   await context.addInitScript(
-    ({ icon, solanaAddress, publicKey }) => {
+    ({ icon, solanaAddress, publicKey, canSend }) => {
       const w = window as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
       // EIP-1193 provider, announced through EIP-6963.
       const listeners = new Map<string, Set<(...a: unknown[]) => void>>();
@@ -117,8 +154,9 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
         address: solanaAddress,
         publicKey: new Uint8Array(publicKey),
         chains: ['solana:mainnet'],
-        features: ['solana:signMessage'],
+        features: canSend ? ['solana:signMessage', 'solana:signAndSendTransaction'] : ['solana:signMessage'],
       };
+      const rejected = (err: unknown) => new Error((err as Error).message.includes('USER_REJECTED') ? 'User rejected the request.' : (err as Error).message, { cause: err });
       const wallet = {
         version: '1.0.0',
         name: 'Test Solana Wallet',
@@ -139,19 +177,37 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount):
                   try {
                     signature = (await w.__solanaWalletSign!([...input.message])) as number[];
                   } catch (err) {
-                    throw new Error((err as Error).message.includes('USER_REJECTED') ? 'User rejected the request.' : (err as Error).message, { cause: err });
+                    throw rejected(err);
                   }
                   return { signedMessage: input.message, signature: new Uint8Array(signature) };
                 }),
               ),
           },
+          ...(canSend
+            ? {
+                'solana:signAndSendTransaction': {
+                  version: '1.0.0',
+                  supportedTransactionVersions: [0],
+                  signAndSendTransaction: async (...inputs: { transaction: Uint8Array }[]) =>
+                    Promise.all(
+                      inputs.map(async (input) => {
+                        try {
+                          return { signature: new Uint8Array((await w.__solanaWalletSend!([...input.transaction])) as number[]) };
+                        } catch (err) {
+                          throw rejected(err);
+                        }
+                      }),
+                    ),
+                },
+              }
+            : {}),
         },
       };
       const register = ({ register }: { register: (wallet: unknown) => void }) => register(wallet);
       window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
       window.addEventListener('wallet-standard:app-ready', (e) => register((e as CustomEvent).detail));
     },
-    { icon: ICON, solanaAddress, publicKey: [...rawPublicKey] },
+    { icon: ICON, solanaAddress, publicKey: [...rawPublicKey], canSend: Boolean(options.sendSolanaTransaction) },
   );
 
   return {
