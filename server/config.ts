@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/types.ts';
+import { PAYMENT_CHAIN_NAMES, type PaymentChainName } from './public-types.ts';
 import { SERVER_NAMES, type ServerName } from './mcp/names.ts';
 
 const intFrom = (fallback: number, min = 0) =>
@@ -56,8 +57,7 @@ export const USDC_DEFAULTS: Record<PaymentChainName, { token: string; decimals: 
   // Solana counts a finalized slot as confirmed; `confirmations` is the minimum on a confirmed one.
   solana: { token: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6, chainId: null, confirmations: 31 },
 };
-export const PAYMENT_CHAIN_NAMES = ['ethereum', 'base', 'polygon', 'bsc', 'solana'] as const;
-export type PaymentChainName = (typeof PAYMENT_CHAIN_NAMES)[number];
+export { PAYMENT_CHAIN_NAMES, type PaymentChainName };
 
 /** Where and how one chain takes payment: only chains with a treasury are offered. */
 export interface PaymentChain {

@@ -1,6 +1,10 @@
 // JSON shapes the public HTTP API answers (/v1/catalog, the dashboard's /api), declared once: the
 // server builds them and web/ reads them (type-only imports; this file imports nothing).
 
+/** The chains a plan or pack can be paid on (PAYMENT_CHAINS, server/config.ts). */
+export const PAYMENT_CHAIN_NAMES = ['ethereum', 'base', 'polygon', 'bsc', 'solana'] as const;
+export type PaymentChainName = (typeof PAYMENT_CHAIN_NAMES)[number];
+
 /** A plan as the catalog and the dashboard show it. */
 export interface Plan {
   name: string;
@@ -56,4 +60,52 @@ export interface PurchaseJson {
   amount_display: string;
   order_id: string | null;
   created_at: string;
+}
+
+/** One request in the account's request log (GET /api/requests), newest first. */
+export interface RequestLogRowJson {
+  id: number;
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  server: string;
+  /** JSON-RPC method, e.g. tools/call, tools/list, initialize. */
+  method: string;
+  tool: string | null;
+  /** HTTP status of the answer. */
+  status: number;
+  /** DESIGN.md §3 error code, null on success. */
+  error_code: string | null;
+  /** Credits charged in the end (0 when refunded). */
+  credits: number;
+  latency_ms: number;
+  /** ISO 8601. */
+  created_at: string;
+}
+
+/**
+ * An order (POST /api/orders, GET /api/orders/{id}): what is bought, and exactly what to send
+ * where before it expires (amounts in token base units).
+ */
+export interface OrderJson {
+  id: string;
+  kind: 'plan' | 'pack';
+  item: string;
+  credits: number;
+  price_cents: number;
+  chain: PaymentChainName;
+  token: string;
+  decimals: number;
+  /** Token base units, as a decimal string. */
+  amount: string;
+  /** The amount in whole tokens ("29.00"). */
+  amount_display: string;
+  treasury: string;
+  status: 'pending' | 'submitted' | 'paid' | 'expired';
+  tx_hash: string | null;
+  /** Why the last verification of the submitted transaction failed, if it did. */
+  last_error: string | null;
+  created_at: string;
+  expires_at: string;
+  paid_at: string | null;
 }

@@ -14,19 +14,9 @@ const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().mi
 const SubmitBody = z.object({ tx_hash: z.string().min(1).max(200) });
 
 
-export interface Purchase {
-  id: string;
-  kind: 'plan' | 'pack';
-  item: string | null;
-  credits: number;
-  price_cents: number;
-  chain: string;
-  tx_hash: string;
-  payer: string;
-  token: string;
-  amount: string;
+/** A purchase as read from the database: the JSON one's fields, with its token's decimals and a Date. */
+export interface Purchase extends Omit<PurchaseJson, 'amount_display' | 'created_at'> {
   decimals: number;
-  order_id: string | null;
   created_at: Date;
 }
 

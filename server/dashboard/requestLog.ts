@@ -3,16 +3,14 @@
 // buffers entries and writes them in one INSERT per batch, off the request path.
 import type { Database } from '../db/pool.ts';
 import type { RequestLogEntry } from '../gateway/plugin.ts';
+import type { RequestLogRowJson } from '../public-types.ts';
 
 /** The default retention; the service's is REQUEST_LOG_RETENTION_DAYS (server/config.ts). */
 export const REQUEST_LOG_RETENTION_DAYS = 30;
 
 export type { RequestLogEntry };
 
-export interface RequestLogRow extends Omit<RequestLogEntry, 'created_at'> {
-  id: number;
-  created_at: string;
-}
+export type RequestLogRow = RequestLogRowJson;
 
 /**
  * Inserts many entries, and adds them to the daily counts (request_log_daily), in one statement.

@@ -8,6 +8,7 @@ import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
+import type { RequestLogRowJson } from '../public-types.ts';
 import type { CreditMeter } from '../metering/meter.ts';
 import { methodLabel, type Metrics } from '../metrics.ts';
 import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
@@ -43,21 +44,7 @@ export interface GatewayDeps {
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
-export interface RequestLogEntry {
-  account_id: string;
-  key_id: string | null;
-  request_id: string;
-  server: string;
-  /** JSON-RPC method, e.g. tools/call, tools/list, initialize. */
-  method: string;
-  tool: string | null;
-  /** HTTP status of the answer. */
-  status: number;
-  /** DESIGN.md §3 error code, null on success. */
-  error_code: string | null;
-  /** Credits charged in the end (0 when refunded). */
-  credits: number;
-  latency_ms: number;
+export interface RequestLogEntry extends Omit<RequestLogRowJson, 'id' | 'created_at'> {
   created_at: Date;
 }
 

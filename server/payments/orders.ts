@@ -5,6 +5,7 @@ import type { Plan } from '../accounts/plans.ts';
 import type { CreditPack, PaymentChain, PaymentChainName, PaymentsConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
+import type { OrderJson } from '../public-types.ts';
 import { ChainUnavailableError, type ChainVerifier, type Verdict } from './verify.ts';
 
 export interface Order {
@@ -258,7 +259,7 @@ export class Payments {
 }
 
 /** What the dashboard and the receipt show of an order. */
-export function orderView(o: Order) {
+export function orderView(o: Order): OrderJson {
   return {
     id: o.id,
     kind: o.kind,

@@ -119,19 +119,11 @@ export interface KeyInfo {
 
 // The API's JSON shapes, declared once beside the server that builds them.
 export type { Outcomes, UsageBreakdown } from '../../server/public-types.ts';
+import type { UsageReport } from '../../server/mcp/tool.ts';
+import type { PaymentChainName } from '../../server/public-types.ts';
 
-export interface UsageInfo {
-  plan: string;
-  status: string;
-  balance: number;
-  renewal: 'one-time' | 'monthly';
-  period_start: string;
-  renews_at: string | null;
-  allowance: number;
-  calls: number;
-  credits_used: number;
-  by_server: { server: string; calls: number; credits: number }[];
-  by_tool: { server: string; tool: string; calls: number; credits: number }[];
+/** GET /api/usage: get_usage's report (the same interface the tool answers) over a range of days. */
+export interface UsageInfo extends UsageReport {
   from: string;
   to: string;
   days: number;
@@ -151,7 +143,7 @@ export interface CreditPack {
 
 /** A chain the service takes USDC on. */
 export interface PaymentChain {
-  chain: 'ethereum' | 'base' | 'polygon' | 'bsc' | 'solana';
+  chain: PaymentChainName;
   chain_id: number | null;
   token: string;
   decimals: number;
@@ -168,23 +160,7 @@ export interface PlansInfo {
   chains: PaymentChain[];
 }
 
-/** An order: what is bought, and exactly what to send where before it expires (amounts in token base units). */
-export interface OrderInfo {
-  id: string;
-  kind: 'plan' | 'pack';
-  item: string;
-  credits: number;
-  price_cents: number;
-  chain: PaymentChain['chain'];
-  token: string;
-  decimals: number;
-  amount: string;
-  amount_display: string;
-  treasury: string;
-  status: 'pending' | 'submitted' | 'paid' | 'expired';
-  tx_hash: string | null;
-  expires_at: string;
-}
+export type { OrderJson as OrderInfo } from '../../server/public-types.ts';
 
 export type { PurchaseJson as PurchaseInfo } from '../../server/public-types.ts';
 

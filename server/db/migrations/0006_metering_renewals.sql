@@ -6,8 +6,8 @@
 -- rolling upgrade (a changed result type would break their prepared statements).
 --
 -- Its statements run on generic plans: with array parameters the planner kept choosing a fresh
--- custom plan for every call, and planning was about a quarter of the statement's time
--- (bench:metering, one call: 1.12 -> 0.80 ms at p50). The generic plans are index scans too.
+-- custom plan for every call, and planning was a large share of the statement's time
+-- (bench/NOTES.md). The generic plans are index scans too.
 
 CREATE FUNCTION meter_reserve_batch(
   p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[],

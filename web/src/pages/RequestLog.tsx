@@ -4,20 +4,9 @@ import { useEffect, useRef, useState } from 'react';
 import { api, describeError, type DashboardConfig } from '../api.ts';
 import { When } from './When.tsx';
 import { useCredentials } from '../credentials.ts';
+import type { RequestLogRowJson } from '../../../server/public-types.ts';
 
-interface Row {
-  id: number;
-  key_id: string | null;
-  request_id: string;
-  server: string;
-  method: string;
-  tool: string | null;
-  status: number;
-  error_code: string | null;
-  credits: number;
-  latency_ms: number;
-  created_at: string;
-}
+type Row = RequestLogRowJson;
 
 const STATUSES = [
   { value: '', label: 'Any status' },
