@@ -8,24 +8,13 @@ import { ApiError } from '../errors.ts';
 import type { OrderJson } from '../public-types.ts';
 import { ChainUnavailableError, type ChainVerifier, type Verdict } from './verify.ts';
 
-export interface Order {
-  id: string;
+/** An order as stored: the JSON one's fields (orderView), with dates and the stored status. */
+export interface Order extends Omit<OrderJson, 'amount_display' | 'status' | 'created_at' | 'expires_at' | 'paid_at'> {
   account_id: string;
-  kind: 'plan' | 'pack';
-  item: string;
-  credits: number;
-  price_cents: number;
-  chain: PaymentChainName;
-  token: string;
-  decimals: number;
-  /** Token base units, as a decimal string (numeric(78,0)). */
-  amount: string;
-  treasury: string;
+  /** 'expired' is not stored: orderView derives it from expires_at. */
   status: 'pending' | 'submitted' | 'paid';
-  tx_hash: string | null;
   submitted_at: Date | null;
   paid_at: Date | null;
-  last_error: string | null;
   created_at: Date;
   expires_at: Date;
 }
