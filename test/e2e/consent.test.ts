@@ -136,6 +136,9 @@ describe('Connected apps in Chromium', () => {
       await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
       await page.getByRole('button', { name: 'Approve' }).click();
       await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
+      // The app has the code once its callback is asked for, but the browser may still be loading
+      // that page: let it finish before navigating away, or the two navigations race.
+      await page.waitForURL((url) => url.href.startsWith(REDIRECT_URL));
       const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: returned()!.searchParams.get('code')!, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier });
       const access = String(token.body.access_token);
       expect((await echo('market-intelligence', access)).status).toBe(200);

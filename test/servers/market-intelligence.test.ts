@@ -1,20 +1,13 @@
 // market-intelligence over the real gateway and the SDK client, on the snapshot. Every number
 // checked here is recomputed independently from the raw CSVs in data/raw (not from the built
 // snapshot), so a build or tool bug that changes a number fails the test.
-import fs from 'node:fs';
-import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawCsv } from '../helpers/raw-csv.ts';
 import { toolSuite, type Envelope, type ToolSuite } from '../helpers/tools.ts';
 import { balanceOf, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 
-/** Rows of a raw CSV (simple split: these files have no quoted commas in the columns read). */
-function rawRows(file: string): (Record<string, string> & { date: string })[] {
-  const text = gunzipSync(fs.readFileSync(path.join(import.meta.dirname, '../../data/raw', `${file}.gz`))).toString('utf8');
-  const [header, ...lines] = text.trim().split(/\r?\n/);
-  const cols = header!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [cols[i], v])) as Record<string, string> & { date: string });
-}
+/** Rows of a raw CSV, each with its day. */
+const rawRows = (file: string) => rawCsv(file) as (Record<string, string> & { date: string })[];
 
 let suite: ToolSuite;
 let db: ToolSuite['db'];

@@ -1,9 +1,7 @@
 // price-prediction over the real gateway and the SDK client, on the snapshot.
-import fs from 'node:fs';
-import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
+import { rawCsv } from '../helpers/raw-csv.ts';
 import { toolSuite, type ToolSuite } from '../helpers/tools.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 
@@ -22,11 +20,12 @@ afterAll(async () => {
   await suite?.close();
 });
 
+const rawBtc = () => rawCsv('ohlcv/btc_usd_daily_2010_2025.csv');
+
 /** BTC's last close in the raw CryptoCompare CSV: the day every BTC answer is relative to. */
 function rawBtcLast(): { date: string; close: number } {
-  const text = gunzipSync(fs.readFileSync(path.join(import.meta.dirname, '../../data/raw/ohlcv/btc_usd_daily_2010_2025.csv.gz'))).toString('utf8');
-  const last = text.trim().split(/\r?\n/).at(-1)!.split(',');
-  return { date: last[0]!, close: Number(last[4]) };
+  const last = rawBtc().at(-1)!;
+  return { date: last.date!, close: Number(last.close) };
 }
 
 describe('forecast_price', () => {
@@ -149,8 +148,7 @@ describe('get_prediction_track_record with matured forecasts', () => {
        VALUES ('matured-test', $1, 'bitcoin', 'drift', 1, 'snapshot', '2025-11-07', 101000, $2)`,
       [accountId, JSON.stringify(path)],
     );
-    const text = gunzipSync(fs.readFileSync(new URL('../../data/raw/ohlcv/btc_usd_daily_2010_2025.csv.gz', import.meta.url))).toString('utf8');
-    const actual = Number(text.split(/\r?\n/).find((l) => l.startsWith('2025-11-08,'))!.split(',')[4]);
+    const actual = Number(rawBtc().find((r) => r.date === '2025-11-08')!.close);
     const env = await call<{ kind: string; forecasts: { target_date: string; forecast: number; actual: number; abs_pct_error: number; inside_80: boolean }[] }>(
       'get_prediction_track_record',
       { asset: 'btc', horizon: 1 },
