@@ -208,6 +208,7 @@ const EnvSchema = z.object({
   OAUTH_REFRESH_TOKEN_TTL_S: intFrom(90 * 86400, 3600),
   OAUTH_COOKIE_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   OAUTH_CIMD_ALLOW_LOCALHOST: bool,
+  OAUTH_REGISTER_LIMIT: intFrom(30, 1),
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   // The request log is for debugging recent calls; a year at most keeps the table bounded.
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
@@ -365,6 +366,8 @@ export interface OAuthConfig {
    * (an https:// client_id there is fetched over plain http). Never set in production.
    */
   cimdAllowLocalhost: boolean;
+  /** Dynamic client registrations allowed per client address per minute, per pod (OAUTH_REGISTER_LIMIT). */
+  registerLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -466,6 +469,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       refreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_S,
       cookieSecret: e.OAUTH_COOKIE_SECRET,
       cimdAllowLocalhost: e.OAUTH_CIMD_ALLOW_LOCALHOST,
+      registerLimitPerMinute: e.OAUTH_REGISTER_LIMIT,
     },
     payments: { chains: e.PAYMENT_CHAINS, packs: e.CREDIT_PACKS, orderTtlSeconds: e.PAYMENT_ORDER_TTL_S, verifyIntervalMs: e.PAYMENT_VERIFY_INTERVAL_MS },
     x402: x402Of(e),

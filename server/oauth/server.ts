@@ -4,6 +4,7 @@
 // /oauth (authorize, token, register, revoke), handed the raw request so the library reads and
 // answers it itself.
 import type { IncomingMessage } from 'node:http';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
@@ -113,10 +114,24 @@ export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Pro
     async (mounted) => {
       mounted.removeAllContentTypeParsers();
       mounted.addContentTypeParser('*', (_request, _payload, done) => done(null));
-      mounted.all('/*', (request, reply) => {
+      const forward = (request: FastifyRequest, reply: FastifyReply) => {
         const path = (request.raw.url ?? '').split('?')[0]!.slice(OAUTH_PREFIX.length) || '/';
         oauth.forward(request, reply, path);
+      };
+      // Dynamic client registration takes no credential, so registrations are limited per client
+      // address (in memory, per pod: it guards the clients table against floods). Hosted
+      // connectors register from a few shared addresses, one registration per person
+      // connecting, hence a generous default (OAUTH_REGISTER_LIMIT a minute).
+      await mounted.register(rateLimit, { global: false });
+      mounted.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
+        if (err.statusCode !== 429) throw err;
+        // The plugin has set Retry-After; the body in the OAuth error format (RFC 7591 §3.2.2).
+        return reply
+          .code(429)
+          .send({ error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; retry in ${reply.getHeader('retry-after') ?? 60} s.` });
       });
+      mounted.post('/register', { config: { rateLimit: { max: oauth.deps.settings.registerLimitPerMinute, timeWindow: 60_000 } } }, forward);
+      mounted.all('/*', forward);
     },
     { prefix: OAUTH_PREFIX },
   );

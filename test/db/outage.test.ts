@@ -160,6 +160,36 @@ describe('database outage (DESIGN §3 row 8)', () => {
     );
     expect(await ledgerSum(db, account.id)).toBe(150);
   }, 60_000);
+
+  it('the OAuth endpoints answer 503 temporarily_unavailable (not 500 server_error) while PostgreSQL is down, and work again once it is back', async () => {
+    const svc = await startService({});
+    const register = () =>
+      fetch(`${svc.url}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'outage', redirect_uris: ['http://127.0.0.1:47651/callback'], token_endpoint_auth_method: 'none' }),
+      });
+    const registered = await register();
+    expect(registered.status).toBe(201);
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const token = () =>
+      fetch(`${svc.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x'.repeat(43), client_id: clientId, code_verifier: 'y'.repeat(43), redirect_uri: 'http://127.0.0.1:47651/callback' }).toString(),
+      });
+    expect((await token()).status).toBe(400); // the control: a bad code, with the database up
+
+    await stopDatabase();
+    for (const res of [await register(), await token()]) {
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.any(String) });
+    }
+
+    await startDatabase();
+    await expect.poll(async () => (await readyz(svc)).status, { timeout: 15_000, interval: 100 }).toBe(200);
+    expect((await register()).status).toBe(201);
+  }, 60_000);
 });
 
 describe('no database at all', () => {

@@ -225,6 +225,30 @@ describe('dynamic client registration', () => {
     expect(res.status).toBe(400);
     expectRfcError(await res.json(), /invalid_request|invalid_client_metadata/);
   });
+
+  it('registrations past OAUTH_REGISTER_LIMIT a minute from one address get 429 with Retry-After, and register no client', async () => {
+    const limited = await startTestService(db.url, { OAUTH_REGISTER_LIMIT: '3' });
+    try {
+      const clients = async () => Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM oauth_artifacts WHERE model = 'Client'")).rows[0]!.n);
+      const register = () =>
+        fetch(`${limited.url}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'flood', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none' }),
+        });
+      const start = await clients();
+      for (let i = 0; i < 3; i++) expect((await register()).status).toBe(201);
+      const refused = await register();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expectRfcError(await refused.json(), 'temporarily_unavailable');
+      expect(await clients()).toBe(start + 3);
+      // The limit is on registration alone: the metadata and other endpoints still answer.
+      expect((await fetch(`${limited.url}/.well-known/oauth-authorization-server`)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('client ID metadata documents', () => {
