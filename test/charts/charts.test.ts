@@ -166,6 +166,22 @@ describe('cryptomcp chart', () => {
     expect(await webEnv()).not.toContainEqual(expect.objectContaining({ name: 'DASHBOARD_ORIGIN' }));
   });
 
+  it("the web pods get OAuth's registration limit, and the cookie secret only from a Secret when one is named", async () => {
+    const webEnv = async (...args: string[]) =>
+      ((await render(PLATFORM, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
+    const defaults = await webEnv();
+    expect(defaults).toContainEqual({ name: 'OAUTH_REGISTER_LIMIT', value: '30' });
+    expect(defaults).not.toContainEqual(expect.objectContaining({ name: 'OAUTH_COOKIE_SECRET' }));
+    const set = await webEnv('--set', 'web.oauth.cookieSecretRef.name=oauth', '--set', 'web.oauth.registerLimit=120');
+    expect(set).toEqual(
+      expect.arrayContaining([
+        { name: 'OAUTH_REGISTER_LIMIT', value: '120' },
+        { name: 'OAUTH_COOKIE_SECRET', valueFrom: { secretKeyRef: { name: 'oauth', key: 'key' } } },
+      ]),
+    );
+    await expect(render(PLATFORM, '--set', 'web.oauth.registerLimit=0')).rejects.toThrow(/registerLimit/);
+  });
+
   it('behind the web ingress, /x402/mcp/{server}, /oauth and /.well-known reach the web pods (path / by prefix), while each MCPServer claims only /mcp/<name>', async () => {
     const payTo = '0x1111111111111111111111111111111111111111';
     const objects = await render(PLATFORM, '--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com', '--set', `web.payments.x402.payTo=${payTo}`);
