@@ -18,10 +18,11 @@
 // swapped, and (f) with all of them swapped. Run one after the other, rounds of the same code on
 // this shared machine differ by up to a third, which hides a 3% difference; so all the servers are
 // loaded at the same time, and whatever slows the machine slows them all. Each round loads them at
-// a fixed rate (BENCH_PIECE_RATE each, default 350 req/s; CPU per request), then at saturation (8
+// a fixed rate (BENCH_PIECE_RATE each, default 250 req/s; CPU per request), then at saturation (8
 // connections each; the scheduler shares the cores, so the cheaper server answers more:
-// throughput, and CPU per request). A piece earns its keep when it buys at least 3% of throughput
-// or of CPU per request (issue 25). BENCH_PIECES_BASE swaps pieces in every server, (f) included.
+// throughput, and CPU per request). Each ratio is divided by the A/A pair's (its bias and noise),
+// and a piece earns its keep when that buys at least 3% of throughput or of CPU per request
+// (issue 25). BENCH_PIECES_BASE swaps pieces in every server, (f) included.
 //
 // Same workload as bench:gateway (tools/call of bench_echo from many accounts, autocannon over
 // loopback); rounds interleaved, the order rotated each round. Each round's ratio compares runs
@@ -130,7 +131,7 @@ async function measureLayers(databaseUrl: string, keys: string[], sinkPort: numb
   console.log(`  one sampled request           b - e = ${us('b', 'e')}`);
 }
 
-const PIECE_RATE = Number(process.env.BENCH_PIECE_RATE ?? 350);
+const PIECE_RATE = Number(process.env.BENCH_PIECE_RATE ?? 250);
 const PIECE_CONNECTIONS = 8;
 
 /** The pieces CRYPTOMCP_BENCH_PLAIN_TELEMETRY can swap (server/telemetry/config.ts), and what each one is. */
