@@ -347,7 +347,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return {
         plan: other?.plan ?? null,
         balance: other?.balance ?? 0,
-        active_keys: keys.filter((k) => keyStatus(k) === 'active').length,
+        active_keys: keys.filter((k) => credentialStatus(k) === 'active').length,
         wallets: (other?.wallets ?? []).map(walletView),
       };
     };
@@ -612,10 +612,6 @@ function sessionView(session: Session, account: Account, created: boolean, allow
   };
 }
 
-export function keyStatus(k: ApiKey, now = Date.now()): 'active' | 'revoked' | 'expired' {
-  return credentialStatus(k, now);
-}
-
 function keyView(k: ApiKey) {
   return {
     id: k.id,
@@ -628,7 +624,7 @@ function keyView(k: ApiKey) {
     expires_at: k.expires_at?.toISOString() ?? null,
     revoked_at: k.revoked_at?.toISOString() ?? null,
     rotated_from: k.rotated_from,
-    status: keyStatus(k),
+    status: credentialStatus(k),
   };
 }
 

@@ -208,10 +208,6 @@ function safeHost(uri: string): string | null {
   }
 }
 
-export function connectionStatus(c: Connection, now = Date.now()): 'active' | 'revoked' | 'expired' {
-  return credentialStatus(c, now);
-}
-
 function connectionView(c: Connection) {
   return {
     id: c.id,
@@ -224,6 +220,6 @@ function connectionView(c: Connection) {
     last_used_at: c.last_used_at?.toISOString() ?? null,
     expires_at: c.expires_at.toISOString(),
     revoked_at: c.revoked_at?.toISOString() ?? null,
-    status: connectionStatus(c),
+    status: credentialStatus(c),
   };
 }

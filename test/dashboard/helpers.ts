@@ -8,7 +8,7 @@ import solc from 'solc';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createWalletClient, http, type Hex, type LocalAccount } from 'viem';
-import { mnemonicToAccount } from 'viem/accounts';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { createSiweMessage } from 'viem/siwe';
 
@@ -90,6 +90,14 @@ export async function signInEvm(
   const res = await client.post('/api/auth/sign-in', { family: 'evm', message, signature });
   if (res.status < 300) client.csrf = res.body.csrf_token;
   return { res, message, signature };
+}
+
+/** A fresh wallet signed in to its own new account (201), as a CookieClient on `baseUrl`. */
+export async function signedInNewAccount(baseUrl: string): Promise<{ client: CookieClient; accountId: string }> {
+  const client = new CookieClient(baseUrl);
+  const { res } = await signInEvm(client, privateKeyToAccount(generatePrivateKey()));
+  if (res.status !== 201) throw new Error(`sign-in answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return { client, accountId: res.body.account.id };
 }
 
 export interface SolanaTestWallet {

@@ -2,12 +2,11 @@
 // here works on /mcp at once through the MCP SDK client; revocation and rotation take effect;
 // the plan's key cap answers a clear error; usage and the CSV count the real calls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { rotatedKeyName } from '../../server/keys/store.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
-import { CookieClient, signInEvm } from './helpers.ts';
+import { CookieClient, signedInNewAccount } from './helpers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -23,12 +22,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function signedIn(): Promise<{ client: CookieClient; accountId: string }> {
-  const client = new CookieClient(service.url);
-  const { res } = await signInEvm(client, privateKeyToAccount(generatePrivateKey()));
-  expect(res.status).toBe(201);
-  return { client, accountId: res.body.account.id };
-}
+const signedIn = () => signedInNewAccount(service.url);
 
 async function mcpStatus(key: string): Promise<{ status: number; code?: string }> {
   const res = await post(`${service.url}/mcp/market-intelligence`, toolCall('get_capabilities'), { 'x-api-key': key });

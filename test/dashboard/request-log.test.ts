@@ -2,13 +2,12 @@
 // the gateway's hook records is read back newest first, filtered by key, server, tool and status,
 // paged without gaps or repeats, only for the signed-in account, and only within the retention.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
 import { createRequestLog, requestLogSweep, type RequestLogEntry } from '../../server/dashboard/requestLog.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTestService } from '../helpers/service.ts';
-import { CookieClient, signInEvm } from './helpers.ts';
+import { CookieClient, signedInNewAccount } from './helpers.ts';
 
 let db: TestDatabase;
 let pool: Database;
@@ -26,11 +25,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function signedIn(): Promise<{ client: CookieClient; accountId: string }> {
-  const client = new CookieClient(service.url);
-  const { res } = await signInEvm(client, privateKeyToAccount(generatePrivateKey()));
-  return { client, accountId: res.body.account.id };
-}
+const signedIn = () => signedInNewAccount(service.url);
 
 describe('request log', () => {
   it('shows what the hook recorded, newest first, filtered by key, server, tool and status, paged without gaps, to its account only', async () => {

@@ -2,7 +2,6 @@
 // over preset or custom ranges, from what the gateway really logged: calls made over HTTP with two
 // keys are counted exactly as their answers came back (200, 502, 400, 429). And the request log's
 // retention is a setting (REQUEST_LOG_RETENTION_DAYS) that the dashboard honours and the sweep enforces.
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSetPlan } from '../../server/accounts/accounts.ts';
 import { ConfigError, loadConfig } from '../../server/config.ts';
@@ -11,7 +10,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import { addDays } from '../../server/lib/dates.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
-import { CookieClient, signInEvm } from './helpers.ts';
+import { signedInNewAccount } from './helpers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -26,11 +25,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function signedIn(): Promise<{ client: CookieClient; accountId: string }> {
-  const client = new CookieClient(service.url);
-  const { res } = await signInEvm(client, privateKeyToAccount(generatePrivateKey()));
-  return { client, accountId: res.body.account.id };
-}
+const signedIn = () => signedInNewAccount(service.url);
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -5,7 +5,6 @@
 // and approves; the browser returns to the app with a code whose token calls only the approved
 // server, charged to that wallet's account. Connected apps lists the app and revokes it.
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -16,12 +15,10 @@ import { buildWeb } from '../../scripts/build-web.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, post, startTestService, toolCall } from '../helpers/service.ts';
 import { authorizationUrl, pkcePair, REDIRECT_URL, registerClient, tokenRequest } from '../oauth/helpers.ts';
+import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/consent');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let db: TestDatabase;
 let service: RunningService;
@@ -56,16 +53,6 @@ async function person(): Promise<{ context: BrowserContext; page: Page; wallets:
   return { context, page, wallets, returned: () => back };
 }
 
-async function expectAccessible(page: Page): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations).toEqual([]);
-}
-
 const echo = (server: string, token: string) => post(`${service.url}/mcp/${server}`, toolCall('bench_echo', { message: 'hi' }), { authorization: `Bearer ${token}` });
 
 describe('the consent page in Chromium', () => {
@@ -82,7 +69,7 @@ describe('the consent page in Chromium', () => {
         expect(await card.textContent()).toContain('127.0.0.1:47651');
         expect(await card.locator('img').getAttribute('src')).toBe('https://assistant.example/logo.png');
         await page.getByRole('heading', { name: 'Sign in to continue' }).waitFor();
-        await expectAccessible(page);
+        await expectAccessibleIn(page);
 
         await page.getByRole('button', kind === 'EVM' ? { name: 'Test Wallet', exact: true } : { name: 'Test Solana Wallet' }).click();
         await page.getByTestId('consent-account').waitFor();
@@ -93,7 +80,7 @@ describe('the consent page in Chromium', () => {
         expect(await boxes.count()).toBe(2);
         await page.getByRole('checkbox', { name: 'price-prediction' }).uncheck();
         await page.screenshot({ path: path.join(ARTIFACTS, `consent-${kind}.png`), fullPage: true });
-        await expectAccessible(page);
+        await expectAccessibleIn(page);
         await page.getByRole('button', { name: 'Approve' }).click();
         await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
 
@@ -157,7 +144,7 @@ describe('Connected apps in Chromium', () => {
         }, { timeout: 10_000, interval: 500 })
         .not.toBe('—');
       await page.screenshot({ path: path.join(ARTIFACTS, 'connected-apps.png'), fullPage: true });
-      await expectAccessible(page);
+      await expectAccessibleIn(page);
       await page.getByRole('button', { name: 'Revoke Revocable Assistant' }).click();
       await page.getByTestId('no-apps').waitFor();
       const after = await echo('market-intelligence', access);

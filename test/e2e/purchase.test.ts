@@ -24,10 +24,9 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let db: TestDatabase;
@@ -102,7 +101,7 @@ beforeAll(async () => {
       solana: { treasury: SOLANA_TREASURY },
     }),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const wallet = createWalletClient({ account: payer, chain: devnetClients(m).chain, transport: viemHttp(m.rpc_url) });
   wallets = await injectWallets(context, payer, {
