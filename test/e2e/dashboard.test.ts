@@ -218,8 +218,9 @@ describe('dashboard in Chromium', () => {
     // The header's balance comes from a second request: the Usage page asks for /api/session only
     // once its own numbers have arrived (onLoaded), so it can still show the old balance here.
     await expect.poll(() => page.getByTestId('header-balance').textContent(), { timeout: 15_000, interval: 50 }).toBe(`${150 - spent} credits`);
-    // The three charts drew on their canvases: calls by server, credits by tool, requests by outcome.
-    expect(await page.locator('canvas').count()).toBe(3);
+    // The three charts drew on their canvases: calls by server, credits by tool, requests by outcome
+    // (the last from the usage breakdown, a request of its own that may answer later).
+    await expect.poll(() => page.locator('canvas').count(), { timeout: 15_000, interval: 50 }).toBe(3);
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const csv = fs.readFileSync((await (await download).path())!, 'utf8');
