@@ -11,6 +11,7 @@ import { gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
 import { oauthRoutes, type OAuthServer } from './oauth/server.ts';
+import { HEADERS_TIMEOUT_MS, limitConnections, REQUEST_TIMEOUT_MS, type ConnectionLimits } from './connections.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
@@ -29,6 +30,8 @@ export interface AppDeps extends GatewayDeps {
   dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys' | 'oauth'>;
   /** The OAuth authorization server for connectors (/.well-known/*, /oauth/*); absent in gateway-only tests. */
   oauth?: OAuthServer;
+  /** Bounds on connections per client address and requests in flight per connection. */
+  connections?: ConnectionLimits;
 }
 
 /** The largest body any route reads (the gateway sets its own on /mcp). */
@@ -49,10 +52,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Believe X-Forwarded-For for exactly that many proxy hops (proxy-addr's trust function).
     trustProxy: deps.trustProxyHops ? (_address: string, hop: number) => hop < deps.trustProxyHops! : false,
   });
 
+  app.server.headersTimeout = HEADERS_TIMEOUT_MS;
+  if (deps.connections) limitConnections(app, deps.connections);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     enterHttpSpan(request.raw, request.routeOptions.url);

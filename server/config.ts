@@ -163,6 +163,9 @@ const EnvSchema = z.object({
   METER_MAX_BATCH: intFrom(64, 1),
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
+  WRITE_TIMEOUT_MS: intFrom(30000, 100),
+  MAX_PIPELINED_REQUESTS: intFrom(8, 1),
+  MAX_CONNECTIONS_PER_ADDRESS: intFrom(256, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   MARKET_DATA: z.enum(['snapshot', 'live']).default('snapshot'),
   SNAPSHOT_FILE: z.string().optional(),
@@ -229,6 +232,8 @@ const EnvSchema = z.object({
   X402_MAX_TIMEOUT_S: intFrom(120, 10),
   X402_REQUESTS_PER_MINUTE: intFrom(60, 1),
   X402_BURST: intFrom(20, 1),
+  X402_ADDRESS_REQUESTS_PER_MINUTE: intFrom(120, 1),
+  X402_ADDRESS_BURST: intFrom(30, 1),
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
 });
@@ -256,6 +261,12 @@ export interface Config {
   meterMaxBatch: number;
   sweepIntervalMs: number;
   shutdownTimeoutMs: number;
+  /** Longest time an answer may take to leave once handed to the socket; then the connection is cut. */
+  writeTimeoutMs: number;
+  /** Requests one connection may have unanswered at once (HTTP pipelining); more are refused with 429. */
+  maxPipelinedRequests: number;
+  /** Open connections one client address may hold; 0: no cap (behind a proxy that pools connections). */
+  maxConnectionsPerAddress: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Where market data comes from: the offline snapshot, or a live API with the snapshot as fallback. */
   marketData: 'snapshot' | 'live';
@@ -328,8 +339,10 @@ export interface X402Config {
   settlementKey: string | undefined;
   /** Or a remote facilitator (verify and settle over HTTP). */
   facilitatorUrl: string | undefined;
-  /** Per payer address, per replica. */
+  /** Per verified payer address, per replica. */
   rateLimit: { requestsPerMinute: number; burst: number };
+  /** Every tools/call (free ones included) per client address, per replica. */
+  addressLimit: { requestsPerMinute: number; burst: number };
 }
 
 export interface DashboardConfig {
@@ -372,6 +385,11 @@ export interface OAuthConfig {
 
 export class ConfigError extends Error {}
 
+/** A USD amount in micro-dollars as base units of an asset with `decimals` (rounded down). */
+export function baseUnitsOfMicros(micros: bigint, decimals: number): bigint {
+  return decimals >= 6 ? micros * 10n ** BigInt(decimals - 6) : micros / 10n ** BigInt(6 - decimals);
+}
+
 function x402Of(e: z.infer<typeof EnvSchema>): X402Config | undefined {
   if (!e.X402_PAY_TO) return undefined;
   const chainId = Number(e.X402_NETWORK.slice('eip155:'.length));
@@ -379,6 +397,14 @@ function x402Of(e: z.infer<typeof EnvSchema>): X402Config | undefined {
   const known: Record<number, string | undefined> = { 1: e.ETHEREUM_RPC_URL, 8453: e.BASE_RPC_URL, 137: e.POLYGON_RPC_URL, 56: e.BSC_RPC_URL };
   if (!e.X402_FACILITATOR_URL && !e.X402_SETTLEMENT_KEY) {
     throw new ConfigError('invalid configuration:\n  X402_PAY_TO is set: also set X402_SETTLEMENT_KEY (self-hosted settlement) or X402_FACILITATOR_URL');
+  }
+  // Credits are whole numbers, so a price per credit that is positive in base units keeps every paid tool paid.
+  const usdMicrosPerCredit = usdToMicros(e.X402_USD_PER_CREDIT);
+  const decimals = e.X402_ASSET_DECIMALS;
+  if (baseUnitsOfMicros(usdMicrosPerCredit, decimals) <= 0n) {
+    throw new ConfigError(
+      `invalid configuration:\n  X402_USD_PER_CREDIT=${e.X402_USD_PER_CREDIT} is 0 in an asset with X402_ASSET_DECIMALS=${decimals}: every paid tool would cost nothing; raise the price or fix the decimals`,
+    );
   }
   return {
     network: e.X402_NETWORK,
@@ -388,12 +414,13 @@ function x402Of(e: z.infer<typeof EnvSchema>): X402Config | undefined {
     assetVersion: e.X402_ASSET_VERSION,
     assetDecimals: e.X402_ASSET_DECIMALS,
     payTo: e.X402_PAY_TO,
-    usdMicrosPerCredit: usdToMicros(e.X402_USD_PER_CREDIT),
+    usdMicrosPerCredit,
     maxTimeoutSeconds: e.X402_MAX_TIMEOUT_S,
     rpcUrl: e.X402_RPC_URL ?? known[chainId],
     settlementKey: e.X402_SETTLEMENT_KEY,
     facilitatorUrl: e.X402_FACILITATOR_URL,
     rateLimit: { requestsPerMinute: e.X402_REQUESTS_PER_MINUTE, burst: e.X402_BURST },
+    addressLimit: { requestsPerMinute: e.X402_ADDRESS_REQUESTS_PER_MINUTE, burst: e.X402_ADDRESS_BURST },
   };
 }
 
@@ -423,6 +450,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meterMaxBatch: e.METER_MAX_BATCH,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    writeTimeoutMs: e.WRITE_TIMEOUT_MS,
+    maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
+    maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
     logLevel: e.LOG_LEVEL,
     marketData: e.MARKET_DATA,
     snapshotFile: e.SNAPSHOT_FILE ? path.resolve(e.SNAPSHOT_FILE) : undefined,

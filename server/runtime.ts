@@ -232,6 +232,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     usage: new SqlUsageReader(db),
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
+    writeTimeoutMs: config.writeTimeoutMs,
+    connections: { maxPipelined: config.maxPipelinedRequests, perAddress: config.maxConnectionsPerAddress },
     version: VERSION,
     plans,
     ready: async () => {

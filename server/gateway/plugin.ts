@@ -21,7 +21,7 @@ import { reserve } from './meter.ts';
 import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate-limit.ts';
 import { route } from './route.ts';
 import { runTool, successResult } from './run-tool.ts';
-import { Delivery, type Settlement } from './settle.ts';
+import { Delivery, reservationPayment, type Settlement } from './delivery.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -41,6 +41,8 @@ export interface GatewayDeps {
   tokens?: KeyResolver;
   /** The service's public origin, for the 401's resource_metadata; unset: the request's origin. */
   publicBaseUrl?: string;
+  /** Longest time an answer may take to leave once handed to the socket (delivery.ts). */
+  writeTimeoutMs: number;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
@@ -159,11 +161,14 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     reserved.grant.balance = reserved.decision.balance;
 
     const labels = { server: call.server.name, tool: call.call.tool.name, plan: call.grant.plan };
-    const delivery = new Delivery(deps.meter, call.requestId, reply.raw, (s) => onSettled(s, trail, labels, reserved.cost, request));
+    const delivery = new Delivery(reply.raw, reservationPayment(deps.meter, call.requestId), {
+      writeTimeoutMs: deps.writeTimeoutMs,
+      onSettled: (s) => onSettled(s, trail, labels, reserved.cost, request),
+    });
     const refundAndThrow = async (err: unknown, note: string): Promise<never> => {
       const apiError = toApiError(err);
       if (apiError.code === 'INTERNAL_ERROR') withSpan(trail.span, () => request.log.error({ err, tool: labels.tool }, note));
-      await delivery.refund(`${note}: ${apiError.code}`);
+      await delivery.release(`${note}: ${apiError.code}`);
       throw apiError;
     };
 
@@ -175,16 +180,16 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     // An answer with no data for what was asked (no posts, no calls) is not charged (docs/billing.md).
     let charge = { credits: reserved.cost, remaining: reserved.decision.balance };
     if (output.empty === true && reserved.cost > 0) {
-      const settled = await delivery.refund('the answer held no data: charged nothing');
+      const settled = await delivery.release('the answer held no data: charged nothing');
       charge = { credits: 0, remaining: settled.kind === 'refunded' && settled.balance !== null ? settled.balance : reserved.decision.balance + reserved.cost };
     }
     const answer = await answerer
       .answer(reserved, request.headers, successResult(reserved, output, charge))
       .catch((err: unknown) => refundAndThrow(err, 'protocol layer failed'));
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
-    if (answer.jsonrpcError) await delivery.refund(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
-    // Nobody is left to answer: the close watch has refunded it; the write goes nowhere.
-    if (delivery.lost) return reply.code(499).send();
+    if (answer.jsonrpcError) await delivery.release(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
+    // Nobody is left to answer: released by the delivery policy; the write would go nowhere.
+    if (!(await delivery.handOver())) return reply.code(499).send();
     setPlanHeaders(reply, trail);
     return send(reply, trail, answer);
   }

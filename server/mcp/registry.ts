@@ -125,3 +125,22 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
   if (unknownOverrides.length > 0) throw new Error(`TOOL_COST_OVERRIDES names unknown tools: ${unknownOverrides.join(', ')}`);
   return registry;
 }
+
+/**
+ * The registry as callers without an account see it (x402): tools bound to an account (its usage,
+ * its watchlists) are neither listed nor callable there.
+ */
+export function withoutAccountTools(registry: Registry): Registry {
+  const open: Registry = new Map();
+  for (const [name, server] of registry) {
+    const tools = new Map([...server.tools].filter(([, t]) => t.definition.accountBound !== true));
+    const all = [...tools.values()];
+    open.set(name, {
+      ...server,
+      tools,
+      toolInfos: server.toolInfos.filter((t) => tools.has(t.name)),
+      toolList: all.map((t) => t.listing),
+    });
+  }
+  return open;
+}

@@ -84,6 +84,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   annotations?: WriteAnnotations;
   /** false: the tool reads only this service's own state or registry, never an upstream provider. */
   openWorld?: boolean;
+  /** true: it reads or changes the caller's own account (usage, watchlists), so it is not offered without one (x402). */
+  accountBound?: boolean;
   handler: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolOutput>;
 }
 

@@ -6,19 +6,25 @@
 //   tools/call, unpaid: 402 PAYMENT_REQUIRED with the x402 v2 PAYMENT-REQUIRED header
 //     (price = the tool's credits × USD per credit, in the asset's base units; network, asset,
 //     payTo, and the token's EIP-712 domain in `extra`);
+//   every tools/call, free ones included: a per-client-address bucket (X402_ADDRESS_*), since
+//     nothing else identifies an x402 caller before its payment is checked;
 //   tools/call, paid (PAYMENT-SIGNATURE header, or params._meta["x402/payment"] per x402's MCP
-//     binding): rate limit per payer → verify → run the tool → settle only if it succeeded →
-//     the answer with the PAYMENT-RESPONSE header (and result._meta["x402/payment-response"]).
+//     binding): verify → rate limit per (verified) payer → run the tool → the delivery policy of
+//     gateway/delivery.ts, the same as /mcp's: settled only when the answer exists and its client
+//     is still there, never for a failed call, an answer with no data or a client gone → the
+//     answer with the PAYMENT-RESPONSE header (and result._meta["x402/payment-response"]).
 // A settlement that fails after the tool ran withholds the answer: 402 PAYMENT_INVALID, reason
-// settlement_failed, nothing paid and nothing released.
+// settlement_failed, nothing paid and nothing released. Tools bound to an account (usage,
+// watchlists) are neither listed nor callable here: an x402 caller has no account.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
-import type { X402Config } from '../config.ts';
+import { baseUnitsOfMicros, type X402Config } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
 import type { KeyGrant } from '../keys/store.ts';
 import { SERVER_NAMES } from '../mcp/names.ts';
+import { withoutAccountTools } from '../mcp/registry.ts';
 import type { MeterDecision } from '../metering/meter.ts';
 import { ProtocolAnswerer, type ProtocolAnswer } from '../gateway/answer.ts';
 import { singleHeader } from '../gateway/authenticate.ts';
@@ -28,6 +34,7 @@ import type { GatewayDeps } from '../gateway/plugin.ts';
 import { ConnectLimiter } from '../gateway/rate-limit.ts';
 import { route } from '../gateway/route.ts';
 import { runTool, successResult } from '../gateway/run-tool.ts';
+import { Delivery, type Payment } from '../gateway/delivery.ts';
 import type { Facilitator } from './facilitator.ts';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -42,13 +49,11 @@ export interface X402Deps {
   publicBaseUrl: string | undefined;
 }
 
-type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit'> & X402Deps;
+type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs'> & X402Deps;
 
 /** The tool's price in the asset's base units: credits × micro-USD per credit, scaled to the decimals. */
 export function priceOf(credits: number, config: X402Config): bigint {
-  const micros = BigInt(credits) * config.usdMicrosPerCredit;
-  const d = config.assetDecimals;
-  return d >= 6 ? micros * 10n ** BigInt(d - 6) : micros / 10n ** BigInt(6 - d);
+  return baseUnitsOfMicros(BigInt(credits) * config.usdMicrosPerCredit, config.assetDecimals);
 }
 
 export function requirementsOf(credits: number, config: X402Config): PaymentRequirements {
@@ -105,8 +110,10 @@ declare module 'fastify' {
 
 export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promise<void> {
   const { config } = deps;
-  const answerer = new ProtocolAnswerer(deps.registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const registry = withoutAccountTools(deps.registry);
+  const answerer = new ProtocolAnswerer(registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
+  const addressLimiter = new ConnectLimiter(config.addressLimit);
   const payerLimiter = new ConnectLimiter(config.rateLimit);
   /** Authorizations being verified, run or settled in this process: a second copy is a replay. */
   const inFlight = new Set<string>();
@@ -118,7 +125,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url,
       handler: async (request: FastifyRequest<{ Params: { server: string } }>, reply) => {
-        route(deps.registry, request.id, request.params.server);
+        route(registry, request.id, request.params.server);
         reply.header('allow', 'POST');
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
@@ -127,7 +134,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   }
 
   async function handle(request: FastifyRequest<{ Params: { server: string } }>, reply: FastifyReply): Promise<FastifyReply> {
-    const routed = route(deps.registry, request.id, request.params.server);
+    const routed = route(registry, request.id, request.params.server);
     const call = classify({ ...routed, grant: anonymousGrant(config) }, request.body, request.headers);
     if (call.call.kind !== 'tools/call') {
       connectLimiter.admit(`x402:${request.ip}`);
@@ -136,6 +143,12 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     const toolCall = { ...call, call: call.call };
     const trail: X402Trail = { server: call.server.name, tool: toolCall.call.tool.name };
     request.x402Trail = trail;
+    try {
+      addressLimiter.admit(request.ip);
+    } catch (err) {
+      trail.outcome = 'rate_limited';
+      throw err;
+    }
     const credits = toolCall.call.tool.credits;
     if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
 
@@ -176,12 +189,6 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     const payer = typeof authorization?.from === 'string' ? authorization.from.toLowerCase() : undefined;
     const nonce = typeof authorization?.nonce === 'string' ? authorization.nonce.toLowerCase() : undefined;
     if (!payer || !nonce) return refuse('PAYMENT_INVALID', 'malformed_payment');
-    try {
-      payerLimiter.admit(payer);
-    } catch (err) {
-      trail.outcome = 'rate_limited';
-      throw err;
-    }
     const replayKey = `${payer}|${nonce}`;
     if (inFlight.has(replayKey)) return refuse('PAYMENT_INVALID', 'replayed');
     inFlight.add(replayKey);
@@ -195,6 +202,13 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
         throw new ApiError('SERVICE_UNAVAILABLE', 'The payment could not be verified now; retry later.', { provider: 'x402-facilitator' });
       });
       if (!verified.isValid) return refuse('PAYMENT_INVALID', verified.invalidReason ?? 'invalid', verified.invalidMessage ? { message: verified.invalidMessage } : {});
+      // Only now is `from` known to have signed: a forged payload cannot spend a real payer's bucket.
+      try {
+        payerLimiter.admit(payer);
+      } catch (err) {
+        trail.outcome = 'rate_limited';
+        throw err;
+      }
       return await runAndAnswer(toolCall, request, reply, async () => {
         let settled: SettleResponse;
         try {
@@ -211,7 +225,11 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     }
   }
 
-  /** Runs the tool; `settle` (paid calls) runs only after it succeeded, before the answer is released. */
+  /**
+   * Runs the tool, then delivers under the one delivery policy (gateway/delivery.ts): `settle`
+   * (paid calls) is the payment's capture, run only when the answer exists, holds data and its
+   * client is still there; an unpaid authorization needs no release (nothing moved).
+   */
   async function runAndAnswer(
     call: Classified & { call: { kind: 'tools/call' } },
     request: FastifyRequest,
@@ -219,21 +237,29 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     settle: (() => Promise<SettleResponse>) | undefined,
   ): Promise<FastifyReply> {
     const trail = request.x402Trail;
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    reply.raw.once('close', onClose);
+    let settled: SettleResponse | undefined;
+    const payment: Payment = {
+      capture: async () => {
+        if (settle) settled = await settle();
+      },
+      release: async () => null,
+    };
+    const delivery = new Delivery(reply.raw, payment, { writeTimeoutMs: deps.writeTimeoutMs });
     const reserved: Reserved & { call: { kind: 'tools/call' } } = { ...call, decision: NO_DECISION, cost: 0 };
     let output;
     try {
-      output = await runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: gone.signal });
+      output = await runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal });
     } catch (err) {
       if (trail) trail.outcome = 'tool_failed';
+      await delivery.release('tool failed');
       throw toApiError(err);
-    } finally {
-      reply.raw.off('close', onClose);
     }
     // An answer with no data for what was asked is not charged (as on /mcp): it is not settled.
-    const settled = settle && output.empty !== true ? await settle() : undefined;
+    if (output.empty === true) await delivery.release('the answer held no data');
+    if (!(await delivery.handOver())) {
+      if (trail) trail.outcome = 'client_gone';
+      return reply.code(499).send();
+    }
     const result = successResult(reserved, output, { credits: settled ? call.call.tool.credits : 0, remaining: 0 });
     if (settled) {
       result._meta = { ...result._meta, 'x402/payment-response': settled };

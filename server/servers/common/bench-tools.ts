@@ -1,6 +1,6 @@
 // Tools for benchmarks and process-level tests, registered only with CRYPTOMCP_BENCH_TOOLS=1:
-// a cost-1 tool that answers at once, one that fails after its reservation, and one that takes
-// as long as asked (for timeouts, graceful drain and crash tests).
+// a cost-1 tool that answers at once, one that fails after its reservation, one that takes as
+// long as asked (for timeouts, graceful drain and crash tests) and one that holds the CPU.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -11,9 +11,20 @@ export const benchTools: ToolDefinition[] = [
     title: 'Benchmark echo',
     openWorld: false,
     description: 'Returns its input unchanged; for benchmarks and tests of metering.',
-    input: z.object({ message: z.string().max(200).default('ping') }).strict(),
+    input: z
+      .object({
+        message: z.string().max(200).default('ping'),
+        pad: z.number().int().min(0).max(30_000).default(0).describe('Characters of padding added to the answer (for tests of large answers).'),
+        empty: z.boolean().default(false).describe('Answer as a tool that found no data for what was asked (charged nothing).'),
+      })
+      .strict(),
     credits: 1,
-    handler: async (args) => ({ data: { echo: args.message }, source: 'bench', data_as_of: null }),
+    handler: async (args) => ({
+      data: { echo: args.message, ...(args.pad > 0 ? { pad: 'x'.repeat(args.pad) } : {}) },
+      source: 'bench',
+      data_as_of: null,
+      ...(args.empty ? { empty: true } : {}),
+    }),
   }),
   defineTool({
     name: 'bench_sleep',
@@ -37,6 +48,20 @@ export const benchTools: ToolDefinition[] = [
         }, { once: true });
       });
       return { data: { slept_ms: args.ms }, source: 'bench', data_as_of: null };
+    },
+  }),
+  defineTool({
+    name: 'bench_spin',
+    title: 'Benchmark CPU spin',
+    openWorld: false,
+    description: 'Holds the CPU of the thread it runs on for the given milliseconds, as heavy math does; for tests of CPU-bound calls.',
+    input: z.object({ ms: z.number().int().min(0).max(10_000) }).strict(),
+    credits: 1,
+    handler: async (args) => {
+      const until = performance.now() + args.ms;
+      let spins = 0;
+      while (performance.now() < until) spins++;
+      return { data: { spun_ms: args.ms, spins }, source: 'bench', data_as_of: null };
     },
   }),
   defineTool({

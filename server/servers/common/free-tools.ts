@@ -62,6 +62,7 @@ export function freeTools(server: Pick<ServerModule, 'name' | 'title' | 'descrip
     }),
     defineTool({
       name: 'get_usage',
+      accountBound: true,
       title: 'Plan and usage',
       openWorld: false,
       description:

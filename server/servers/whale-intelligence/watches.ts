@@ -77,6 +77,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'watch_address',
+      accountBound: true,
       title: 'Watch an address',
       annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
       openWorld: false,
@@ -103,6 +104,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'list_watches',
+      accountBound: true,
       title: 'List watched addresses',
       openWorld: false,
       description: `Returns your account's watched addresses (at most ${MAX_WATCHES_PER_ACCOUNT}) with their labels, notes and the block (Solana: slot) each was last checked at.`,
@@ -119,6 +121,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'unwatch_address',
+      accountBound: true,
       title: 'Stop watching an address',
       annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
       openWorld: false,
@@ -133,6 +136,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'get_watch_activity',
+      accountBound: true,
       title: 'Watched address activity',
       description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains. A chain whose node fails is listed under unavailable (its marks stay) while the others answer.`,
       input: z
