@@ -1,0 +1,209 @@
+// x402 as an attacker meets it (issue 30, [trust] items 3 and 6), on the anvil devnet's USDC with
+// the service's own @x402/evm facilitator (real signature checks, real settlement). The devnet
+// funds three payers (mnemonic 12-14) and each may pay twice here (burst 2), so each pays at most twice:
+// - every tools/call, free ones included, meets a per-client-address bucket: an unauthenticated
+//   flood of free calls is refused past the burst;
+// - the per-payer bucket counts only payments whose signature verified: forged payloads naming a
+//   real payer's address cannot get that payer's payment refused with 429;
+// - the delivery policy is /mcp's: a client gone before the answer exists is never settled
+//   (waiting on the network or holding the CPU), an answer with no data is not settled;
+// - one authorization sent twice at once to one replica runs the tool once (the in-process replay guard);
+// - tools bound to an account are neither listed nor callable;
+// - a price that rounds to 0 in the asset's base units stops the start-up.
+import { randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAbi, toHex, type Address, type LocalAccount } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { loadConfig } from '../../server/config.ts';
+import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { post, startTestService } from '../helpers/service.ts';
+import { devnetAccount, devnetClients, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../payments/helpers.ts';
+
+let db: TestDatabase;
+let devnet: Devnet;
+let service: RunningService;
+let treasury: Address;
+let usdc: Address;
+const PRICE = 10_000n; // 1 credit at USD 0.01 per credit, in USDC's 6 decimals.
+
+const x402Env = () => ({
+  MCP_SERVERS: 'market-intelligence,whale-intelligence',
+  X402_PAY_TO: treasury,
+  X402_NETWORK: `eip155:${devnet.manifest.chain_id}`,
+  X402_ASSET: usdc,
+  X402_USD_PER_CREDIT: '0.01',
+  X402_RPC_URL: devnet.manifest.rpc_url,
+  X402_SETTLEMENT_KEY: toHex(devnetAccount(10).getHdKey().privateKey!),
+});
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  devnet = await startDevnet();
+  treasury = devnet.manifest.payments.treasury.address;
+  usdc = devnet.manifest.payments.usdc.address;
+  service = await startTestService(db.url, { ...x402Env(), X402_REQUESTS_PER_MINUTE: '1', X402_BURST: '2', X402_ADDRESS_REQUESTS_PER_MINUTE: '100000', X402_ADDRESS_BURST: '100000' });
+});
+
+afterAll(async () => {
+  await service?.close();
+  await devnet?.stop();
+  await db?.drop();
+});
+
+const url = (s: RunningService, server = 'market-intelligence') => `${s.url}/x402/mcp/${server}`;
+const call = (name: string, args: Record<string, unknown> = {}, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+function requirements(): PaymentRequirements {
+  return { scheme: 'exact', network: `eip155:${devnet.manifest.chain_id}`, asset: usdc, amount: PRICE.toString(), payTo: treasury, maxTimeoutSeconds: 120, extra: { name: 'USD Coin', version: '2' } };
+}
+
+/** An EIP-3009 authorization naming `from`, signed by `signer` (the same account unless forging). */
+async function signed(from: Address, signer: LocalAccount): Promise<string> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const authorization = { from, to: treasury, value: PRICE, validAfter: now - 600n, validBefore: now + 120n, nonce: toHex(randomBytes(32)) };
+  const signature = await signer.signTypedData({
+    domain: { name: 'USD Coin', version: '2', chainId: devnet.manifest.chain_id, verifyingContract: usdc },
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  });
+  const payload: PaymentPayload = {
+    x402Version: 2,
+    accepted: requirements(),
+    payload: { signature, authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() } },
+  };
+  return encodePaymentSignatureHeader(payload);
+}
+
+const authorizationUsed = async (from: Address, header: string) => {
+  const nonce = (JSON.parse(Buffer.from(header, 'base64').toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload.authorization.nonce;
+  return devnetClients(devnet.manifest).pub.readContract({
+    address: usdc,
+    abi: parseAbi(['function authorizationState(address, bytes32) view returns (bool)']),
+    functionName: 'authorizationState',
+    args: [from, nonce],
+  });
+};
+
+/** A paid call from another process that gives up after `afterMs` (this process may be held by a CPU-bound tool). */
+async function abandonPaid(target: string, body: unknown, header: string, afterMs: number): Promise<void> {
+  const script = `
+    fetch(process.argv[1], { method: 'POST', headers: JSON.parse(process.argv[2]), body: process.argv[3], signal: AbortSignal.timeout(Number(process.argv[4])) })
+      .then(() => process.exit(3), (e) => process.exit(e.name === 'TimeoutError' || e.name === 'AbortError' ? 0 : 4));`;
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'payment-signature': header };
+  const child = spawn(process.execPath, ['-e', script, target, JSON.stringify(headers), JSON.stringify(body), String(afterMs)], { stdio: 'ignore' });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the client process ended with ${code} (3: answered before it gave up)`);
+}
+
+describe('the per-payer bucket counts only verified payments', () => {
+  it('forged payloads naming a real payer are refused as invalid and leave that payer able to pay', async () => {
+    const victim = devnetAccount(12);
+    const forger = privateKeyToAccount(generatePrivateKey());
+    // More forged payloads than the payer's burst (2), all naming the victim as `from`.
+    for (let i = 0; i < 4; i++) {
+      const res = await post(url(service), call('get_prices', { assets: ['bitcoin'] }), { 'payment-signature': await signed(victim.address, forger) });
+      expect(res.status).toBe(402);
+      expect((res.body as { error: { code: string } }).error.code).toBe('PAYMENT_INVALID');
+    }
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const paid = await post(url(service), call('get_prices', { assets: ['bitcoin'] }), { 'payment-signature': await signed(victim.address, victim) });
+    expect(paid.status).toBe(200);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PRICE);
+  });
+});
+
+describe('the delivery policy on /x402', () => {
+  it('a client gone while the tool waits on the network is never settled: no money moves', async () => {
+    const payer = devnetAccount(13);
+    const header = await signed(payer.address, payer);
+    const before = await usdcBalance(devnet.manifest, treasury);
+    await abandonPaid(url(service), call('bench_sleep', { ms: 1500, ignore_abort: true }), header, 400);
+    // Past the tool's end: a late settlement would show by now.
+    await new Promise((r) => setTimeout(r, 1800));
+    expect(await authorizationUsed(payer.address, header)).toBe(false);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);
+  });
+
+  it('a client gone while the tool holds the CPU is never settled', async () => {
+    const payer = devnetAccount(13);
+    const header = await signed(payer.address, payer);
+    const before = await usdcBalance(devnet.manifest, treasury);
+    await abandonPaid(url(service), call('bench_spin', { ms: 1500 }), header, 400);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await authorizationUsed(payer.address, header)).toBe(false);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);
+  });
+
+  it('an answer with no data is delivered unpaid: credits_used 0, the authorization unused', async () => {
+    const payer = devnetAccount(14);
+    const header = await signed(payer.address, payer);
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const res = await post(url(service), call('bench_echo', { empty: true }), { 'payment-signature': header });
+    expect(res.status).toBe(200);
+    expect((res.body as { result: { structuredContent: { metadata: { credits_used: number } } } }).result.structuredContent.metadata.credits_used).toBe(0);
+    expect(res.headers.get('payment-response')).toBeNull();
+    expect(await authorizationUsed(payer.address, header)).toBe(false);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);
+  });
+
+  it('one authorization sent twice at once to one replica runs the tool once: the copy is refused as replayed', async () => {
+    const payer = devnetAccount(14);
+    const header = await signed(payer.address, payer);
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const results = await Promise.all([0, 1].map((i) => post(url(service), call('bench_sleep', { ms: 300 }, i), { 'payment-signature': header })));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 402]);
+    const refused = results.find((r) => r.status === 402)!;
+    expect(refused.body).toMatchObject({ error: { code: 'PAYMENT_INVALID', details: { reason: 'replayed' } } });
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PRICE);
+  });
+});
+
+describe('tools bound to an account', () => {
+  it('are not listed on /x402 and calling one is refused with a coded 4xx, not a 500', async () => {
+    const list = await post(url(service, 'whale-intelligence'), { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(list.status).toBe(200);
+    const names = (list.body as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name);
+    expect(names.length).toBeGreaterThan(0);
+    for (const bound of ['watch_address', 'list_watches', 'unwatch_address', 'get_watch_activity', 'get_usage']) expect(names).not.toContain(bound);
+    const payer = devnetAccount(12);
+    const res = await post(url(service, 'whale-intelligence'), call('watch_address', { chain: 'ethereum', address: payer.address }), { 'payment-signature': await signed(payer.address, payer) });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect((res.body as { error: { code: string } }).error.code).toBe('UNKNOWN_TOOL');
+    // The keyed path still offers them.
+    const keyed = await post(`${service.url}/mcp/whale-intelligence`, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(keyed.status).toBe(401);
+  });
+});
+
+describe('an unauthenticated flood of free calls', () => {
+  it('is bounded per client address: past the burst, 429 with Retry-After', async () => {
+    const flooded = await startTestService(db.url, { ...x402Env(), X402_ADDRESS_REQUESTS_PER_MINUTE: '60', X402_ADDRESS_BURST: '30', MAX_CONNECTIONS_PER_ADDRESS: '0' });
+    try {
+      const results = await Promise.all(Array.from({ length: 300 }, (_, i) => post(url(flooded), call('search_assets', { query: 'bitcoin' }, i))));
+      const answered = results.filter((r) => r.status === 200).length;
+      const refused = results.filter((r) => r.status === 429);
+      // The burst, plus at most a few refilled at one a second while the flood lasts.
+      expect(answered).toBeGreaterThanOrEqual(30);
+      expect(answered).toBeLessThanOrEqual(40);
+      expect(refused.length).toBe(300 - answered);
+      expect(refused[0]!.headers.get('retry-after')).toBeTruthy();
+      expect((refused[0]!.body as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+    } finally {
+      await flooded.close();
+    }
+  });
+});
+
+describe('prices that round to nothing', () => {
+  it('stop the start-up with a message naming the settings', () => {
+    expect(() => loadConfig({ ...x402Env(), X402_ASSET_DECIMALS: '2', X402_USD_PER_CREDIT: '0.001' })).toThrow(/X402_USD_PER_CREDIT.*X402_ASSET_DECIMALS=2/);
+    expect(() => loadConfig({ ...x402Env(), X402_ASSET_DECIMALS: '2', X402_USD_PER_CREDIT: '0.01' })).not.toThrow();
+  });
+});
