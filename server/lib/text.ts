@@ -14,21 +14,28 @@ const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f
 /**
  * Where in a parsed JSON value (strings and object keys, at any depth) a U+0000 is, as a
  * dotted path ('' for the value itself), or undefined when there is none. Walked with an explicit
- * stack: a deeply nested body must not overflow the call stack.
+ * stack, so a deeply nested body cannot overflow the call stack; the path is only spelled out
+ * for a NUL found.
  */
 export function nulPath(value: unknown): string | undefined {
-  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
-  const join = (path: string, key: string | number) => (path === '' ? String(key) : `${path}.${key}`);
+  type Frame = { value: unknown; key: string | number | undefined; parent: Frame | undefined };
+  const pathOf = (frame: Frame | undefined, last?: string): string => {
+    const keys: (string | number)[] = last === undefined ? [] : [last];
+    for (let f = frame; f?.key !== undefined; f = f.parent) keys.unshift(f.key);
+    return keys.join('.');
+  };
+  const stack: Frame[] = [{ value, key: undefined, parent: undefined }];
   while (stack.length > 0) {
-    const { value: v, path } = stack.pop()!;
+    const frame = stack.pop()!;
+    const v = frame.value;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) return path;
+      if (v.includes('\u0000')) return pathOf(frame);
     } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: join(path, i) });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: frame });
     } else if (typeof v === 'object' && v !== null) {
       for (const [k, child] of Object.entries(v)) {
-        if (k.includes('\u0000')) return join(path, k);
-        stack.push({ value: child, path: join(path, k) });
+        if (k.includes('\u0000')) return pathOf(frame, k);
+        stack.push({ value: child, key: k, parent: frame });
       }
     }
   }
