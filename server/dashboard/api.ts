@@ -41,7 +41,8 @@ import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
 import type { Payments } from '../payments/orders.ts';
 import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
-import { credentialStatus, parseBody } from './body.ts';
+import { credentialStatus, parseBody, refuseNulInput } from './body.ts';
+import { refuseControlCharacters } from '../lib/text.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -109,6 +110,9 @@ const RequestsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
+/** A key's name is one line; its description may have line breaks. */
+const KEY_TEXT = { name: 'line', description: 'text' } as const;
+
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
 const MergeBody = z.object({ offer_id: z.string().uuid(), signatures: z.array(SignInBody).length(2) });
@@ -157,6 +161,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     const site = request.headers['sec-fetch-site'];
     if (site === 'cross-site' || site === 'same-site') throw new ApiError('CSRF_REJECTED', undefined, { reason: 'cross_site' });
   });
+  // Key names and descriptions, and every other text a route stores, are refused with a NUL.
+  app.addHook('preValidation', refuseNulInput);
 
   app.get('/config', async (request) => ({
     mcp_base_url: deps.publicBaseUrl ?? originOf(request),
@@ -428,6 +434,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     // request made (200, Idempotent-Replayed: true, plaintext null: the secret is never stored).
     authed.post('/keys', async (request, reply) => {
       const accountId = sessionOf(request).account_id;
+      refuseControlCharacters(request.body, KEY_TEXT);
       const settings = (request.body ?? {}) as never;
       const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
       if (idempotencyKey === undefined) {
@@ -448,6 +455,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
     // Edit an active key's name, description, servers or expiry (null clears the last three).
     authed.patch('/keys/:id', async (request) => {
+      refuseControlCharacters(request.body, KEY_TEXT);
       const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
       // Servers and expiry are part of what the gateway checks: this pod's cached grants must go.
       deps.keys.clear();

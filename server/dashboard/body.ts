@@ -1,9 +1,12 @@
 // A request body (or params) checked against its schema: the data, or 400 INVALID_PARAMS naming
 // each field that is wrong. Shared by every /api route module.
+import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { refuseNul } from '../lib/text.ts';
 
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  refuseNul(body);
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) {
     throw new ApiError('INVALID_PARAMS', 'The request fields are invalid.', {
@@ -11,6 +14,16 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
     });
   }
   return parsed.data;
+}
+
+/**
+ * A preValidation hook for a whole API: a NUL anywhere in the body, query or path parameters is
+ * 400 INVALID_PARAMS before any route sees it, whether or not the route parses through parseBody
+ * (PostgreSQL text cannot hold a NUL, so it would otherwise fail the query with a 500).
+ */
+export async function refuseNulInput(request: FastifyRequest): Promise<void> {
+  // Named as parseBody names them: by the field's own path, wherever it came in.
+  for (const input of [request.params, request.query, request.body]) refuseNul(input);
 }
 
 /** What a credential (an API key, an OAuth connection) is now: revoked wins over expired. */

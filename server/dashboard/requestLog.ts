@@ -1,8 +1,10 @@
 // The request log (migration 0009): what the gateway records for each authenticated /mcp request,
 // and what the dashboard reads back. The gateway's hook is createRequestLog(db).record(entry): it
-// buffers entries and writes them in one INSERT per batch, off the request path.
+// buffers entries and writes them in one INSERT per batch, off the request path. Every value is
+// made to fit its column here, at the one way in, so no caller's entry can fail a batch.
 import type { Database } from '../db/pool.ts';
 import type { RequestLogEntry } from '../gateway/plugin.ts';
+import { logText } from '../lib/text.ts';
 import type { RequestLogRowJson } from '../public-types.ts';
 
 /** The default retention; the service's is REQUEST_LOG_RETENTION_DAYS (server/config.ts). */
@@ -12,13 +14,45 @@ export type { RequestLogEntry };
 
 export type RequestLogRow = RequestLogRowJson;
 
+const INT4_MAX = 2_147_483_647;
+
+/** A whole number within [min, max]; `fallback` for what is not a number at all. */
+function whole(n: number, min: number, max: number, fallback: number): number {
+  return Number.isFinite(n) ? Math.min(max, Math.max(min, Math.round(n))) : fallback;
+}
+
+/**
+ * The entry as it is stored: text clamped to its column's length (migration 0009; `server` has no
+ * limit there and gets the dashboard filter's 64) with control characters (NUL among them, which
+ * a text column cannot hold) replaced, numbers whole and within their column's range. A client
+ * chooses the JSON-RPC method, so any of these may arrive from outside.
+ */
+export function requestLogClean(e: RequestLogEntry): RequestLogEntry {
+  const text = (value: unknown, max: number) => logText(String(value), max);
+  const created = e.created_at instanceof Date && Number.isFinite(e.created_at.getTime()) ? e.created_at : new Date();
+  return {
+    account_id: e.account_id,
+    key_id: e.key_id,
+    request_id: text(e.request_id, 128),
+    server: text(e.server, 64),
+    method: text(e.method, 64),
+    tool: e.tool === null || e.tool === undefined ? null : text(e.tool, 128),
+    status: whole(e.status, 100, 599, 500),
+    error_code: e.error_code === null || e.error_code === undefined ? null : text(e.error_code, 64),
+    credits: whole(e.credits, 0, INT4_MAX, 0),
+    latency_ms: whole(e.latency_ms, 0, INT4_MAX, 0),
+    created_at: created,
+  };
+}
+
 /**
  * Inserts many entries, and adds them to the daily counts (request_log_daily), in one statement.
  * The counts are updated in a fixed order, so two batches touching the same rows cannot deadlock.
  */
 export async function requestLogInsertMany(db: Database, entries: readonly RequestLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const col = <K extends keyof RequestLogEntry>(k: K) => entries.map((e) => e[k]);
+  const clean = entries.map(requestLogClean);
+  const col = <K extends keyof RequestLogEntry>(k: K) => clean.map((e) => e[k]);
   await db.query(
     `WITH batch AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])
@@ -41,7 +75,7 @@ export async function requestLogInsertMany(db: Database, entries: readonly Reque
       col('status'),
       col('error_code'),
       col('credits'),
-      entries.map((e) => Math.max(0, Math.round(e.latency_ms))),
+      col('latency_ms'),
       col('created_at'),
     ],
   );
@@ -53,11 +87,38 @@ export interface RequestLog {
   /** Writes what is queued now (tests, shutdown). */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Entries dropped so far because they could not be written. */
+  readonly dropped: number;
+}
+
+/** A failure the values of some row caused (SQLSTATE class 22, data exception; 23, constraint violation). */
+function isRowFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
 
 /**
- * The gateway's hook. A failed write is reported to onError and dropped: the log is for
- * debugging and must never fail or slow a request.
+ * Writes a batch; when a row's values make it fail, writes each half apart, down to single rows,
+ * so only the faulty rows are lost (a few statements per bad row). Any other failure (the
+ * database is away) drops the batch. Returns how many entries were dropped.
+ */
+async function requestLogWrite(db: Database, batch: readonly RequestLogEntry[], report: (err: unknown, dropped: number) => void): Promise<number> {
+  try {
+    await requestLogInsertMany(db, batch);
+    return 0;
+  } catch (err) {
+    if (batch.length === 1 || !isRowFault(err)) {
+      report(err, batch.length);
+      return batch.length;
+    }
+    const half = Math.ceil(batch.length / 2);
+    return (await requestLogWrite(db, batch.slice(0, half), report)) + (await requestLogWrite(db, batch.slice(half), report));
+  }
+}
+
+/**
+ * The gateway's hook. What cannot be written is dropped, counted and reported to onError: the
+ * log is for debugging and must never fail or slow a request.
  */
 export function createRequestLog(
   db: Database,
@@ -67,10 +128,18 @@ export function createRequestLog(
   const maxBatch = opts.maxBatch ?? 500;
   let queue: RequestLogEntry[] = [];
   let writing: Promise<void> = Promise.resolve();
+  let dropped = 0;
+  const report = (err: unknown, n: number) => {
+    const message = err instanceof Error ? err.message : String(err);
+    opts.onError?.(new Error(`${n} request log ${n === 1 ? 'entry' : 'entries'} dropped: ${message}`, { cause: err }));
+  };
   const flush = async () => {
     const batch = queue;
     queue = [];
-    writing = writing.then(() => requestLogInsertMany(db, batch).catch((err: unknown) => opts.onError?.(err)));
+    writing = writing.then(async () => {
+      if (batch.length === 0) return;
+      dropped += await requestLogWrite(db, batch, report);
+    });
     await writing;
   };
   const timer = setInterval(() => void flush(), flushMs);
@@ -84,6 +153,9 @@ export function createRequestLog(
     async close() {
       clearInterval(timer);
       await flush();
+    },
+    get dropped() {
+      return dropped;
     },
   };
 }

@@ -5,6 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { ApiError } from '../errors.ts';
+import { refuseNul } from '../lib/text.ts';
 import { singleHeader } from './authenticate.ts';
 import type { Authorized, Call, Classified, Era } from './context.ts';
 
@@ -117,6 +118,8 @@ function callOf(authorized: Authorized, message: Record<string, unknown>, method
   const server = authorized.server;
   const tool = server.tools.get(params.name);
   if (!tool) throw new ApiError('UNKNOWN_TOOL', undefined, { tool: params.name, available: [...server.tools.keys()] });
+  // Tools store what they are given (a watch's note), and PostgreSQL text cannot hold a NUL.
+  refuseNul(params.arguments);
   const result = tool.input.safeParse(params.arguments ?? {});
   if (!result.success) {
     throw new ApiError('INVALID_PARAMS', undefined, {

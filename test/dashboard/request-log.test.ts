@@ -1,6 +1,7 @@
 // The request log behind the dashboard (server/dashboard/requestLog.ts, GET /api/requests): what
 // the gateway's hook records is read back newest first, filtered by key, server, tool and status,
 // paged without gaps or repeats, only for the signed-in account, and only within the retention.
+// Whatever an entry holds, it is stored made to fit, or alone is dropped: never a whole batch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
 import { createRequestLog, requestLogSweep, type RequestLogEntry } from '../../server/dashboard/requestLog.ts';
@@ -92,5 +93,51 @@ describe('request log', () => {
     await requestLogSweep(pool);
     const kept = await pool.query<{ request_id: string }>('SELECT request_id FROM request_log WHERE account_id = $1', [accountId]);
     expect(kept.rows.map((r) => r.request_id)).toEqual(['new']);
+  });
+
+  it('every field is stored clamped and cleaned, and a row that still cannot be stored is dropped and counted alone, its batch kept', async () => {
+    const { client, accountId } = await signedIn();
+    const other = await signedIn();
+    const errors: string[] = [];
+    const log = createRequestLog(pool, { flushMs: 60_000, onError: (err) => errors.push((err as Error).message) });
+    const base = { account_id: accountId, key_id: null, server: 'market-intelligence', method: 'tools/call', tool: 'get_prices', status: 200, error_code: null, credits: 1, latency_ms: 5, created_at: new Date() };
+    log.record({ ...base, request_id: 'ok-1' });
+    log.record({
+      account_id: other.accountId,
+      key_id: null,
+      request_id: `r${'\u0000'.repeat(200)}`,
+      server: `srv\u0000${'s'.repeat(100)}`,
+      method: 'm\u0007\u009b',
+      tool: `t${'\u{1F600}'.repeat(200)}`,
+      status: 1000,
+      error_code: `E${'\n'.repeat(80)}`,
+      credits: -3,
+      latency_ms: Number.NaN,
+      created_at: new Date(Number.NaN),
+    });
+    // Nothing makes a malformed account id fit its uuid column: this row alone must go.
+    log.record({ ...base, account_id: 'not-a-uuid', request_id: 'unstorable' });
+    log.record({ ...base, request_id: 'ok-2', credits: 2 });
+    await log.close();
+
+    expect((await client.get('/api/requests')).body.rows.map((r: { request_id: string }) => r.request_id)).toEqual(['ok-2', 'ok-1']);
+    const daily = await pool.query<{ requests: number; credits: string }>('SELECT requests, credits FROM request_log_daily WHERE account_id = $1', [accountId]);
+    expect(daily.rows.map((r) => [r.requests, Number(r.credits)])).toEqual([[2, 3]]);
+    expect(log.dropped).toBe(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^1 request log entry dropped: invalid input syntax for type uuid/);
+
+    const [row] = (await other.client.get('/api/requests')).body.rows;
+    expect(row).toMatchObject({
+      request_id: `r${'\ufffd'.repeat(126)}…`,
+      server: `srv\ufffd${'s'.repeat(59)}…`,
+      method: 'm\ufffd\ufffd',
+      tool: `t${'\u{1F600}'.repeat(126)}…`,
+      status: 599,
+      error_code: `E${'\ufffd'.repeat(62)}…`,
+      credits: 0,
+      latency_ms: 0,
+    });
+    expect(Math.abs(Date.parse(row.created_at) - Date.now())).toBeLessThan(60_000);
   });
 });

@@ -5,6 +5,7 @@
 import { formatUnits, getAddress, isAddress, type Address } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
+import { hasControlCharacters } from '../../lib/text.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 import type { SolanaTransaction } from '../../providers/solana/live.ts';
@@ -82,7 +83,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
       annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
       openWorld: false,
       description: `Adds an address to your account's watchlist (at most ${MAX_WATCHES_PER_ACCOUNT}, on EVM chains or Solana); get_watch_activity then reports its transfers from now on. Watching an address again keeps its mark and only replaces the note.`,
-      input: z.object({ ...target, note: z.string().trim().max(200).optional().describe('Your note, up to 200 characters.') }).strict().superRefine(checkAddress),
+      input: z.object({ ...target, note: z.string().trim().max(200).refine((s) => !hasControlCharacters(s, 'text'), 'contains a control character other than tab or a line break').optional().describe('Your note, up to 200 characters.') }).strict().superRefine(checkAddress),
       credits: 1,
       handler: async (args, ctx) => {
         const chain = args.chain;
