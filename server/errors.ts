@@ -109,6 +109,10 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof DatabaseUnavailableError || isConnectionError(err)) {
     return new ApiError('SERVICE_UNAVAILABLE');
   }
+  // PostgreSQL refusing text (a NUL, a byte sequence not UTF-8): the caller's input, never our fault.
+  // The checks at the edges (server/lib/text.ts) refuse it first; this is the net under them.
+  const sqlState = (err as { code?: unknown } | null)?.code;
+  if (sqlState === '22021' || sqlState === '22P05') return new ApiError('INVALID_PARAMS', 'A text field holds a character that cannot be stored (such as NUL).');
   return new ApiError('INTERNAL_ERROR');
 }
 
