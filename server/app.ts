@@ -158,11 +158,11 @@ export function catalog(registry: Registry, plans: Plan[], connectLimit: Connect
     ...(payments ? { credit_packs: payments.packs, payments: { chains: payments.chains, x402: payments.x402 } } : {}),
     // What a call is charged (DESIGN.md §3): only an answer with data, delivered.
     billing: {
-      charged: "a tools/call answered successfully, at the tool's credits, once the answer is written to the client",
+      charged: "a tools/call answered successfully, at the tool's credits, once the answer is handed to the client's connection",
       free: [
         'an answer with no data for what was asked (metadata.credits_used is 0)',
         'any error, timeout or refusal',
-        'a call whose client disconnects before the answer',
+        'a call whose client is gone before its answer exists',
         'every method but tools/call',
       ],
     },
