@@ -97,6 +97,30 @@ describe('MCPServer lifecycle through kubectl', () => {
     expect(status).toMatchObject({ observedGeneration: mcp('market-intelligence')!.metadata.generation, replicas: 3, readyReplicas: 3, url: 'http://market-intelligence.cryptomcp.svc:8080/mcp/market-intelligence' });
   });
 
+  it('pruning deletes only what this MCPServer controls: a same-named HPA and Ingress someone else made survive a reconcile', async () => {
+    // The MCPServer now wants neither an HPA nor an Ingress (fixed replicas, no ingress). Someone
+    // made both by hand under its name: no owner, or owned (not controlled) by it.
+    const uid = mcp('market-intelligence')!.metadata.uid;
+    api.create({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'market-intelligence', namespace: NS }, spec: {} });
+    api.create({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'market-intelligence', namespace: NS, ownerReferences: [{ apiVersion: 'cryptomcp.dev/v1alpha1', kind: 'MCPServer', name: 'market-intelligence', uid }] },
+      spec: {},
+    });
+    try {
+      const spec = { server: 'market-intelligence', database: { secretRef: { name: 'cryptomcp-database' } }, replicas: 3, toolCostOverrides: { get_prices: 6 } };
+      await k('apply', '--server-side', '--force-conflicts', '-f', manifest('market-intelligence', spec));
+      await eventually(() => ready('market-intelligence'), 20_000, 'Ready at the new generation');
+      await settled(api);
+      expect(api.get('HorizontalPodAutoscaler', NS, 'market-intelligence'), 'the hand-made HPA').toBeDefined();
+      expect(api.get('Ingress', NS, 'market-intelligence'), 'the Ingress it owns but does not control').toBeDefined();
+    } finally {
+      api.remove('HorizontalPodAutoscaler', NS, 'market-intelligence');
+      api.remove('Ingress', NS, 'market-intelligence');
+    }
+  });
+
   it('rotating a referenced secret rolls the pods (new config hash) on the next pass', async () => {
     const before = mcp('market-intelligence')!.status!.configHash;
     const secret = api.get('Secret', NS, 'cryptomcp-database')!;
