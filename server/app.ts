@@ -6,7 +6,7 @@ import type { CreditPack } from './config.ts';
 import { x402Plugin, type X402Deps } from './x402/plugin.ts';
 import { dashboardApi, type DashboardDeps } from './dashboard/api.ts';
 import { dashboardUi } from './dashboard/ui.ts';
-import { ApiError, errorEnvelope, toApiError } from './errors.ts';
+import { ApiError, BODY_LIMIT_BYTES, errorEnvelope, fromFrameworkError } from './errors.ts';
 import { gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
@@ -34,8 +34,6 @@ export interface AppDeps extends GatewayDeps {
   connections?: ConnectionLimits;
 }
 
-/** The largest body any route reads (the gateway sets its own on /mcp). */
-const BODY_LIMIT_BYTES = 1024 * 1024;
 
 const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'payment-required', 'payment-response'];
 
@@ -118,19 +116,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.get('/', async (_request, reply) => reply.redirect('/app/'));
   }
   return app;
-}
-
-function fromFrameworkError(err: FastifyError | ApiError): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
-  }
-  // Fastify's own 4xx answers (unparseable JSON, wrong content type, empty body, bad length).
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    const reason = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json.' : undefined;
-    return new ApiError('INVALID_REQUEST', reason);
-  }
-  return toApiError(err);
 }
 
 /** What the catalog says about buying: credit packs, the chains paid on, x402's price per credit. */

@@ -99,6 +99,24 @@ export interface ErrorEnvelope {
 }
 
 /** Maps anything thrown to a public ApiError; unknown faults become INTERNAL_ERROR. */
+/** The largest request body any route reads (set once, on the Fastify root, in app.ts). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * An error Fastify raised (or one of ours) as a public ApiError: a body over the limit is 413,
+ * Fastify's own 4xx refusals (unparseable JSON, wrong content type, empty body, bad length) are
+ * 400 INVALID_REQUEST, anything else goes through toApiError. The one mapping every error handler uses.
+ */
+export function fromFrameworkError(err: Error & { code?: string; statusCode?: number }): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    const reason = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json.' : undefined;
+    return new ApiError('INVALID_REQUEST', reason);
+  }
+  return toApiError(err);
+}
+
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ProviderError) {

@@ -23,6 +23,9 @@ export interface Payment {
   release(note: string): Promise<number | null>;
 }
 
+/** The outcome label of a call whose client left before its answer existed (HTTP 499, as nginx logs it). */
+export const CLIENT_GONE = 'CLIENT_GONE';
+
 export type Settlement = { kind: 'charged' } | { kind: 'refunded'; note: string; balance: number | null } | { kind: 'refund-deferred'; note: string };
 
 export interface DeliveryOptions {

@@ -4,7 +4,7 @@
 // (row 4) → classify (row 5) → rate-limit (row 6) → meter (row 7) → run the tool (row 8) → answer
 // → settle or refund. It owns its error handler, headers and not-found answers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
+import { ApiError, errorEnvelope, fromFrameworkError, toApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
@@ -21,9 +21,7 @@ import { reserve } from './meter.ts';
 import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate-limit.ts';
 import { route } from './route.ts';
 import { runTool, successResult } from './run-tool.ts';
-import { Delivery, reservationPayment, type Settlement } from './delivery.ts';
-
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+import { CLIENT_GONE, Delivery, reservationPayment, type Settlement } from './delivery.ts';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -109,7 +107,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
     });
-    app.post(url, { bodyLimit: BODY_LIMIT_BYTES }, (request, reply) => handle(request, reply));
+    app.post(url, (request, reply) => handle(request, reply));
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -189,7 +187,10 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
     if (answer.jsonrpcError) await delivery.release(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
     // Nobody is left to answer: released by the delivery policy; the write would go nowhere.
-    if (!(await delivery.handOver())) return reply.code(499).send();
+    if (!(await delivery.handOver())) {
+      trail.outcome = CLIENT_GONE;
+      return reply.code(499).send();
+    }
     setPlanHeaders(reply, trail);
     return send(reply, trail, answer);
   }
@@ -287,17 +288,6 @@ function send(reply: FastifyReply, trail: Trail, answer: ProtocolAnswer): Fastif
   reply.code(answer.status);
   if (answer.contentType) reply.header('content-type', answer.contentType);
   return reply.send(answer.body === '' ? undefined : answer.body);
-}
-
-function fromFrameworkError(err: Error & { code?: string; statusCode?: number }): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
-  // Fastify's own 4xx answers (unparseable JSON, wrong content type, empty body, bad length).
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    const reason = err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json.' : undefined;
-    return new ApiError('INVALID_REQUEST', reason);
-  }
-  return toApiError(err);
 }
 
 /**

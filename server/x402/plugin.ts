@@ -21,7 +21,7 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymen
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { baseUnitsOfMicros, type X402Config } from '../config.ts';
 import type { Database } from '../db/pool.ts';
-import { ApiError, errorEnvelope, toApiError } from '../errors.ts';
+import { ApiError, errorEnvelope, fromFrameworkError, toApiError } from '../errors.ts';
 import type { KeyGrant } from '../keys/store.ts';
 import { SERVER_NAMES } from '../mcp/names.ts';
 import { withoutAccountTools } from '../mcp/registry.ts';
@@ -34,10 +34,9 @@ import type { GatewayDeps } from '../gateway/plugin.ts';
 import { ConnectLimiter } from '../gateway/rate-limit.ts';
 import { route } from '../gateway/route.ts';
 import { runTool, successResult } from '../gateway/run-tool.ts';
-import { Delivery, type Payment } from '../gateway/delivery.ts';
+import { CLIENT_GONE, Delivery, type Payment } from '../gateway/delivery.ts';
 import type { Facilitator } from './facilitator.ts';
 
-const BODY_LIMIT_BYTES = 1024 * 1024;
 /** The account id x402 calls run under (they have none): the nil UUID, never a real account. */
 export const X402_ACCOUNT = '00000000-0000-0000-0000-000000000000';
 
@@ -99,6 +98,7 @@ const NO_DECISION: MeterDecision = {
 interface X402Trail {
   server: string;
   tool: string;
+  /** As on /mcp (cryptomcp_mcp_requests_total): 'ok', CLIENT_GONE, or the public error code. */
   outcome?: string;
 }
 
@@ -130,7 +130,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
     });
-    app.post(url, { bodyLimit: BODY_LIMIT_BYTES }, (request: FastifyRequest<{ Params: { server: string } }>, reply) => handle(request, reply));
+    app.post(url, (request: FastifyRequest<{ Params: { server: string } }>, reply) => handle(request, reply));
   }
 
   async function handle(request: FastifyRequest<{ Params: { server: string } }>, reply: FastifyReply): Promise<FastifyReply> {
@@ -143,12 +143,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     const toolCall = { ...call, call: call.call };
     const trail: X402Trail = { server: call.server.name, tool: toolCall.call.tool.name };
     request.x402Trail = trail;
-    try {
-      addressLimiter.admit(request.ip);
-    } catch (err) {
-      trail.outcome = 'rate_limited';
-      throw err;
-    }
+    addressLimiter.admit(request.ip);
     const credits = toolCall.call.tool.credits;
     if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
 
@@ -161,7 +156,6 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       accepts: [requirements],
     });
     const refuse = (code: 'PAYMENT_REQUIRED' | 'PAYMENT_INVALID', reason: string, extra: Record<string, unknown> = {}): never => {
-      trail.outcome = code === 'PAYMENT_REQUIRED' ? 'payment_required' : reason === 'settlement_failed' ? 'settlement_failed' : 'payment_invalid';
       const required = paymentRequired(code === 'PAYMENT_REQUIRED' ? 'payment required' : reason);
       throw new ApiError(
         code,
@@ -203,12 +197,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       });
       if (!verified.isValid) return refuse('PAYMENT_INVALID', verified.invalidReason ?? 'invalid', verified.invalidMessage ? { message: verified.invalidMessage } : {});
       // Only now is `from` known to have signed: a forged payload cannot spend a real payer's bucket.
-      try {
-        payerLimiter.admit(payer);
-      } catch (err) {
-        trail.outcome = 'rate_limited';
-        throw err;
-      }
+      payerLimiter.admit(payer);
       return await runAndAnswer(toolCall, request, reply, async () => {
         let settled: SettleResponse;
         try {
@@ -250,36 +239,28 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     try {
       output = await runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal });
     } catch (err) {
-      if (trail) trail.outcome = 'tool_failed';
       await delivery.release('tool failed');
       throw toApiError(err);
     }
     // An answer with no data for what was asked is not charged (as on /mcp): it is not settled.
     if (output.empty === true) await delivery.release('the answer held no data');
     if (!(await delivery.handOver())) {
-      if (trail) trail.outcome = 'client_gone';
+      if (trail) trail.outcome = CLIENT_GONE;
       return reply.code(499).send();
     }
     const result = successResult(reserved, output, { credits: settled ? call.call.tool.credits : 0, remaining: 0 });
     if (settled) {
       result._meta = { ...result._meta, 'x402/payment-response': settled };
       reply.header('payment-response', encodePaymentResponseHeader(settled));
-      if (trail) trail.outcome = 'paid';
-    } else if (trail && !trail.outcome) {
-      trail.outcome = 'free';
     }
     return send(reply, await answerer.answer(reserved, request.headers, result));
   }
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {
-    let apiError: ApiError;
-    if (err instanceof ApiError) apiError = err;
-    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') apiError = new ApiError('PAYLOAD_TOO_LARGE', undefined, { limit_bytes: BODY_LIMIT_BYTES });
-    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) apiError = new ApiError('INVALID_REQUEST');
-    else apiError = toApiError(err);
+    const apiError = fromFrameworkError(err);
     if (apiError.code === 'INTERNAL_ERROR') request.log.error({ err }, 'unhandled error on /x402/mcp');
     const trail = request.x402Trail;
-    if (trail && !trail.outcome) trail.outcome = apiError.code.toLowerCase();
+    if (trail && !trail.outcome) trail.outcome = apiError.code;
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
   });
@@ -290,9 +271,9 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     return reply.code(apiError.status).send(errorEnvelope(apiError, request.id));
   });
 
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', async (request, reply) => {
     const trail = request.x402Trail;
-    if (trail) deps.metrics.x402Calls.inc({ server: trail.server, tool: trail.tool, outcome: trail.outcome ?? 'unknown' });
+    if (trail) deps.metrics.x402Calls.inc({ server: trail.server, tool: trail.tool, outcome: trail.outcome ?? (reply.statusCode < 400 ? 'ok' : 'PROTOCOL_ERROR') });
   });
 }
 

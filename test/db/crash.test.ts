@@ -130,7 +130,7 @@ describe('a PostgreSQL crash under load', () => {
 
     // The sweep (every 200 ms, age 3.2 s) refunds reservations recovered without their settlement.
     await expect
-      .poll(async () => (await db.query(`SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve' AND resolution IS NULL`, [account.id])).rows[0].n, {
+      .poll(async () => (await db.query(`SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve' AND resolution IS NULL`, [account.id])).rows[0]!.n, {
         timeout: 20_000,
         interval: 200,
       })

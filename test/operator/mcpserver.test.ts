@@ -100,12 +100,12 @@ describe('MCPServer lifecycle through kubectl', () => {
   it('pruning deletes only what this MCPServer controls: a same-named HPA and Ingress someone else made survive a reconcile', async () => {
     // The MCPServer now wants neither an HPA nor an Ingress (fixed replicas, no ingress). Someone
     // made both by hand under its name: no owner, or owned (not controlled) by it.
-    const uid = mcp('market-intelligence')!.metadata.uid;
+    const uid = mcp('market-intelligence')!.metadata.uid!;
     api.create({ apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'market-intelligence', namespace: NS }, spec: {} });
     api.create({
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
-      metadata: { name: 'market-intelligence', namespace: NS, ownerReferences: [{ apiVersion: 'cryptomcp.dev/v1alpha1', kind: 'MCPServer', name: 'market-intelligence', uid }] },
+      metadata: { name: 'market-intelligence', namespace: NS, ownerReferences: [{ kind: 'MCPServer', name: 'market-intelligence', uid }] },
       spec: {},
     });
     try {

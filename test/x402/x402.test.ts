@@ -209,7 +209,7 @@ describe('paying with the official client', () => {
     ]);
     const metrics = await (await fetch(`http://127.0.0.1:${service.metricsPort}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`cryptomcp_payments_revenue_usd_micros_total\\{source="x402",chain="eip155:${devnet.manifest.chain_id}"\\} 10000`));
-    expect(metrics).toMatch(/cryptomcp_x402_calls_total\{server="market-intelligence",tool="get_prices",outcome="paid"\} 1/);
+    expect(metrics).toMatch(/cryptomcp_x402_calls_total\{server="market-intelligence",tool="get_prices",outcome="ok"\} 1/);
     paidHeader = seen.at(-1)!;
   });
 
