@@ -67,6 +67,8 @@ const REJECTION_CODES: ReadonlySet<string> = new Set([
 
 interface GatewayRequest {
   trail: Trail;
+  /** The resolver that found the grant: it keeps the balances metering answers. */
+  resolver: KeyResolver | undefined;
   /** Set by the onRequest checks (rows 1-3); a request without it never reaches a handler. */
   authorized: Authorized | undefined;
 }
@@ -85,7 +87,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
   // Rows 1-3 need only the path and headers, so they run before the body is even read.
   app.addHook('onRequest', async (request: FastifyRequest<{ Params: { server?: string } }>) => {
-    const state: GatewayRequest = { trail: { creditsUsed: 0 }, authorized: undefined };
+    const state: GatewayRequest = { trail: { creditsUsed: 0 }, resolver: undefined, authorized: undefined };
     request.mcpGateway = state;
     if (request.method === 'OPTIONS') return;
     const routed = route(deps.registry, request.id, request.params.server ?? '');
@@ -93,7 +95,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     const httpSpan = httpSpanOf(request.raw);
     const { grant, resolver } = await authenticate(deps.keys, request.headers, httpSpan && ((load) => withSpan(httpSpan, load)), deps.tokens);
     state.trail.grant = grant;
-    state.trail.remaining = grant.balance;
+    state.resolver = resolver;
+    state.trail.remaining = resolver.balanceOf(grant);
     state.authorized = authorize(routed, grant);
     resolver.noteUsed(grant.key_id);
   });
@@ -138,10 +141,10 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       setConnectHeaders(reply, trail, admission);
       return send(reply, trail, answer);
     }
-    return callTool({ ...call, call: call.call }, request, reply, trail);
+    return callTool({ ...call, call: call.call }, request, reply, trail, state.resolver!);
   }
 
-  async function callTool(call: Classified & { call: { kind: 'tools/call' } }, request: FastifyRequest, reply: FastifyReply, trail: Trail) {
+  async function callTool(call: Classified & { call: { kind: 'tools/call' } }, request: FastifyRequest, reply: FastifyReply, trail: Trail, resolver: KeyResolver) {
     const meterStarted = performance.now();
     const reservation = await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': call.call.tool.credits }, trail.span, () =>
       reserve(deps.meter, call),
@@ -150,18 +153,22 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     if (!reservation.ok) {
       trail.decision = reservation.decision;
       trail.remaining = reservation.decision.balance;
+      resolver.noteBalance(call.grant.account_id, reservation.decision.balance);
       throw reservation.error;
     }
     const reserved = reservation.reserved;
     trail.decision = reserved.decision;
     trail.remaining = reserved.decision.balance;
     trail.creditsUsed = reserved.cost;
-    reserved.grant.balance = reserved.decision.balance;
+    resolver.noteBalance(call.grant.account_id, reserved.decision.balance);
 
     const labels = { server: call.server.name, tool: call.call.tool.name, plan: call.grant.plan };
     const delivery = new Delivery(reply.raw, reservationPayment(deps.meter, call.requestId), {
       writeTimeoutMs: deps.writeTimeoutMs,
-      onSettled: (s) => onSettled(s, trail, labels, reserved.cost, request),
+      onSettled: (s) => {
+        onSettled(s, trail, labels, reserved.cost, request);
+        if (trail.remaining !== undefined) resolver.noteBalance(call.grant.account_id, trail.remaining);
+      },
     });
     const refundAndThrow = async (err: unknown, note: string): Promise<never> => {
       const apiError = toApiError(err);
@@ -208,7 +215,6 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     } else {
       trail.remaining = s.balance ?? (trail.remaining ?? 0) + cost;
     }
-    if (trail.grant) trail.grant.balance = trail.remaining;
   }
 
   app.setErrorHandler((err: Error, request, reply) => {

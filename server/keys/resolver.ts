@@ -46,6 +46,8 @@ export class KeyResolver {
   readonly #lookupOf: GrantLookup;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<KeyGrant | null>>();
+  /** Each account's balance as the metering statement last answered it here (newer than a cached grant's). */
+  readonly #balances = new Map<string, number>();
   #used = new Map<string, Date>();
 
   constructor(db: Database, { ttlMs, maxEntries = 50_000, now = Date.now, onLookup, lookup = API_KEYS }: KeyResolverOptions) {
@@ -102,7 +104,22 @@ export class KeyResolver {
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
     this.#cache.delete(cacheKey);
-    this.#cache.set(cacheKey, { grant, expiresAt: this.#now() + this.#ttlMs });
+    // Shared by every request of the key until it expires: nobody may change it.
+    this.#cache.set(cacheKey, { grant: grant && Object.freeze(grant), expiresAt: this.#now() + this.#ttlMs });
+  }
+
+  /** Records the account's balance as metering just answered it (what later refusals report). */
+  noteBalance(accountId: string, balance: number): void {
+    if (this.#balances.size >= this.#maxEntries && !this.#balances.has(accountId)) {
+      const oldest = this.#balances.keys().next().value;
+      if (oldest !== undefined) this.#balances.delete(oldest);
+    }
+    this.#balances.set(accountId, balance);
+  }
+
+  /** The account's balance as last seen by this process: metering's latest answer, else the grant's. */
+  balanceOf(grant: KeyGrant): number {
+    return this.#balances.get(grant.account_id) ?? grant.balance;
   }
 
   /** Notes that a key was used; written by flushLastUsed. */
