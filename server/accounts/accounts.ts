@@ -99,11 +99,12 @@ export async function accountCreate(
     const accountId = created.rows[0]!.id;
     if (free) await client.query('UPDATE accounts SET free_allowance = $2 WHERE id = $1', [accountId, free]);
     try {
-      await client.query('INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)', [
+      await client.query('INSERT INTO wallets (account_id, family, chain, address, contract) VALUES ($1, $2, $3, $4, $5)', [
         accountId,
         wallet.family,
         input.chain,
         wallet.address,
+        grantChain !== '',
       ]);
       if (free === 'granted') {
         await client.query(
@@ -198,18 +199,24 @@ export async function contractChainMismatch(db: Database, address: string, netwo
  * Links another wallet to an account (dashboard sign-in proves the caller holds it). Linking a
  * wallet the account already has is a no-op; a wallet of another account is WALLET_IN_USE.
  */
-export async function accountLinkWallet(db: Database, id: string, chain: Chain, address: string): Promise<Account> {
+export async function accountLinkWallet(db: Database, id: string, chain: Chain, address: string, contract = false): Promise<Account> {
   const wallet = normaliseWallet(chain, address);
   await requireAccount(db, id);
-  const res = await db.query<{ account_id: string }>(
-    `WITH ins AS (
-       INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (family, address) DO NOTHING RETURNING account_id)
-     SELECT account_id FROM ins
-     UNION ALL SELECT account_id FROM wallets WHERE family = $2 AND address = $4
-     LIMIT 1`,
-    [id, wallet.family, chain, wallet.address],
-  );
-  if (res.rows[0]?.account_id !== id) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
+  const linked = await db.transaction(async (client) => {
+    const res = await client.query<{ account_id: string }>(
+      `WITH ins AS (
+         INSERT INTO wallets (account_id, family, chain, address, contract) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (family, address) DO NOTHING RETURNING account_id)
+       SELECT account_id FROM ins
+       UNION ALL SELECT account_id FROM wallets WHERE family = $2 AND address = $4
+       LIMIT 1`,
+      [id, wallet.family, chain, wallet.address, contract && chain !== 'solana'],
+    );
+    if (res.rows[0]?.account_id !== id) return false;
+    // The wallet now shares this account's free allowance: it never opens another one with it.
+    await client.query('SELECT wallets_share_free_grant($1)', [id]);
+    return true;
+  });
+  if (!linked) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
   return requireAccount(db, id);
 }

@@ -162,6 +162,8 @@ async function moveAll(
     `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, topup_delta) VALUES ($1, $2, 'adjust', $3, $4, $5, $6)`,
     [target.id, `merge:${id}:in`, credits, balance, `merged from account ${source.id}`, topup || null],
   );
+  // The wallets that came over share the target's free allowance from now on.
+  await client.query('SELECT wallets_share_free_grant($1)', [target.id]);
   await client.query(
     'INSERT INTO account_merges (id, source_account_id, target_account_id, credits, keys, wallets) VALUES ($1, $2, $3, $4, $5, $6)',
     [id, source.id, target.id, credits, keys.rowCount ?? 0, wallets.rowCount ?? 0],

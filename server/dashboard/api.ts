@@ -340,7 +340,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
           offer: offerView(offer, await mergePreview(owner)),
         });
       }
-      const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address);
+      const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address, wallet.contract);
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
       return reply.code(201).send({ wallets: account.wallets.map(walletView) });
     });
@@ -363,7 +363,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     authed.post('/wallets/offers/:id/link', async (request, reply) => {
       const session = sessionOf(request);
       const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
-      const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address);
+      const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address, offer.contract);
       return reply.code(201).send({ wallets: account.wallets.map(walletView) });
     });
 

@@ -387,6 +387,7 @@ CREATE TABLE wallets (
   chain text NOT NULL,
   address text NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  contract boolean NOT NULL DEFAULT false,
   CONSTRAINT wallets_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
   CONSTRAINT wallets_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
   CONSTRAINT wallets_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
@@ -915,3 +916,14 @@ BEGIN
   END IF;
   RETURN NEXT;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.wallets_share_free_grant(p_account uuid)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  INSERT INTO wallet_free_grants (family, address, chain, account_id, credits)
+  SELECT w.family, w.address, CASE WHEN w.contract THEN w.chain ELSE '' END, p_account, 0
+    FROM wallets w
+   WHERE w.account_id = p_account AND EXISTS (SELECT 1 FROM wallet_free_grants g WHERE g.account_id = p_account)
+  ON CONFLICT DO NOTHING
+$function$;

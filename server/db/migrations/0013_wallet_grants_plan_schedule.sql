@@ -265,3 +265,17 @@ END $$;
 -- A link offer remembers whether its wallet was proved through a contract (EIP-1271), so an
 -- account opened from it records the allowance for that contract on that chain.
 ALTER TABLE account_wallet_offers ADD COLUMN contract boolean NOT NULL DEFAULT false;
+
+-- Whether the wallet was proved through its contract (EIP-1271) on `chain` rather than by its key.
+ALTER TABLE wallets ADD COLUMN contract boolean NOT NULL DEFAULT false;
+
+-- A wallet that joins an account which had the free allowance (linked, or moved in by a merge)
+-- shares that allowance: it is recorded too, so unlinking it and signing in again opens an account
+-- with nothing. Called after every link and merge, with the account's row lock held.
+CREATE FUNCTION wallets_share_free_grant(p_account uuid) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO wallet_free_grants (family, address, chain, account_id, credits)
+  SELECT w.family, w.address, CASE WHEN w.contract THEN w.chain ELSE '' END, p_account, 0
+    FROM wallets w
+   WHERE w.account_id = p_account AND EXISTS (SELECT 1 FROM wallet_free_grants g WHERE g.account_id = p_account)
+  ON CONFLICT DO NOTHING
+$$;
