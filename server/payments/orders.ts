@@ -132,8 +132,11 @@ export class Payments {
     const priceOf = (name: string) => plans.find((p) => p.name === name)?.price_cents ?? 0;
     let remaining = 0;
     if (a.paid_until && a.paid_until.getTime() > now) {
-      const month = a.period_end ? a.period_end.getTime() - a.period_start.getTime() : 30 * 86_400_000;
-      remaining += Math.floor((priceOf(a.plan) * (a.paid_until.getTime() - now)) / month);
+      // The unused share of the current period, then the whole months paid after it.
+      const periodEnd = Math.min(a.period_end?.getTime() ?? a.paid_until.getTime(), a.paid_until.getTime());
+      const period = periodEnd - a.period_start.getTime();
+      if (period > 0) remaining += Math.floor((priceOf(a.plan) * Math.max(0, periodEnd - now)) / period);
+      remaining += priceOf(a.plan) * monthsBetween(new Date(periodEnd), a.paid_until);
     }
     for (const s of sched.rows) remaining += priceOf(s.plan) * monthsBetween(s.starts_at, s.ends_at);
     const paidThrough = sched.rows.at(-1)?.ends_at ?? (a.paid_until && a.paid_until.getTime() > now ? a.paid_until : null);
@@ -315,7 +318,7 @@ export class Payments {
 
 /** Whole calendar months from `a` to `b` (scheduled plan time is bought by the month). */
 function monthsBetween(a: Date, b: Date): number {
-  return Math.max(1, Math.round((b.getTime() - a.getTime()) / (30.44 * 86_400_000)));
+  return Math.max(0, Math.round((b.getTime() - a.getTime()) / (30.44 * 86_400_000)));
 }
 
 /** What the dashboard and the receipt show of an order. */
