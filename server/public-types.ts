@@ -97,6 +97,8 @@ export interface RequestLogRowJson {
 export interface QuoteJson {
   kind: 'plan' | 'pack';
   item: string;
+  /** The plan's display name, or the pack's credits in words. */
+  item_display: string;
   price_cents: number;
   credits: number;
   rule: 'starts_now' | 'extends' | 'scheduled' | 'adds_topup';
@@ -105,6 +107,7 @@ export interface QuoteJson {
   ends_at: string | null;
   current: {
     plan: string;
+    plan_display: string;
     balance: number;
     topup: number;
     /** The end of the current plan's paid time; null when it is not paid on chain. */
@@ -113,7 +116,7 @@ export interface QuoteJson {
     paid_through: string | null;
     /** USD cents: the share of paid plan time not used yet (current and scheduled). Kept in full. */
     remaining_value_cents: number;
-    scheduled: { plan: string; starts_at: string; ends_at: string }[];
+    scheduled: { plan: string; plan_display: string; starts_at: string; ends_at: string }[];
   };
   /** The rule and its numbers in one sentence, as the Plans page shows it. */
   summary: string;

@@ -130,6 +130,7 @@ export class Payments {
     );
     const now = Date.now();
     const priceOf = (name: string) => plans.find((p) => p.name === name)?.price_cents ?? 0;
+    const nameOf = (name: string) => plans.find((p) => p.name === name)?.display_name ?? name;
     let remaining = 0;
     if (a.paid_until && a.paid_until.getTime() > now) {
       // The unused share of the current period, then the whole months paid after it.
@@ -142,18 +143,19 @@ export class Payments {
     const paidThrough = sched.rows.at(-1)?.ends_at ?? (a.paid_until && a.paid_until.getTime() > now ? a.paid_until : null);
     const current = {
       plan: a.plan,
+      plan_display: nameOf(a.plan),
       balance: a.balance,
       topup: a.topup,
       paid_until: a.paid_until?.toISOString() ?? null,
       paid_through: paidThrough?.toISOString() ?? null,
       remaining_value_cents: remaining,
-      scheduled: sched.rows.map((s) => ({ plan: s.plan, starts_at: s.starts_at.toISOString(), ends_at: s.ends_at.toISOString() })),
+      scheduled: sched.rows.map((s) => ({ plan: s.plan, plan_display: nameOf(s.plan), starts_at: s.starts_at.toISOString(), ends_at: s.ends_at.toISOString() })),
     };
     const usd = (c: number) => `$${(c / 100).toFixed(2)}`;
     const day = (d: Date) => d.toISOString().slice(0, 10);
     if (request.kind === 'pack') {
       return {
-        kind: 'pack', item: request.item, price_cents: price, credits, rule: 'adds_topup', starts_at: new Date(now).toISOString(), ends_at: null, current,
+        kind: 'pack', item: request.item, item_display: `${credits.toLocaleString('en-US')} credits`, price_cents: price, credits, rule: 'adds_topup', starts_at: new Date(now).toISOString(), ends_at: null, current,
         summary: `${credits.toLocaleString('en-US')} top-up credits for ${usd(price)}, added now to your balance; your plan does not change.`,
       };
     }
@@ -162,14 +164,15 @@ export class Payments {
       [accountId, request.item],
     );
     const r = rule.rows[0]!;
+    const item = nameOf(request.item);
     const kept = remaining > 0 ? ` The ${usd(remaining)} of paid time you have left is kept in full.` : '';
     const summary =
       r.rule === 'starts_now'
-        ? `${request.item} starts now for ${usd(price)}: ${credits.toLocaleString('en-US')} credits for one month, until ${day(r.ends_at)} (top-up credits kept).`
+        ? `${item} starts now for ${usd(price)}: ${credits.toLocaleString('en-US')} credits for one month, until ${day(r.ends_at)} (top-up credits kept).`
         : r.rule === 'extends'
-          ? `One more month of ${request.item} for ${usd(price)}, from ${day(r.starts_at)} to ${day(r.ends_at)}; nothing changes before then.${kept}`
-          : `${request.item} for ${usd(price)} starts on ${day(r.starts_at)}, when the plan time already paid ends, and runs to ${day(r.ends_at)}; until then you keep ${a.plan} and its ${a.balance.toLocaleString('en-US')} credits.${kept}`;
-    return { kind: 'plan', item: request.item, price_cents: price, credits, rule: r.rule, starts_at: r.starts_at.toISOString(), ends_at: r.ends_at.toISOString(), current, summary };
+          ? `One more month of ${item} for ${usd(price)}, from ${day(r.starts_at)} to ${day(r.ends_at)}; nothing changes before then.${kept}`
+          : `${item} for ${usd(price)} starts on ${day(r.starts_at)}, when the plan time already paid ends, and runs to ${day(r.ends_at)}; until then you keep ${nameOf(a.plan)} and its ${a.balance.toLocaleString('en-US')} credits.${kept}`;
+    return { kind: 'plan', item: request.item, item_display: item, price_cents: price, credits, rule: r.rule, starts_at: r.starts_at.toISOString(), ends_at: r.ends_at.toISOString(), current, summary };
   }
 
   async get(accountId: string, orderId: string): Promise<Order> {

@@ -210,7 +210,7 @@ function QuoteTerms({ quote }: { quote: QuoteJson }) {
       <dl>
         <dt>Your plan now</dt>
         <dd>
-          {c.plan}, {c.balance.toLocaleString('en-US')} credits{c.topup > 0 ? ` (${c.topup.toLocaleString('en-US')} of them top-up)` : ''}
+          {c.plan_display}, {c.balance.toLocaleString('en-US')} credits{c.topup > 0 ? ` (${c.topup.toLocaleString('en-US')} of them top-up)` : ''}
           {c.paid_until ? `, paid until ${day(c.paid_until)}` : ''}
         </dd>
         {c.remaining_value_cents > 0 && (
@@ -223,7 +223,7 @@ function QuoteTerms({ quote }: { quote: QuoteJson }) {
           <Fragment key={s.starts_at}>
             <dt>Already bought</dt>
             <dd>
-              {s.plan} from {day(s.starts_at)} to {day(s.ends_at)}
+              {s.plan_display} from {day(s.starts_at)} to {day(s.ends_at)}
             </dd>
           </Fragment>
         ))}
@@ -232,7 +232,7 @@ function QuoteTerms({ quote }: { quote: QuoteJson }) {
         <dt>{quote.kind === 'plan' ? 'New plan time' : 'Credits'}</dt>
         <dd>
           {quote.kind === 'plan' && quote.ends_at
-            ? `${quote.item}, ${quote.credits.toLocaleString('en-US')} credits a month, from ${quote.rule === 'starts_now' ? 'now' : day(quote.starts_at)} to ${day(quote.ends_at)}`
+            ? `${quote.item_display}, ${quote.credits.toLocaleString('en-US')} credits a month, from ${quote.rule === 'starts_now' ? 'now' : day(quote.starts_at)} to ${day(quote.ends_at)}`
             : `${quote.credits.toLocaleString('en-US')} top-up credits, now`}
         </dd>
       </dl>
