@@ -168,7 +168,9 @@ export class Payments {
     const kept = remaining > 0 ? ` The ${usd(remaining)} of paid time you have left is kept in full.` : '';
     const summary =
       r.rule === 'starts_now'
-        ? `${item} starts now for ${usd(price)}: ${credits.toLocaleString('en-US')} credits for one month, until ${day(r.ends_at)} (top-up credits kept).`
+        ? `${item} starts now for ${usd(price)}: ${credits.toLocaleString('en-US')} credits for one month, until ${day(r.ends_at)}` +
+          (a.balance - a.topup > 0 ? `, in place of the ${(a.balance - a.topup).toLocaleString('en-US')} unpaid ${nameOf(a.plan)} credits left` : '') +
+          (a.topup > 0 ? `; your ${a.topup.toLocaleString('en-US')} top-up credits are kept.` : '.')
         : r.rule === 'extends'
           ? `One more month of ${item} for ${usd(price)}, from ${day(r.starts_at)} to ${day(r.ends_at)}; nothing changes before then.${kept}`
           : `${item} for ${usd(price)} starts on ${day(r.starts_at)}, when the plan time already paid ends, and runs to ${day(r.ends_at)}; until then you keep ${nameOf(a.plan)} and its ${a.balance.toLocaleString('en-US')} credits.${kept}`;
