@@ -42,11 +42,19 @@ export async function accountMerge(
 ): Promise<MergeResult> {
   if (input.source === input.target) refuse('same_account', 'This wallet already belongs to your account.');
   return db.transaction(async (client) => {
-    const locked = await client.query<{ id: string; balance: number; status: string; max_keys: number; plan: string; paid_until: Date | null }>(
-      `SELECT a.id, a.balance, a.status, a.plan, a.paid_until, p.max_keys FROM accounts a JOIN plans p ON p.name = a.plan
-        WHERE a.id = ANY ($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
-      [[input.source, input.target]],
-    );
+    const lock = () =>
+      client.query<{ id: string; balance: number; status: string; max_keys: number; plan: string; paid_until: Date | null; scheduled: boolean }>(
+        `SELECT a.id, a.balance, a.status, a.plan, a.paid_until, p.max_keys,
+                EXISTS (SELECT 1 FROM plan_schedule s WHERE s.account_id = a.id) AS scheduled
+           FROM accounts a JOIN plans p ON p.name = a.plan
+          WHERE a.id = ANY ($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
+        [[input.source, input.target]],
+      );
+    await lock();
+    // Renewals and scheduled plan starts that are due happen first (a lapse not yet applied would
+    // hide plan time bought to follow it), then the accounts are read as they are.
+    await client.query('SELECT account_renew_if_due(id) FROM unnest($1::uuid[]) AS id', [[input.source, input.target]]);
+    const locked = await lock();
     const source = locked.rows.find((r) => r.id === input.source);
     const target = locked.rows.find((r) => r.id === input.target);
     if (!source || !target) throw new ApiError('NOT_FOUND', 'One of the two accounts no longer exists.', {});
@@ -78,10 +86,10 @@ export async function accountMerge(
       });
     }
     // Paid plan time is the account's own; it cannot run on another account's plan, so it is not thrown away.
-    if (source.paid_until && source.paid_until.getTime() > Date.now()) {
-      refuse('paid_plan', `That account's ${source.plan} plan is paid until ${source.paid_until.toISOString()}. Merge your account into it instead, or merge after that date.`, {
+    if ((source.paid_until && source.paid_until.getTime() > Date.now()) || source.scheduled) {
+      refuse('paid_plan', `That account has paid plan time (${source.plan}) until ${source.paid_until?.toISOString() ?? 'later'}. Merge your account into it instead, or merge after that date.`, {
         plan: source.plan,
-        paid_until: source.paid_until.toISOString(),
+        paid_until: source.paid_until?.toISOString() ?? null,
       });
     }
     const active = await client.query<{ n: number }>(
