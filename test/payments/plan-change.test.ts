@@ -98,6 +98,17 @@ describe('buying another plan', () => {
     const wallet = devnetAccount(12);
     const { client, accountId } = await signedIn(wallet);
 
+    // Bad questions get coded 4xx answers.
+    for (const [q, status, code] of [
+      ['kind=plan', 400, 'INVALID_PARAMS'],
+      ['kind=gift&item=pro', 400, 'INVALID_PARAMS'],
+      ['kind=plan&item=free', 404, 'NOT_FOUND'],
+      ['kind=pack&item=credits-0', 404, 'NOT_FOUND'],
+    ] as const) {
+      const bad = await client.get(`/api/orders/quote?${q}`);
+      expect([bad.status, bad.body.error.code], q).toEqual([status, code]);
+    }
+
     const first = await quote(client, 'plan', 'pro');
     expect(first).toMatchObject({ rule: 'starts_now', price_cents: 7900, credits: 15000, current: { plan: 'free', remaining_value_cents: 0 } });
     await buy(client, wallet, { kind: 'plan', item: 'pro' });
