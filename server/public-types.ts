@@ -87,6 +87,41 @@ export interface RequestLogRowJson {
  * An order (POST /api/orders, GET /api/orders/{id}): what is bought, and exactly what to send
  * where before it expires (amounts in token base units).
  */
+/**
+ * What buying an item would do, answered before anything is paid (GET /api/orders/quote, and
+ * beside every new order). Plans follow one rule, "nothing already paid is cut short": with no paid
+ * time left the plan starts now ('starts_now'); buying the plan already paid last adds a month
+ * after it ('extends'); buying another plan while one is paid starts it when that paid time ends
+ * ('scheduled'). A pack's credits are added now ('adds_topup').
+ */
+export interface QuoteJson {
+  kind: 'plan' | 'pack';
+  item: string;
+  /** The plan's display name, or the pack's credits in words. */
+  item_display: string;
+  price_cents: number;
+  credits: number;
+  rule: 'starts_now' | 'extends' | 'scheduled' | 'adds_topup';
+  /** When what is bought takes effect, and (plans) when its paid month ends. */
+  starts_at: string;
+  ends_at: string | null;
+  current: {
+    plan: string;
+    plan_display: string;
+    balance: number;
+    topup: number;
+    /** The end of the current plan's paid time; null when it is not paid on chain. */
+    paid_until: string | null;
+    /** The end of all paid time, scheduled plans included. */
+    paid_through: string | null;
+    /** USD cents: the share of paid plan time not used yet (current and scheduled). Kept in full. */
+    remaining_value_cents: number;
+    scheduled: { plan: string; plan_display: string; starts_at: string; ends_at: string }[];
+  };
+  /** The rule and its numbers in one sentence, as the Plans page shows it. */
+  summary: string;
+}
+
 export interface OrderJson {
   id: string;
   kind: 'plan' | 'pack';

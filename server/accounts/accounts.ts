@@ -27,6 +27,11 @@ export interface Account {
   topup: number;
   /** A plan bought on chain is paid until then (it returns to free after); null: not paid on chain. */
   paid_until: Date | null;
+  /**
+   * 'granted': opened with the free allowance; 'withheld': opened with 0 credits because its wallet
+   * had the free allowance before (once per wallet, for ever); null: opened otherwise.
+   */
+  free_allowance: 'granted' | 'withheld' | null;
   created_at: Date;
   wallets: Wallet[];
 }
@@ -57,11 +62,21 @@ function assertAccountId(id: string): void {
   }
 }
 
+/** The plan whose opening allowance a wallet receives once, for ever (wallet_free_grants). */
+export const FREE_PLAN = 'free';
+
+/**
+ * Opens an account for a wallet. On the free plan the opening allowance is granted only if the
+ * wallet never had it (wallet_free_grants, never emptied); otherwise the account opens with 0
+ * credits. `contractChain`: the wallet was proved by EIP-1271 on that chain (a contract wallet
+ * there), which is part of its identity in that record.
+ */
 export async function accountCreate(
   db: Database,
-  input: { wallet: string; chain: Chain; plan: string; now?: Date },
+  input: { wallet: string; chain: Chain; plan: string; now?: Date; contractChain?: Chain },
 ): Promise<Account> {
   const wallet = normaliseWallet(input.chain, input.wallet);
+  const grantChain = input.contractChain && input.contractChain !== 'solana' ? input.contractChain : '';
   const id = await db.transaction(async (client) => {
     const plan = await client.query('SELECT 1 FROM plans WHERE name = $1', [input.plan]);
     if (plan.rowCount === 0) throw new ApiError('NOT_FOUND', `No plan named "${input.plan}".`, { plan: input.plan });
@@ -70,14 +85,39 @@ export async function accountCreate(
       wallet.address,
     ]);
     if (taken.rowCount) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
-    const created = await client.query<{ id: string }>('SELECT account_create($1, $2) AS id', [input.plan, input.now ?? null]);
+    let free: 'granted' | 'withheld' | null = null;
+    if (input.plan === FREE_PLAN) {
+      // A key-proved record ('') stands for the address on every chain, a contract's for its chain only.
+      const had = await client.query(`SELECT 1 FROM wallet_free_grants WHERE family = $1 AND address = $2 AND chain IN ('', $3) LIMIT 1`, [
+        wallet.family,
+        wallet.address,
+        grantChain,
+      ]);
+      free = had.rowCount ? 'withheld' : 'granted';
+    }
+    const created = await client.query<{ id: string }>('SELECT account_open($1, $2, $3) AS id', [input.plan, free !== 'withheld', input.now ?? null]);
     const accountId = created.rows[0]!.id;
-    await client.query('INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)', [
-      accountId,
-      wallet.family,
-      input.chain,
-      wallet.address,
-    ]);
+    if (free) await client.query('UPDATE accounts SET free_allowance = $2 WHERE id = $1', [accountId, free]);
+    try {
+      await client.query('INSERT INTO wallets (account_id, family, chain, address, contract) VALUES ($1, $2, $3, $4, $5)', [
+        accountId,
+        wallet.family,
+        input.chain,
+        wallet.address,
+        grantChain !== '',
+      ]);
+      if (free === 'granted') {
+        await client.query(
+          `INSERT INTO wallet_free_grants (family, address, chain, account_id, credits)
+           SELECT $1, $2, $3, $4, credits FROM plans WHERE name = $5`,
+          [wallet.family, wallet.address, grantChain, accountId, input.plan],
+        );
+      }
+    } catch (err) {
+      // Another first sign-in of this wallet won the race: its account is the wallet's.
+      if ((err as { code?: string }).code === '23505') throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
+      throw err;
+    }
     return accountId;
   });
   return (await accountGet(db, id))!;
@@ -86,7 +126,7 @@ export async function accountCreate(
 export async function accountGet(db: Database, id: string): Promise<Account | undefined> {
   assertAccountId(id);
   const res = await db.query<Omit<Account, 'wallets'>>(
-    `SELECT id, plan, status, balance, period_start, period_end, topup, paid_until, created_at FROM accounts WHERE id = $1`,
+    `SELECT id, plan, status, balance, period_start, period_end, topup, paid_until, free_allowance, created_at FROM accounts WHERE id = $1`,
     [id],
   );
   const row = res.rows[0];
@@ -144,21 +184,39 @@ export async function accountIdByWallet(db: Database, chain: Chain, address: str
 }
 
 /**
+ * A contract wallet (EIP-1271) is a wallet on the chain it was proved on only: whoever controls
+ * the same address on another chain is someone else. Its wallet row keeps the chain it was first
+ * proved on (wallets.chain); a contract proof on any other chain is refused. A key's proof holds on
+ * every chain.
+ */
+export async function contractChainMismatch(db: Database, address: string, network: Chain): Promise<Chain | undefined> {
+  const res = await db.query<{ chain: Chain }>("SELECT chain FROM wallets WHERE family = 'evm' AND address = $1", [address.toLowerCase()]);
+  const bound = res.rows[0]?.chain;
+  return bound !== undefined && bound !== network ? bound : undefined;
+}
+
+/**
  * Links another wallet to an account (dashboard sign-in proves the caller holds it). Linking a
  * wallet the account already has is a no-op; a wallet of another account is WALLET_IN_USE.
  */
-export async function accountLinkWallet(db: Database, id: string, chain: Chain, address: string): Promise<Account> {
+export async function accountLinkWallet(db: Database, id: string, chain: Chain, address: string, contract = false): Promise<Account> {
   const wallet = normaliseWallet(chain, address);
   await requireAccount(db, id);
-  const res = await db.query<{ account_id: string }>(
-    `WITH ins AS (
-       INSERT INTO wallets (account_id, family, chain, address) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (family, address) DO NOTHING RETURNING account_id)
-     SELECT account_id FROM ins
-     UNION ALL SELECT account_id FROM wallets WHERE family = $2 AND address = $4
-     LIMIT 1`,
-    [id, wallet.family, chain, wallet.address],
-  );
-  if (res.rows[0]?.account_id !== id) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
+  const linked = await db.transaction(async (client) => {
+    const res = await client.query<{ account_id: string }>(
+      `WITH ins AS (
+         INSERT INTO wallets (account_id, family, chain, address, contract) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (family, address) DO NOTHING RETURNING account_id)
+       SELECT account_id FROM ins
+       UNION ALL SELECT account_id FROM wallets WHERE family = $2 AND address = $4
+       LIMIT 1`,
+      [id, wallet.family, chain, wallet.address, contract && chain !== 'solana'],
+    );
+    if (res.rows[0]?.account_id !== id) return false;
+    // The wallet now shares this account's free allowance: it never opens another one with it.
+    await client.query('SELECT wallets_share_free_grant($1)', [id]);
+    return true;
+  });
+  if (!linked) throw new ApiError('WALLET_IN_USE', undefined, { wallet: wallet.address });
   return requireAccount(db, id);
 }

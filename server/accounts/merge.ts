@@ -5,8 +5,9 @@
 import type { PoolClient } from 'pg';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
+import { FREE_PLAN } from './accounts.ts';
 
-export type MergeRefusal = 'same_account' | 'wallet_moved' | 'suspended' | 'calls_in_flight' | 'key_limit';
+export type MergeRefusal = 'same_account' | 'wallet_moved' | 'suspended' | 'calls_in_flight' | 'key_limit' | 'payment_in_flight' | 'paid_plan';
 
 export interface MergeResult {
   id: string;
@@ -14,6 +15,8 @@ export interface MergeResult {
   target_account_id: string;
   /** Credits moved from the source's balance to the target's. */
   credits: number;
+  /** The source's free allowance left unspent: not moved (each account has the free allowance once). */
+  free_credits_not_moved: number;
   keys: number;
   wallets: number;
   /** The target's balance after the merge. */
@@ -26,8 +29,10 @@ const refuse = (reason: MergeRefusal, message: string, details: Record<string, u
 
 /**
  * Merges `source` into `target`: the source's wallets, keys (revoked ones too, so their history
- * stays with them), watches, request log and its daily counts move; its balance moves by two ledger rows ('adjust',
- * request ids merge:<id>:out and merge:<id>:in); its sessions end; it is left suspended with
+ * stays with them), watches, request log and its daily counts, orders and payments move; its paid
+ * credits move by two ledger rows ('adjust', request ids merge:<id>:out and merge:<id>:in) — on
+ * the free plan only its top-up credits, since what is left of its free allowance would be a
+ * second one for the target (it is written off on the source, merge:<id>:free); its sessions end; it is left suspended with
  * balance 0 and no monthly period, so it can neither be signed into nor renewed. `wallet` is the
  * source's wallet whose holder asked for the merge: if it has moved since, nothing happens.
  */
@@ -37,11 +42,19 @@ export async function accountMerge(
 ): Promise<MergeResult> {
   if (input.source === input.target) refuse('same_account', 'This wallet already belongs to your account.');
   return db.transaction(async (client) => {
-    const locked = await client.query<{ id: string; balance: number; status: string; max_keys: number }>(
-      `SELECT a.id, a.balance, a.status, p.max_keys FROM accounts a JOIN plans p ON p.name = a.plan
-        WHERE a.id = ANY ($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
-      [[input.source, input.target]],
-    );
+    const lock = () =>
+      client.query<{ id: string; balance: number; status: string; max_keys: number; plan: string; paid_until: Date | null; scheduled: boolean }>(
+        `SELECT a.id, a.balance, a.status, a.plan, a.paid_until, p.max_keys,
+                EXISTS (SELECT 1 FROM plan_schedule s WHERE s.account_id = a.id) AS scheduled
+           FROM accounts a JOIN plans p ON p.name = a.plan
+          WHERE a.id = ANY ($1::uuid[]) ORDER BY a.id FOR UPDATE OF a`,
+        [[input.source, input.target]],
+      );
+    await lock();
+    // Renewals and scheduled plan starts that are due happen first (a lapse not yet applied would
+    // hide plan time bought to follow it), then the accounts are read as they are.
+    await client.query('SELECT account_renew_if_due(id) FROM unnest($1::uuid[]) AS id', [[input.source, input.target]]);
+    const locked = await lock();
     const source = locked.rows.find((r) => r.id === input.source);
     const target = locked.rows.find((r) => r.id === input.target);
     if (!source || !target) throw new ApiError('NOT_FOUND', 'One of the two accounts no longer exists.', {});
@@ -60,6 +73,25 @@ export async function accountMerge(
       source.id,
     ]);
     if (open.rowCount) refuse('calls_in_flight', 'A call made with a key of that account is still running. Try again in a few seconds.');
+    // A payment handed in but not confirmed yet would be credited to an account that no longer
+    // signs in. Submitting takes a share lock on the account, so none starts while this holds it.
+    // (A submitted order is verified until as long again as its lifetime after it expired.)
+    const paying = await client.query<{ id: string }>(
+      `SELECT id FROM payment_orders WHERE account_id = $1 AND status = 'submitted' AND expires_at + (expires_at - created_at) > now() LIMIT 1`,
+      [source.id],
+    );
+    if (paying.rowCount) {
+      refuse('payment_in_flight', 'That account has a payment waiting for confirmation. Merge once it is credited (usually within minutes).', {
+        order: paying.rows[0]!.id,
+      });
+    }
+    // Paid plan time is the account's own; it cannot run on another account's plan, so it is not thrown away.
+    if ((source.paid_until && source.paid_until.getTime() > Date.now()) || source.scheduled) {
+      refuse('paid_plan', `That account has paid plan time (${source.plan}) until ${source.paid_until?.toISOString() ?? 'later'}. Merge your account into it instead, or merge after that date.`, {
+        plan: source.plan,
+        paid_until: source.paid_until?.toISOString() ?? null,
+      });
+    }
     const active = await client.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM api_keys
         WHERE account_id = ANY ($1::uuid[]) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
@@ -76,7 +108,12 @@ export async function accountMerge(
   });
 }
 
-async function moveAll(client: PoolClient, id: string, source: { id: string; balance: number }, target: { id: string }): Promise<MergeResult> {
+async function moveAll(
+  client: PoolClient,
+  id: string,
+  source: { id: string; balance: number; plan: string },
+  target: { id: string },
+): Promise<MergeResult> {
   const wallets = await client.query('UPDATE wallets SET account_id = $2 WHERE account_id = $1', [source.id, target.id]);
   const keys = await client.query('UPDATE api_keys SET account_id = $2 WHERE account_id = $1', [source.id, target.id]);
   // A watch the target already has stays as the target's; the rest move.
@@ -98,8 +135,10 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
   );
   await client.query('DELETE FROM request_log_daily WHERE account_id = $1', [source.id]);
   await client.query('UPDATE dashboard_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1', [source.id]);
+  // Orders (a pending one can still be paid, now by the target) and purchases with their receipts.
+  await client.query('UPDATE payment_orders SET account_id = $2 WHERE account_id = $1', [source.id, target.id]);
+  await client.query('UPDATE payments SET account_id = $2 WHERE account_id = $1', [source.id, target.id]);
 
-  const credits = source.balance;
   // Bought top-up credits stay top-up credits on the target (kept at its renewals); the ledger
   // rows say how many of the moved credits they were (topup_delta), as a purchase's row does.
   const emptied = await client.query<{ topup: number }>(
@@ -108,6 +147,15 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
     [source.id],
   );
   const topup = emptied.rows[0]!.topup;
+  // On the free plan, what is not top-up is what is left of the free allowance: it stays behind.
+  const credits = source.plan === FREE_PLAN ? topup : source.balance;
+  const notMoved = source.balance - credits;
+  if (notMoved > 0) {
+    await client.query(
+      `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note) VALUES ($1, $2, 'adjust', $3, $4, $5)`,
+      [source.id, `merge:${id}:free`, -notMoved, credits, `free allowance not moved by the merge into account ${target.id} (one per account)`],
+    );
+  }
   await client.query(
     `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, topup_delta) VALUES ($1, $2, 'adjust', $3, 0, $4, $5)`,
     [source.id, `merge:${id}:out`, -credits, `merged into account ${target.id}`, topup ? -topup : null],
@@ -122,6 +170,8 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
     `INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, topup_delta) VALUES ($1, $2, 'adjust', $3, $4, $5, $6)`,
     [target.id, `merge:${id}:in`, credits, balance, `merged from account ${source.id}`, topup || null],
   );
+  // The wallets that came over share the target's free allowance from now on.
+  await client.query('SELECT wallets_share_free_grant($1)', [target.id]);
   await client.query(
     'INSERT INTO account_merges (id, source_account_id, target_account_id, credits, keys, wallets) VALUES ($1, $2, $3, $4, $5, $6)',
     [id, source.id, target.id, credits, keys.rowCount ?? 0, wallets.rowCount ?? 0],
@@ -131,6 +181,7 @@ async function moveAll(client: PoolClient, id: string, source: { id: string; bal
     source_account_id: source.id,
     target_account_id: target.id,
     credits,
+    free_credits_not_moved: notMoved,
     keys: keys.rowCount ?? 0,
     wallets: wallets.rowCount ?? 0,
     balance,

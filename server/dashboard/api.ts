@@ -9,7 +9,7 @@ import { parseSignInMessageText } from '@solana/wallet-standard-util';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseSiweMessage } from 'viem/siwe';
 import { z } from 'zod';
-import { accountCreate, accountGet, accountIdByWallet, accountLinkWallet, type Account, type Chain } from '../accounts/accounts.ts';
+import { accountCreate, accountGet, accountIdByWallet, accountLinkWallet, contractChainMismatch, type Account, type Chain } from '../accounts/accounts.ts';
 import { accountMerge, accountUnlinkWallet } from '../accounts/merge.ts';
 import { publicPlan, type Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
@@ -206,7 +206,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     request: FastifyRequest,
     body: z.infer<typeof SignInBody>,
     nonceScope: { purpose: 'sign_in'; cookieNonce: string | undefined } | { purpose: 'link'; sessionId: string },
-  ): Promise<{ family: WalletFamily; chain: Chain; address: string }> {
+  ): Promise<{ family: WalletFamily; chain: Chain; address: string; contract: boolean }> {
     const refuse = async (reason: RefusalReason | 'nonce_unknown' | 'nonce_used' | 'nonce_expired', address?: string): Promise<never> => {
       await attemptRecord(db, { client: request.ip, family: body.family, address, outcome: 'refused', reason });
       throw new ApiError('SIGN_IN_REJECTED', undefined, { reason });
@@ -229,11 +229,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     if (body.family === 'solana') {
       const result = verifySolanaSignIn(body.message, body.signature, expect);
       if (!result.ok) return refuse(result.reason);
-      return { family: 'solana', chain: 'solana', address: result.address };
+      return { family: 'solana', chain: 'solana', address: result.address, contract: false };
     }
     const checked = checkSiweMessage(body.message, expect);
     if (!checked.ok) return refuse(checked.reason);
-    let valid: boolean;
+    let valid: Awaited<ReturnType<typeof verifySiweSignature>>;
     try {
       valid = await verifySiweSignature(evmClient(checked.network), { address: checked.address, message: body.message, signature: body.signature });
     } catch (err) {
@@ -241,7 +241,10 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       throw new ApiError('UPSTREAM_ERROR', 'Could not reach the chain to check a smart-contract wallet signature.', { provider: `rpc:${checked.network}` });
     }
     if (!valid) return refuse('bad_signature', checked.address.toLowerCase());
-    return { family: 'evm', chain: checked.network, address: checked.address.toLowerCase() };
+    const address = checked.address.toLowerCase();
+    // A contract wallet signs in only on the chain it was first proved on.
+    if (valid === 'contract' && (await contractChainMismatch(db, address, checked.network))) return refuse('contract_chain', address);
+    return { family: 'evm', chain: checked.network, address, contract: valid === 'contract' };
   }
 
   app.post('/auth/sign-in', async (request, reply) => {
@@ -261,12 +264,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         chain: wallet.chain,
         address: wallet.address,
         source_account_id: null,
+        contract: wallet.contract,
         ttlSeconds: settings.nonceTtlSeconds,
       });
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link_offered' });
       return reply.code(202).send({ offer: offerView(offer) });
     }
-    const { account, created } = await accountForWallet(db, wallet.chain, wallet.address);
+    const { account, created } = await accountForWallet(db, wallet);
     const { session, token } = await sessionCreate(db, {
       accountId: account.id,
       family: wallet.family,
@@ -333,6 +337,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
           chain: wallet.chain,
           address: wallet.address,
           source_account_id: owner,
+          contract: wallet.contract,
           ttlSeconds: settings.nonceTtlSeconds,
         });
         await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'merge_offered' });
@@ -341,7 +346,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
           offer: offerView(offer, await mergePreview(owner)),
         });
       }
-      const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address);
+      const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address, wallet.contract);
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
       return reply.code(201).send({ wallets: account.wallets.map(walletView) });
     });
@@ -353,6 +358,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return {
         plan: other?.plan ?? null,
         balance: other?.balance ?? 0,
+        // On the free plan only top-up credits move: the free allowance is one per account.
+        credits_moved: other ? (other.plan === 'free' ? other.topup : other.balance) : 0,
         active_keys: keys.filter((k) => credentialStatus(k) === 'active').length,
         wallets: (other?.wallets ?? []).map(walletView),
       };
@@ -362,7 +369,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     authed.post('/wallets/offers/:id/link', async (request, reply) => {
       const session = sessionOf(request);
       const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
-      const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address);
+      const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address, offer.contract);
       return reply.code(201).send({ wallets: account.wallets.map(walletView) });
     });
 
@@ -370,7 +377,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     authed.post('/wallets/offers/:id/separate-account', async (request, reply) => {
       const session = sessionOf(request);
       const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
-      const { account, created } = await accountForWallet(db, offer.chain, offer.address);
+      const { account, created } = await accountForWallet(db, { chain: offer.chain, address: offer.address, contract: offer.contract });
       await sessionRevoke(db, session.id);
       const next = await sessionCreate(db, {
         accountId: account.id,
@@ -526,6 +533,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         current: account.plan,
         contact: settings.contact ?? null,
         paid_until: account.paid_until?.toISOString() ?? null,
+        // Plans bought to start when the paid time before them ends.
+        scheduled: (
+          await db.query<{ plan: string; starts_at: Date; ends_at: Date }>('SELECT plan, starts_at, ends_at FROM plan_schedule WHERE account_id = $1 ORDER BY starts_at', [account.id])
+        ).rows.map((r) => ({ plan: r.plan, starts_at: r.starts_at.toISOString(), ends_at: r.ends_at.toISOString() })),
+        free_allowance: account.free_allowance,
         topup: account.topup,
         // What can be bought, and where it can be paid (empty: payments are off).
         packs: deps.payments?.packs ?? [],
@@ -584,16 +596,24 @@ function csrfMatches(presented: string | string[] | undefined, expected: string)
   return timingSafeEqual(Buffer.from(presented), Buffer.from(expected));
 }
 
-async function accountForWallet(db: Database, chain: Chain, address: string): Promise<{ account: Account; created: boolean }> {
-  const existing = await accountIdByWallet(db, chain, address);
-  if (existing) return { account: (await accountGet(db, existing))!, created: false };
+async function accountForWallet(db: Database, wallet: { chain: Chain; address: string; contract: boolean }): Promise<{ account: Account; created: boolean }> {
+  const { chain, address, contract } = wallet;
+  const existing = async () => {
+    const id = await accountIdByWallet(db, chain, address);
+    if (!id) return undefined;
+    // Checked again here: a first sign-in of the same contract address on another chain may have won a race.
+    if (contract && (await contractChainMismatch(db, address, chain))) throw new ApiError('SIGN_IN_REJECTED', undefined, { reason: 'contract_chain' });
+    return { account: (await accountGet(db, id))!, created: false };
+  };
+  const found = await existing();
+  if (found) return found;
   try {
-    return { account: await accountCreate(db, { wallet: address, chain, plan: 'free' }), created: true };
+    return { account: await accountCreate(db, { wallet: address, chain, plan: 'free', contractChain: contract ? chain : undefined }), created: true };
   } catch (err) {
     // Two first sign-ins of one wallet at once: the other made the account; use it.
     if (err instanceof ApiError && err.code === 'WALLET_IN_USE') {
-      const id = await accountIdByWallet(db, chain, address);
-      if (id) return { account: (await accountGet(db, id))!, created: false };
+      const other = await existing();
+      if (other) return other;
     }
     throw err;
   }
@@ -612,6 +632,8 @@ function sessionView(session: Session, account: Account, created: boolean, allow
       balance: account.balance,
       allowance,
       created: created,
+      // 'withheld': this account opened with 0 credits because its wallet had the free allowance before.
+      free_allowance: account.free_allowance,
       wallets: account.wallets.map(walletView),
     },
     wallet: { family: session.wallet_family, address: session.wallet_address },

@@ -15,19 +15,21 @@ export interface WalletOffer {
   chain: Chain;
   address: string;
   source_account_id: string | null;
+  /** The wallet was proved through its contract (EIP-1271) on `chain`, not by its own key. */
+  contract: boolean;
   expires_at: Date;
 }
 
-const COLUMNS = 'id, session_id, account_id, kind, family, chain, address, source_account_id, expires_at';
+const COLUMNS = 'id, session_id, account_id, kind, family, chain, address, source_account_id, contract, expires_at';
 
 export async function offerCreate(
   db: Database,
   input: Omit<WalletOffer, 'id' | 'expires_at'> & { ttlSeconds: number },
 ): Promise<WalletOffer> {
   const res = await db.query<WalletOffer>(
-    `INSERT INTO account_wallet_offers (session_id, account_id, kind, family, chain, address, source_account_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8)) RETURNING ${COLUMNS}`,
-    [input.session_id, input.account_id, input.kind, input.family, input.chain, input.address, input.source_account_id, input.ttlSeconds],
+    `INSERT INTO account_wallet_offers (session_id, account_id, kind, family, chain, address, source_account_id, contract, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9)) RETURNING ${COLUMNS}`,
+    [input.session_id, input.account_id, input.kind, input.family, input.chain, input.address, input.source_account_id, input.contract, input.ttlSeconds],
   );
   return res.rows[0]!;
 }

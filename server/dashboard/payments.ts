@@ -11,6 +11,7 @@ import type { PurchaseJson } from '../public-types.ts';
 import { parseBody } from './body.ts';
 
 const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64), chain: z.string().min(1).max(16) });
+const QuoteQuery = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64) });
 const SubmitBody = z.object({ tx_hash: z.string().min(1).max(200) });
 
 
@@ -100,10 +101,20 @@ export interface PaymentRouteDeps {
 export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps): Promise<void> {
   const { payments } = deps;
 
+  // What buying it would do (the plan-change rule and its numbers), asked before any order exists.
+  app.get('/orders/quote', async (request, reply) => {
+    const body = parseBody(QuoteQuery, request.query);
+    reply.header('cache-control', 'no-store');
+    return { quote: await payments.quote(deps.accountIdOf(request), body, await deps.plans()) };
+  });
+
   app.post('/orders', async (request, reply) => {
     const body = parseBody(OrderBody, request.body);
-    const order = await payments.create(deps.accountIdOf(request), body, await deps.plans());
-    return reply.code(201).send({ order: orderView(order), chain_id: payments.chains.find((c) => c.chain === order.chain)?.chainId ?? null });
+    const accountId = deps.accountIdOf(request);
+    const plans = await deps.plans();
+    const order = await payments.create(accountId, body, plans);
+    const quote = await payments.quote(accountId, body, plans);
+    return reply.code(201).send({ order: orderView(order), chain_id: payments.chains.find((c) => c.chain === order.chain)?.chainId ?? null, quote });
   });
 
   app.get('/orders', async (request) => ({ orders: (await payments.list(deps.accountIdOf(request))).map(orderView) }));

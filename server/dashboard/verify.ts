@@ -6,7 +6,7 @@
 // @solana/wallet-standard-util, the Wallet Standard's own helpers.
 import { base58 } from '@scure/base';
 import { parseSignInMessageText, verifySignIn } from '@solana/wallet-standard-util';
-import { createPublicClient, http, isHex, type PublicClient } from 'viem';
+import { createPublicClient, http, isHex, verifyMessage, type PublicClient } from 'viem';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
 
@@ -21,7 +21,8 @@ export type RefusalReason =
   | 'nonce_mismatch'
   | 'stale_message'
   | 'message_expired'
-  | 'bad_signature';
+  | 'bad_signature'
+  | 'contract_chain';
 
 export type VerifiedWallet =
   | { ok: true; family: 'evm'; address: string; network: EvmNetwork; nonce: string }
@@ -91,14 +92,23 @@ export function checkSiweMessage(message: string, e: Expectation): { ok: true; a
   return { ok: true, address: parsed.address, network, nonce: parsed.nonce };
 }
 
+/**
+ * 'key': the address's own ECDSA signature, valid on every chain. 'contract': valid only through
+ * the contract at that address on the chain asked (EIP-1271 / ERC-6492) — a contract wallet, which
+ * is a wallet on that chain only (the same address elsewhere may belong to someone else).
+ */
+export type SignatureProof = 'key' | 'contract';
+
 export async function verifySiweSignature(
   client: PublicClient,
   input: { address: `0x${string}`; message: string; signature: string },
-): Promise<boolean> {
+): Promise<SignatureProof | false> {
   if (!isHex(input.signature)) return false;
-  // 'eoa' mode tries ECDSA recovery first and only then asks the chain (EIP-1271 / ERC-6492).
-  const valid = await client.verifyMessage({ address: input.address, message: input.message, signature: input.signature, mode: 'eoa' });
-  if (valid) return true;
+  // ECDSA recovery first (no network for ordinary accounts), then the chain.
+  const byKey = await verifyMessage({ address: input.address, message: input.message, signature: input.signature }).catch(() => false);
+  if (byKey) return 'key';
+  const valid = await client.verifyMessage({ address: input.address, message: input.message, signature: input.signature });
+  if (valid) return 'contract';
   // viem reports a failed RPC call as an invalid signature. Ask the node something trivial, so an
   // unreachable chain throws (the caller answers 502) instead of refusing a good contract wallet.
   await client.getChainId();

@@ -30,6 +30,7 @@ CREATE TABLE account_wallet_offers (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   expires_at timestamp with time zone NOT NULL,
   used_at timestamp with time zone,
+  contract boolean NOT NULL DEFAULT false,
   CONSTRAINT account_wallet_offers_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
   CONSTRAINT account_wallet_offers_check CHECK ((kind = 'merge'::text) = (source_account_id IS NOT NULL)),
   CONSTRAINT account_wallet_offers_check1 CHECK (source_account_id IS DISTINCT FROM account_id),
@@ -54,7 +55,9 @@ CREATE TABLE accounts (
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   topup integer NOT NULL DEFAULT 0,
   paid_until timestamp with time zone,
+  free_allowance text,
   CONSTRAINT accounts_balance_check CHECK (balance >= 0),
+  CONSTRAINT accounts_free_allowance_check CHECK (free_allowance = ANY (ARRAY['granted'::text, 'withheld'::text])),
   CONSTRAINT accounts_status_check CHECK (status = ANY (ARRAY['active'::text, 'suspended'::text])),
   CONSTRAINT accounts_topup_check CHECK (topup >= 0),
   CONSTRAINT accounts_topup_within_balance CHECK (topup <= balance),
@@ -280,6 +283,21 @@ CREATE TABLE payments (
   CONSTRAINT payments_chain_tx_hash_key UNIQUE (chain, tx_hash)
 );
 
+CREATE TABLE plan_schedule (
+  id bigint NOT NULL DEFAULT nextval('plan_schedule_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  plan text NOT NULL,
+  starts_at timestamp with time zone NOT NULL,
+  ends_at timestamp with time zone NOT NULL,
+  order_id uuid,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT plan_schedule_check CHECK (ends_at > starts_at),
+  CONSTRAINT plan_schedule_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT plan_schedule_order_id_fkey FOREIGN KEY (order_id) REFERENCES payment_orders(id) ON DELETE SET NULL,
+  CONSTRAINT plan_schedule_plan_fkey FOREIGN KEY (plan) REFERENCES plans(name),
+  CONSTRAINT plan_schedule_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE plans (
   name text NOT NULL,
   display_name text NOT NULL,
@@ -348,6 +366,20 @@ CREATE TABLE schema_migrations (
   CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
 );
 
+CREATE TABLE wallet_free_grants (
+  family text NOT NULL,
+  address text NOT NULL,
+  chain text NOT NULL DEFAULT ''::text,
+  account_id uuid NOT NULL,
+  credits integer NOT NULL,
+  granted_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT wallet_free_grants_chain_check CHECK (chain = ANY (ARRAY[''::text, 'ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text])),
+  CONSTRAINT wallet_free_grants_credits_check CHECK (credits >= 0),
+  CONSTRAINT wallet_free_grants_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
+  CONSTRAINT wallet_free_grants_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id),
+  CONSTRAINT wallet_free_grants_pkey PRIMARY KEY (family, address, chain)
+);
+
 CREATE TABLE wallets (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   account_id uuid NOT NULL,
@@ -355,6 +387,7 @@ CREATE TABLE wallets (
   chain text NOT NULL,
   address text NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  contract boolean NOT NULL DEFAULT false,
   CONSTRAINT wallets_chain_check CHECK (chain = ANY (ARRAY['ethereum'::text, 'base'::text, 'polygon'::text, 'bsc'::text, 'solana'::text])),
   CONSTRAINT wallets_family_check CHECK (family = ANY (ARRAY['evm'::text, 'solana'::text])),
   CONSTRAINT wallets_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
@@ -397,6 +430,7 @@ CREATE INDEX oauth_connections_account ON public.oauth_connections USING btree (
 CREATE INDEX payment_orders_account ON public.payment_orders USING btree (account_id, created_at);
 CREATE INDEX payment_orders_submitted ON public.payment_orders USING btree (submitted_at) WHERE (status = 'submitted'::text);
 CREATE INDEX payments_account ON public.payments USING btree (account_id, created_at) WHERE (account_id IS NOT NULL);
+CREATE INDEX plan_schedule_account ON public.plan_schedule USING btree (account_id, starts_at);
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
@@ -439,6 +473,30 @@ BEGIN
   RETURN v_new;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.account_open(p_plan text, p_grant boolean, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  pl plans%ROWTYPE;
+  v_id uuid;
+  v_credits integer;
+BEGIN
+  SELECT * INTO pl FROM plans WHERE name = p_plan;
+  IF NOT FOUND THEN RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'P0002'; END IF;
+  v_credits := CASE WHEN p_grant THEN pl.credits ELSE 0 END;
+  INSERT INTO accounts (plan, balance, period_anchor, period_start, period_end, created_at, updated_at)
+  VALUES (pl.name, v_credits, v_now, v_now,
+          CASE WHEN pl.renewal = 'monthly' THEN (period_bounds(v_now, v_now)).period_end END, v_now, v_now)
+  RETURNING id INTO v_id;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+  VALUES (v_id, 'open:' || v_id, 'grant', v_credits, v_credits,
+          CASE WHEN p_grant THEN 'opening allowance of plan ' || pl.name
+               ELSE 'no opening allowance: this wallet had the free allowance before' END, v_now);
+  RETURN v_id;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.account_renew_if_due(p_account uuid, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -447,10 +505,29 @@ DECLARE
   v_now timestamptz := coalesce(p_now, clock_timestamp());
   acc accounts%ROWTYPE;
   pl plans%ROWTYPE;
+  seg plan_schedule%ROWTYPE;
   b record;
+  v_switched boolean := false;
 BEGIN
   SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RETURN false; END IF;
+  LOOP
+    EXIT WHEN acc.paid_until IS NULL OR acc.paid_until > v_now;
+    SELECT * INTO seg FROM plan_schedule s WHERE s.account_id = acc.id ORDER BY s.starts_at LIMIT 1;
+    EXIT WHEN NOT FOUND;
+    DELETE FROM plan_schedule WHERE id = seg.id;
+    SELECT * INTO pl FROM plans WHERE name = seg.plan;
+    b := period_bounds(seg.starts_at, greatest(seg.starts_at, least(v_now, seg.ends_at - interval '1 second')));
+    UPDATE accounts
+       SET plan = pl.name, balance = pl.credits + acc.topup, period_anchor = seg.starts_at, period_start = b.period_start,
+           period_end = b.period_end, paid_until = seg.ends_at, updated_at = v_now
+     WHERE id = acc.id;
+    INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, created_at)
+    VALUES (acc.id, 'scheduled:' || seg.id, 'plan_change', pl.credits + acc.topup - acc.balance, pl.credits + acc.topup,
+            'paid plan ' || pl.name || ' starts where the paid time before it ended', v_now);
+    SELECT * INTO acc FROM accounts WHERE id = p_account;
+    v_switched := true;
+  END LOOP;
   SELECT * INTO pl FROM plans WHERE name = acc.plan;
   IF acc.paid_until IS NOT NULL AND acc.paid_until <= v_now THEN
     UPDATE accounts
@@ -462,6 +539,7 @@ BEGIN
             'lapse', acc.topup - acc.balance, acc.topup, 'paid period of plan ' || acc.plan || ' ended unpaid: back to free, no new grant', v_now);
     RETURN true;
   END IF;
+  IF v_switched THEN RETURN true; END IF;
   IF pl.renewal <> 'monthly' THEN RETURN false; END IF;
   b := period_bounds(acc.period_anchor, v_now);
   IF acc.period_end IS NULL THEN
@@ -491,6 +569,7 @@ BEGIN
   IF NOT FOUND THEN RAISE EXCEPTION 'unknown plan %', p_plan USING ERRCODE = 'P0002'; END IF;
   SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
+  DELETE FROM plan_schedule WHERE account_id = p_account;
   UPDATE accounts
      SET plan = pl.name, balance = pl.credits + acc.topup, period_anchor = v_now, period_start = v_now,
          period_end = CASE WHEN pl.renewal = 'monthly' THEN (period_bounds(v_now, v_now)).period_end END,
@@ -725,12 +804,20 @@ DECLARE
   o payment_orders%ROWTYPE;
   acc accounts%ROWTYPE;
   pl plans%ROWTYPE;
+  r record;
+  v_account uuid;
   v_balance integer;
   v_paid_until timestamptz;
   v_note text;
 BEGIN
-  SELECT * INTO o FROM payment_orders WHERE id = p_order FOR UPDATE;
+  SELECT po.account_id INTO v_account FROM payment_orders po WHERE po.id = p_order;
   IF NOT FOUND THEN outcome := 'order_not_found'; RETURN NEXT; RETURN; END IF;
+  PERFORM 1 FROM accounts a WHERE a.id = v_account FOR UPDATE;
+  SELECT * INTO o FROM payment_orders WHERE id = p_order FOR UPDATE;
+  IF o.account_id <> v_account THEN
+    -- Moved by a merge while this waited for the lock: credit it where it is now.
+    PERFORM 1 FROM accounts a WHERE a.id = o.account_id FOR UPDATE;
+  END IF;
   IF o.status = 'paid' THEN
     outcome := CASE WHEN o.tx_hash = p_tx_hash THEN 'already_credited' ELSE 'order_not_pending' END;
     RETURN NEXT; RETURN;
@@ -741,7 +828,8 @@ BEGIN
   IF NOT FOUND THEN outcome := 'already_credited'; RETURN NEXT; RETURN; END IF;
   UPDATE payment_orders SET status = 'paid', tx_hash = p_tx_hash, paid_at = v_now, last_error = NULL WHERE id = o.id;
 
-  SELECT * INTO acc FROM accounts WHERE id = o.account_id FOR UPDATE;
+  IF o.kind = 'plan' THEN PERFORM account_renew_if_due(o.account_id, v_now); END IF;
+  SELECT * INTO acc FROM accounts WHERE id = o.account_id;
   IF o.kind = 'pack' THEN
     v_balance := acc.balance + o.credits;
     UPDATE accounts SET balance = v_balance, topup = acc.topup + o.credits, updated_at = v_now WHERE id = acc.id;
@@ -749,24 +837,34 @@ BEGIN
     v_note := 'credit pack ' || o.item || ': ' || o.credits || ' top-up credits';
   ELSE
     SELECT * INTO pl FROM plans WHERE name = o.item;
-    IF acc.plan = o.item AND acc.paid_until > v_now THEN
-      v_paid_until := (period_bounds(acc.period_anchor, acc.paid_until)).period_end;
-      v_balance := acc.balance;
-      UPDATE accounts SET paid_until = v_paid_until, updated_at = v_now WHERE id = acc.id;
-      v_note := 'plan ' || o.item || ' extended by one month';
-    ELSE
-      v_paid_until := (period_bounds(v_now, v_now)).period_end;
+    SELECT * INTO r FROM plan_purchase_rule(acc.id, o.item, v_now);
+    v_balance := acc.balance;
+    v_paid_until := acc.paid_until;
+    IF r.rule = 'starts_now' THEN
+      v_paid_until := r.ends_at;
       v_balance := pl.credits + acc.topup;
       UPDATE accounts
          SET plan = pl.name, balance = v_balance, period_anchor = v_now, period_start = v_now,
              period_end = v_paid_until, paid_until = v_paid_until, updated_at = v_now
        WHERE id = acc.id;
       v_note := 'plan ' || o.item || ' bought: a new period with its full allowance';
+    ELSIF r.rule = 'extends' AND r.segment_id IS NULL THEN
+      v_paid_until := r.ends_at;
+      UPDATE accounts SET paid_until = v_paid_until, updated_at = v_now WHERE id = acc.id;
+      v_note := 'plan ' || o.item || ' extended by one month';
+    ELSIF r.rule = 'extends' THEN
+      UPDATE plan_schedule SET ends_at = r.ends_at WHERE id = r.segment_id;
+      v_note := 'plan ' || o.item || ' (scheduled) extended by one month, to ' || to_char(r.ends_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+    ELSE
+      INSERT INTO plan_schedule (account_id, plan, starts_at, ends_at, order_id) VALUES (acc.id, o.item, r.starts_at, r.ends_at, o.id);
+      v_note := 'plan ' || o.item || ' scheduled from ' || to_char(r.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                || ', when the paid time before it ends';
     END IF;
   END IF;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, note, chain, tx_hash, created_at)
   VALUES (acc.id, 'order:' || o.id, 'purchase', v_balance - acc.balance, v_balance, v_note, o.chain, p_tx_hash, v_now);
-  outcome := 'credited'; balance := v_balance; plan := CASE WHEN o.kind = 'plan' THEN o.item ELSE acc.plan END;
+  outcome := 'credited'; balance := v_balance;
+  plan := (SELECT a.plan FROM accounts a WHERE a.id = acc.id);
   paid_until := v_paid_until;
   RETURN NEXT;
 END $function$;
@@ -787,3 +885,45 @@ BEGIN
   period_start := (a + make_interval(months => k - 1)) AT TIME ZONE 'UTC';
   period_end := (a + make_interval(months => k)) AT TIME ZONE 'UTC';
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.plan_purchase_rule(p_account uuid, p_plan text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(rule text, starts_at timestamp with time zone, ends_at timestamp with time zone, segment_id bigint)
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  v_now timestamptz := coalesce(p_now, clock_timestamp());
+  acc accounts%ROWTYPE;
+  seg plan_schedule%ROWTYPE;
+BEGIN
+  SELECT * INTO acc FROM accounts WHERE id = p_account;
+  IF NOT FOUND THEN RETURN; END IF;
+  IF acc.paid_until IS NULL OR acc.paid_until <= v_now THEN
+    rule := 'starts_now'; starts_at := v_now; ends_at := (period_bounds(v_now, v_now)).period_end; segment_id := NULL;
+    RETURN NEXT; RETURN;
+  END IF;
+  SELECT * INTO seg FROM plan_schedule s WHERE s.account_id = acc.id ORDER BY s.starts_at DESC LIMIT 1;
+  IF NOT FOUND THEN
+    IF acc.plan = p_plan THEN
+      rule := 'extends'; starts_at := acc.paid_until; ends_at := (period_bounds(acc.period_anchor, acc.paid_until)).period_end; segment_id := NULL;
+    ELSE
+      rule := 'scheduled'; starts_at := acc.paid_until; ends_at := (period_bounds(acc.paid_until, acc.paid_until)).period_end; segment_id := NULL;
+    END IF;
+  ELSIF seg.plan = p_plan THEN
+    rule := 'extends'; starts_at := seg.ends_at; ends_at := (period_bounds(seg.starts_at, seg.ends_at)).period_end; segment_id := seg.id;
+  ELSE
+    rule := 'scheduled'; starts_at := seg.ends_at; ends_at := (period_bounds(seg.ends_at, seg.ends_at)).period_end; segment_id := NULL;
+  END IF;
+  RETURN NEXT;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.wallets_share_free_grant(p_account uuid)
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  INSERT INTO wallet_free_grants (family, address, chain, account_id, credits)
+  SELECT w.family, w.address, CASE WHEN w.contract THEN w.chain ELSE '' END, p_account, 0
+    FROM wallets w
+   WHERE w.account_id = p_account AND EXISTS (SELECT 1 FROM wallet_free_grants g WHERE g.account_id = p_account)
+  ON CONFLICT DO NOTHING
+$function$;

@@ -5,7 +5,7 @@ import type { Plan } from '../accounts/plans.ts';
 import type { CreditPack, PaymentChain, PaymentChainName, PaymentsConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
-import type { OrderJson } from '../public-types.ts';
+import type { OrderJson, QuoteJson } from '../public-types.ts';
 import { ChainUnavailableError, type ChainVerifier, type Verdict } from './verify.ts';
 
 /** An order as stored: the JSON one's fields (orderView), with dates and the stored status. */
@@ -85,23 +85,22 @@ export class Payments {
     return chain;
   }
 
-  async create(accountId: string, request: OrderRequest, plans: Plan[]): Promise<Order> {
-    const chain = this.#chain(request.chain);
-    let credits: number;
-    let price: number;
+  #priced(request: Omit<OrderRequest, 'chain'>, plans: Plan[]): { credits: number; price: number } {
     if (request.kind === 'plan') {
       const plan = plans.find((p) => p.name === request.item);
       if (!plan || plan.price_cents === null || plan.price_cents <= 0) {
         throw new ApiError('NOT_FOUND', `No plan named "${request.item}" is for sale.`, { plan: request.item });
       }
-      credits = plan.credits;
-      price = plan.price_cents;
-    } else {
-      const pack = this.#config.packs.find((p) => p.name === request.item);
-      if (!pack) throw new ApiError('NOT_FOUND', `No credit pack named "${request.item}".`, { pack: request.item });
-      credits = pack.credits;
-      price = pack.price_cents;
+      return { credits: plan.credits, price: plan.price_cents };
     }
+    const pack = this.#config.packs.find((p) => p.name === request.item);
+    if (!pack) throw new ApiError('NOT_FOUND', `No credit pack named "${request.item}".`, { pack: request.item });
+    return { credits: pack.credits, price: pack.price_cents };
+  }
+
+  async create(accountId: string, request: OrderRequest, plans: Plan[]): Promise<Order> {
+    const chain = this.#chain(request.chain);
+    const { credits, price } = this.#priced(request, plans);
     const amount = centsToBaseUnits(price, chain.decimals);
     const res = await this.#db.query<Order>(
       `INSERT INTO payment_orders (account_id, kind, item, credits, price_cents, chain, token, decimals, amount, treasury, expires_at)
@@ -110,6 +109,72 @@ export class Payments {
       [accountId, request.kind, request.item, credits, price, chain.chain, chain.token, chain.decimals, amount.toString(), chain.treasury, this.#config.orderTtlSeconds],
     );
     return res.rows[0]!;
+  }
+
+  /**
+   * What buying `request.item` would do now, from the same SQL rule that credits the order
+   * (plan_purchase_rule), after applying any renewal or scheduled start that is due.
+   */
+  async quote(accountId: string, request: Omit<OrderRequest, 'chain'>, plans: Plan[]): Promise<QuoteJson> {
+    const { credits, price } = this.#priced(request, plans);
+    await this.#db.query('SELECT account_renew_if_due($1)', [accountId]);
+    const acc = await this.#db.query<{ plan: string; balance: number; topup: number; paid_until: Date | null; period_start: Date; period_end: Date | null }>(
+      'SELECT plan, balance, topup, paid_until, period_start, period_end FROM accounts WHERE id = $1',
+      [accountId],
+    );
+    const a = acc.rows[0];
+    if (!a) throw new ApiError('SESSION_REQUIRED');
+    const sched = await this.#db.query<{ plan: string; starts_at: Date; ends_at: Date }>(
+      'SELECT plan, starts_at, ends_at FROM plan_schedule WHERE account_id = $1 ORDER BY starts_at',
+      [accountId],
+    );
+    const now = Date.now();
+    const priceOf = (name: string) => plans.find((p) => p.name === name)?.price_cents ?? 0;
+    const nameOf = (name: string) => plans.find((p) => p.name === name)?.display_name ?? name;
+    let remaining = 0;
+    if (a.paid_until && a.paid_until.getTime() > now) {
+      // The unused share of the current period, then the whole months paid after it.
+      const periodEnd = Math.min(a.period_end?.getTime() ?? a.paid_until.getTime(), a.paid_until.getTime());
+      const period = periodEnd - a.period_start.getTime();
+      if (period > 0) remaining += Math.floor((priceOf(a.plan) * Math.max(0, periodEnd - now)) / period);
+      remaining += priceOf(a.plan) * monthsBetween(new Date(periodEnd), a.paid_until);
+    }
+    for (const s of sched.rows) remaining += priceOf(s.plan) * monthsBetween(s.starts_at, s.ends_at);
+    const paidThrough = sched.rows.at(-1)?.ends_at ?? (a.paid_until && a.paid_until.getTime() > now ? a.paid_until : null);
+    const current = {
+      plan: a.plan,
+      plan_display: nameOf(a.plan),
+      balance: a.balance,
+      topup: a.topup,
+      paid_until: a.paid_until?.toISOString() ?? null,
+      paid_through: paidThrough?.toISOString() ?? null,
+      remaining_value_cents: remaining,
+      scheduled: sched.rows.map((s) => ({ plan: s.plan, plan_display: nameOf(s.plan), starts_at: s.starts_at.toISOString(), ends_at: s.ends_at.toISOString() })),
+    };
+    const usd = (c: number) => `$${(c / 100).toFixed(2)}`;
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    if (request.kind === 'pack') {
+      return {
+        kind: 'pack', item: request.item, item_display: `${credits.toLocaleString('en-US')} credits`, price_cents: price, credits, rule: 'adds_topup', starts_at: new Date(now).toISOString(), ends_at: null, current,
+        summary: `${credits.toLocaleString('en-US')} top-up credits for ${usd(price)}, added now to your balance; your plan does not change.`,
+      };
+    }
+    const rule = await this.#db.query<{ rule: 'starts_now' | 'extends' | 'scheduled'; starts_at: Date; ends_at: Date }>(
+      'SELECT rule, starts_at, ends_at FROM plan_purchase_rule($1, $2)',
+      [accountId, request.item],
+    );
+    const r = rule.rows[0]!;
+    const item = nameOf(request.item);
+    const kept = remaining > 0 ? ` The ${usd(remaining)} of paid time you have left is kept in full.` : '';
+    const summary =
+      r.rule === 'starts_now'
+        ? `${item} starts now for ${usd(price)}: ${credits.toLocaleString('en-US')} credits for one month, until ${day(r.ends_at)}` +
+          (a.balance - a.topup > 0 ? `, in place of the ${(a.balance - a.topup).toLocaleString('en-US')} unpaid ${nameOf(a.plan)} credits left` : '') +
+          (a.topup > 0 ? `; your ${a.topup.toLocaleString('en-US')} top-up credits are kept.` : '.')
+        : r.rule === 'extends'
+          ? `One more month of ${item} for ${usd(price)}, from ${day(r.starts_at)} to ${day(r.ends_at)}; nothing changes before then.${kept}`
+          : `${item} for ${usd(price)} starts on ${day(r.starts_at)}, when the plan time already paid ends, and runs to ${day(r.ends_at)}; until then you keep ${nameOf(a.plan)} and its ${a.balance.toLocaleString('en-US')} credits.${kept}`;
+    return { kind: 'plan', item: request.item, item_display: item, price_cents: price, credits, rule: r.rule, starts_at: r.starts_at.toISOString(), ends_at: r.ends_at.toISOString(), current, summary };
   }
 
   async get(accountId: string, orderId: string): Promise<Order> {
@@ -147,10 +212,19 @@ export class Payments {
     if (order.expires_at.getTime() <= Date.now()) throw new ApiError('ORDER_EXPIRED', undefined, { order: order.id, expired_at: order.expires_at.toISOString() });
     const credited = await this.#db.query('SELECT 1 FROM payments WHERE chain = $1 AND tx_hash = $2', [order.chain, hash]);
     if (credited.rowCount) throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: hash });
-    await this.#db.query(
-      "UPDATE payment_orders SET status = 'submitted', tx_hash = $2, submitted_at = now(), last_error = NULL WHERE id = $1 AND status <> 'paid'",
-      [order.id, hash],
+    // Under a share lock on the account: a merge (which takes it exclusively) either sees this
+    // payment in flight and refuses, or has already moved the order away (then nothing matches).
+    const marked = await this.#db.query(
+      `UPDATE payment_orders o SET status = 'submitted', tx_hash = $2, submitted_at = now(), last_error = NULL
+         FROM (SELECT id FROM accounts WHERE id = $3 FOR SHARE) a
+        WHERE o.id = $1 AND o.account_id = a.id AND o.status <> 'paid'`,
+      [order.id, hash, accountId],
     );
+    if (!marked.rowCount) {
+      const now = await this.get(accountId, orderId);
+      if (now.status === 'paid') throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { order: order.id, tx_hash: now.tx_hash });
+      throw new ApiError('ORDER_NOT_FOUND', undefined, { order: orderId });
+    }
     const result = await this.#verifyAndCredit({ ...order, tx_hash: hash });
     if (result.status === 'refused') throw result.error;
     return result;
@@ -245,6 +319,11 @@ export class Payments {
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
   }
+}
+
+/** Whole calendar months from `a` to `b` (scheduled plan time is bought by the month). */
+function monthsBetween(a: Date, b: Date): number {
+  return Math.max(0, Math.round((b.getTime() - a.getTime()) / (30.44 * 86_400_000)));
 }
 
 /** What the dashboard and the receipt show of an order. */

@@ -168,21 +168,23 @@ describe('merging the account of a wallet into the signed-in one', () => {
       signatures: [await signStatement(mine, { kind: 'evm', account: a }, offer.statement), await signStatement(mine, { kind: 'solana', wallet: s }, offer.statement)],
     });
     expect(merged.status).toBe(200);
-    expect(merged.body.merged).toMatchObject({ source_account_id: y, target_account_id: x, credits: by, keys: 1, wallets: 1, balance: bx + by });
-    expect(merged.body.account.balance).toBe(bx + by);
+    // Both are free accounts: the other's free allowance stays behind (one per account); nothing else was bought.
+    expect(merged.body.merged).toMatchObject({ source_account_id: y, target_account_id: x, credits: 0, free_credits_not_moved: by, keys: 1, wallets: 1, balance: bx });
+    expect(merged.body.account.balance).toBe(bx);
     expect(merged.body.account.wallets.map((w: { address: string }) => w.address)).toEqual([a.address.toLowerCase(), s.address]);
 
-    expect(await balanceOf(db, x)).toBe(bx + by);
+    expect(await balanceOf(db, x)).toBe(bx);
     expect(await balanceOf(db, y)).toBe(0);
     await invariantHolds(x);
     await invariantHolds(y);
-    const rows = await db.query<{ account_id: string; delta: number; kind: string }>(
-      `SELECT account_id, delta, kind FROM credit_ledger WHERE request_id LIKE 'merge:' || $1 || ':%' ORDER BY delta`,
+    const rows = await db.query<{ account_id: string; delta: number; kind: string; request_id: string }>(
+      `SELECT account_id, delta, kind, request_id FROM credit_ledger WHERE request_id LIKE 'merge:' || $1 || ':%' ORDER BY delta, request_id`,
       [offer.id],
     );
     expect(rows.rows).toEqual([
-      { account_id: y, delta: -by, kind: 'adjust' },
-      { account_id: x, delta: by, kind: 'adjust' },
+      { account_id: y, delta: -by, kind: 'adjust', request_id: `merge:${offer.id}:free` },
+      { account_id: x, delta: 0, kind: 'adjust', request_id: `merge:${offer.id}:in` },
+      { account_id: y, delta: 0, kind: 'adjust', request_id: `merge:${offer.id}:out` },
     ]);
 
     // The key's logged requests and their daily counts moved with it.
@@ -194,7 +196,7 @@ describe('merging the account of a wallet into the signed-in one', () => {
     // The key moved: it works and charges the merged-into account.
     const after = await post(`${service.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'again' }), { 'x-api-key': key.plaintext });
     expect(after.status).toBe(200);
-    expect(await balanceOf(db, x)).toBe(bx + by - 1);
+    expect(await balanceOf(db, x)).toBe(bx - 1);
     expect((await mine.get('/api/keys')).body.keys.map((k: { name: string }) => k.name)).toContain('solana bot');
 
     // The merged account is no longer a login: its session ended, and its wallet reaches the other account.
@@ -216,7 +218,7 @@ describe('merging the account of a wallet into the signed-in one', () => {
     theirs.csrf = (await theirs.get('/api/session')).body.csrf_token;
     const keyX = (await mine.post('/api/keys', { name: 'x' })).body.plaintext;
     const keyY = (await theirs.post('/api/keys', { name: 'y' })).body.plaintext;
-    const before = (await balanceOf(db, x)) + (await balanceOf(db, y));
+    const before = await balanceOf(db, x);
     const offer = await mergeOffer(mine, s);
 
     let stop = false;
@@ -252,7 +254,13 @@ describe('merging the account of a wallet into the signed-in one', () => {
     await invariantHolds(x);
     await invariantHolds(y);
     expect(await balanceOf(db, y)).toBe(0);
-    expect(await balanceOf(db, x)).toBe(before - charged.rows[0]!.n);
+    // What x did not spend, plus nothing of y: y's free allowance is not moved (one per account).
+    const spentByX = await db.query<{ n: number }>(
+      `SELECT coalesce(-sum(delta), 0)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind IN ('reserve', 'refund')`,
+      [x],
+    );
+    expect(await balanceOf(db, x)).toBe(before - spentByX.rows[0]!.n);
+    expect(charged.rows[0]!.n).toBeGreaterThanOrEqual(spentByX.rows[0]!.n);
     // Nothing was reserved on the merged account after the merge (its keys had moved, and it is suspended).
     const late = await db.query(
       `SELECT 1 FROM credit_ledger l JOIN account_merges m ON m.source_account_id = l.account_id
@@ -280,7 +288,9 @@ describe('merging the account of a wallet into the signed-in one', () => {
     expect(merged.status).toBe(200);
     const topups = await db.query<{ id: string; balance: number; topup: number }>('SELECT id, balance, topup FROM accounts WHERE id = ANY($1::uuid[])', [[x, y]]);
     const byId = new Map(topups.rows.map((r) => [r.id, r]));
-    expect(byId.get(x)).toMatchObject({ balance: bx + by, topup: 500 });
+    // Only the bought credits move; the rest of y's free allowance stays behind.
+    expect(byId.get(x)).toMatchObject({ balance: bx + 500, topup: 500 });
+    expect(by).toBeGreaterThan(500);
     expect(byId.get(y)).toMatchObject({ balance: 0, topup: 0 });
     await invariantHolds(x);
     await invariantHolds(y);
@@ -290,6 +300,7 @@ describe('merging the account of a wallet into the signed-in one', () => {
     );
     expect(rows.rows).toEqual([
       { account_id: y, topup_delta: -500 },
+      { account_id: y, topup_delta: null }, // merge:…:free, the free allowance left (-150)
       { account_id: x, topup_delta: 500 },
     ]);
   });
@@ -306,7 +317,8 @@ describe('merging the account of a wallet into the signed-in one', () => {
     }
     const results = await Promise.all(bodies.map((b) => mine.post('/api/merges', b)));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
-    expect(await balanceOf(db, x)).toBe(300);
+    // x keeps its own 150; y's free 150 is not a second allowance for x.
+    expect(await balanceOf(db, x)).toBe(150);
     await invariantHolds(x);
     await invariantHolds(y);
   });

@@ -151,7 +151,8 @@ contract OwnedWallet {
   }
 }`;
 
-export async function deploySmartWallet(rpcUrl: string, owner: `0x${string}`): Promise<`0x${string}`> {
+/** Deploys the contract wallet for `owner` (from mnemonic index 7); `chainId`: the node's, when not anvil's default 31337. */
+export async function deploySmartWallet(rpcUrl: string, owner: `0x${string}`, chainId: number = foundry.id): Promise<`0x${string}`> {
   const root = path.resolve(import.meta.dirname, '../..');
   const input = {
     language: 'Solidity',
@@ -170,7 +171,7 @@ export async function deploySmartWallet(rpcUrl: string, owner: `0x${string}`): P
   if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
   const artifact = out.contracts['OwnedWallet.sol']!['OwnedWallet']!;
   const deployer = mnemonicToAccount(MNEMONIC, { addressIndex: 7 });
-  const chain = { ...foundry, rpcUrls: { default: { http: [rpcUrl] } } };
+  const chain = { ...foundry, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } };
   const wallet = createWalletClient({ account: deployer, chain, transport: http(rpcUrl) });
   const { createPublicClient } = await import('viem');
   const pub = createPublicClient({ chain, transport: http(rpcUrl) });

@@ -182,6 +182,7 @@ const SIGN_IN_REFUSALS: Record<string, string> = {
   stale_message: 'The sign-in message is too old or your computer clock is off. Check the clock and try again.',
   message_expired: 'The sign-in message expired before it reached us. Try again.',
   malformed_message: 'Your wallet changed the sign-in message, so it cannot be checked. Try again, or use another wallet.',
+  contract_chain: 'This smart-contract wallet signs in on the network it first signed in on. Switch your wallet to that network and try again.',
 };
 
 const FIELD_PROBLEMS: Record<string, string> = {

@@ -6,12 +6,18 @@ import { api, describeError, formatCents, formatDate, type DashboardConfig, type
 import { Purchase, type Purchasable } from './Purchase.tsx';
 import { Wallets } from './Wallets.tsx';
 
+/** /api/plans with the plan time bought to follow the current one, and how the account opened. */
+type PlansView = PlansInfo & {
+  scheduled?: { plan: string; starts_at: string; ends_at: string }[];
+  free_allowance?: 'granted' | 'withheld' | null;
+};
+
 export function PlansPage({ config, session, onLinked }: { config: DashboardConfig; session: SessionInfo; onLinked: () => void }) {
-  const [plans, setPlans] = useState<PlansInfo>();
+  const [plans, setPlans] = useState<PlansView>();
   const [error, setError] = useState<string>();
   const [buying, setBuying] = useState<Purchasable>();
   const load = useCallback(() => {
-    api<PlansInfo>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
+    api<PlansView>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
   }, []);
   useEffect(load, [load]);
   const total = config.servers.length;
@@ -20,6 +26,12 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
     <>
       <p role="alert" className="error">{error}</p>
       {!plans && !error && <p className="muted" aria-live="polite">Loading plans…</p>}
+      {plans?.free_allowance === 'withheld' && (
+        <p className="card">
+          This account started with 0 credits: the free allowance comes once per wallet, and this wallet had it before (on an account it
+          belonged to). Buy a plan or a credit pack below to use the servers.
+        </p>
+      )}
       <ul className="plans">
         {plans?.plans.map((p) => (
           <li key={p.name} className={`card plan${p.current ? ' current' : ''}`} aria-current={p.current ? 'true' : undefined}>
@@ -40,6 +52,13 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
               <dd>{p.servers.length >= total ? `all ${p.servers.length}` : p.servers.join(', ')}</dd>
             </dl>
             {p.current && plans.paid_until && <p className="muted">Paid until {formatDate(plans.paid_until).text}</p>}
+            {plans.scheduled
+              ?.filter((s) => s.plan === p.name)
+              .map((s) => (
+                <p key={s.starts_at} className="muted">
+                  Bought: starts {formatDate(s.starts_at).text}, paid until {formatDate(s.ends_at).text}
+                </p>
+              ))}
             {forSale && p.price_cents !== null && (
               <button type="button" onClick={() => setBuying({ kind: 'plan', item: p.name, label: `${p.display_name} (one month)`, price_cents: p.price_cents! })}>
                 {p.current ? `Extend ${p.display_name} by a month` : `Upgrade to ${p.display_name}`}

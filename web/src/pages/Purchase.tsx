@@ -3,10 +3,11 @@
 // service has seen it confirmed (it answers PAYMENT_UNCONFIRMED until then, and keeps checking on
 // its own too). EVM wallets pay through wagmi, Solana wallets through the Wallet Standard; a
 // payment sent from anywhere else is submitted by pasting its hash.
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useState } from 'react';
 import type { Config, Connector } from 'wagmi';
 import { getConnectors, watchConnectors } from 'wagmi/actions';
-import { api, ApiFailure, describeError, formatCents, type DashboardConfig, type OrderInfo, type PaymentChain } from '../api.ts';
+import { api, ApiFailure, describeError, formatCents, formatDate, type DashboardConfig, type OrderInfo, type PaymentChain } from '../api.ts';
+import type { QuoteJson } from '../../../server/public-types.ts';
 import { createWagmiConfig, pickable } from '../wallets/evm.ts';
 import type { Wallet } from '@wallet-standard/base';
 import { payWithEvm } from '../wallets/pay-evm.ts';
@@ -33,7 +34,21 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
   const [busy, setBusy] = useState(false);
   const [pasted, setPasted] = useState('');
   const [solanaWallets, setSolanaWallets] = useState<Wallet[]>([]);
+  const [quote, setQuote] = useState<QuoteJson>();
   useEffect(() => watchSolanaWallets((list) => setSolanaWallets(list.filter(canPaySolana))), []);
+
+  // What this purchase does to the plan already paid for, fetched before any pay button works.
+  useEffect(() => {
+    let live = true;
+    setQuote(undefined);
+    api<{ quote: QuoteJson }>('GET', `/orders/quote?kind=${what.kind}&item=${encodeURIComponent(what.item)}`).then(
+      (r) => live && setQuote(r.quote),
+      (err: unknown) => live && setError(describeError(err)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [what.kind, what.item]);
 
   useEffect(() => {
     let stop = () => {};
@@ -46,8 +61,14 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
   }, [config.walletconnect_project_id]);
 
   const newOrder = async (): Promise<OrderInfo> => {
-    const created = await api<{ order: OrderInfo }>('POST', '/orders', { kind: what.kind, item: what.item, chain: chain.chain });
+    const created = await api<{ order: OrderInfo; quote: QuoteJson }>('POST', '/orders', { kind: what.kind, item: what.item, chain: chain.chain });
     setOrder(created.order);
+    // The account changed since the terms were shown (another purchase, a renewal): show the new
+    // terms and let the person decide again before the wallet asks for anything.
+    if (quote && (created.quote.rule !== quote.rule || created.quote.starts_at.slice(0, 10) !== quote.starts_at.slice(0, 10))) {
+      setQuote(created.quote);
+      throw new Error('What this purchase does has changed since it was shown: read it again below, then pay.');
+    }
     return created.order;
   };
 
@@ -102,6 +123,7 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
       <h2 id="purchase-title">
         Buy {what.label} for {formatCents(what.price_cents)}
       </h2>
+      {quote ? <QuoteTerms quote={quote} /> : <p className="muted" aria-live="polite">Checking what this purchase does to your plan…</p>}
       <label className="inline">
         Pay in USDC on{' '}
         <select
@@ -121,7 +143,7 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
         <ul className="wallets">
           {wallets.map((c) => (
             <li key={c.uid}>
-              <button type="button" disabled={busy || !wagmi} onClick={() => void payFrom(c)}>
+              <button type="button" disabled={busy || !wagmi || !quote} onClick={() => void payFrom(c)}>
                 {c.icon ? <img src={c.icon} alt="" width={20} height={20} /> : null}
                 Pay with {c.name}
               </button>
@@ -133,7 +155,7 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
         <ul className="wallets">
           {solanaWallets.map((w) => (
             <li key={w.name}>
-              <button type="button" disabled={busy} onClick={() => void payFromSolana(w)}>
+              <button type="button" disabled={busy || !quote} onClick={() => void payFromSolana(w)}>
                 {w.icon ? <img src={w.icon} alt="" width={20} height={20} /> : null}
                 Pay with {w.name}
               </button>
@@ -150,7 +172,7 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
             <code className="address">{order.treasury}</code> from a wallet linked to this account before {new Date(order.expires_at).toLocaleTimeString()}.
           </p>
         ) : (
-          <button type="button" disabled={busy} onClick={() => void run(async () => void (await newOrder()))}>
+          <button type="button" disabled={busy || !quote} onClick={() => void run(async () => void (await newOrder()))}>
             Show where to pay
           </button>
         )}
@@ -165,6 +187,55 @@ export function Purchase({ config, what, chains, onPaid, onClose }: { config: Da
       <p aria-live="polite" className="muted">{status}</p>
       <p role="alert" className="error">{error}</p>
       <button type="button" onClick={onClose} disabled={busy}>Close</button>
+    </section>
+  );
+}
+
+const RULE_TITLES: Record<QuoteJson['rule'], string> = {
+  starts_now: 'Starts now',
+  extends: 'Adds a month after the time already paid',
+  scheduled: 'Starts when the plan time already paid ends',
+  adds_topup: 'Added to your balance now',
+};
+
+const day = (iso: string) => formatDate(iso, false).text;
+
+/** The plan-change rule and its numbers, shown above the pay buttons. */
+function QuoteTerms({ quote }: { quote: QuoteJson }) {
+  const c = quote.current;
+  return (
+    <section className="quote" aria-labelledby="quote-title">
+      <h3 id="quote-title">{RULE_TITLES[quote.rule]}</h3>
+      <p>{quote.summary}</p>
+      <dl>
+        <dt>Your plan now</dt>
+        <dd>
+          {c.plan_display}, {c.balance.toLocaleString('en-US')} credits{c.topup > 0 ? ` (${c.topup.toLocaleString('en-US')} of them top-up)` : ''}
+          {c.paid_until ? `, paid until ${day(c.paid_until)}` : ''}
+        </dd>
+        {c.remaining_value_cents > 0 && (
+          <>
+            <dt>Paid time left</dt>
+            <dd>{formatCents(c.remaining_value_cents)}{c.paid_through ? ` (through ${day(c.paid_through)})` : ''}, kept in full</dd>
+          </>
+        )}
+        {c.scheduled.map((s) => (
+          <Fragment key={s.starts_at}>
+            <dt>Already bought</dt>
+            <dd>
+              {s.plan_display} from {day(s.starts_at)} to {day(s.ends_at)}
+            </dd>
+          </Fragment>
+        ))}
+        <dt>You pay</dt>
+        <dd>{formatCents(quote.price_cents)}</dd>
+        <dt>{quote.kind === 'plan' ? 'New plan time' : 'Credits'}</dt>
+        <dd>
+          {quote.kind === 'plan' && quote.ends_at
+            ? `${quote.item_display}, ${quote.credits.toLocaleString('en-US')} credits a month, from ${quote.rule === 'starts_now' ? 'now' : day(quote.starts_at)} to ${day(quote.ends_at)}`
+            : `${quote.credits.toLocaleString('en-US')} top-up credits, now`}
+        </dd>
+      </dl>
     </section>
   );
 }

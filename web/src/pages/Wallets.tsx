@@ -15,6 +15,8 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
   const [targetSignature, setTargetSignature] = useState<Signed>();
   const [error, setError] = useState<string>();
   const source = offer.source!;
+  // What the merge moves: on the free plan only bought (top-up) credits.
+  const moved = (source as { credits_moved?: number }).credits_moved ?? source.balance;
 
   const merge = async (sourceSignature: Signed) => {
     setStep('merging');
@@ -39,7 +41,8 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
       <p>
         This wallet already has its own cryptomcp account: <strong>{credits(source.balance)}</strong>, {source.active_keys} active key
         {source.active_keys === 1 ? '' : 's'} and {source.wallets.length} wallet{source.wallets.length === 1 ? '' : 's'}
-        {source.plan ? ` on the ${source.plan} plan` : ''}. Merging moves its credits, keys and wallets here and ends it as a separate login;
+        {source.plan ? ` on the ${source.plan} plan` : ''}. Merging moves its keys, wallets and bought credits ({credits(moved)}) here and ends it
+        as a separate login{moved < source.balance ? '; what is left of its free allowance stays behind, since the free allowance comes once per account' : ''};
         this account stays on the {session.account.plan} plan. Both wallets sign the merge; signing costs nothing.
       </p>
       {step === 'preview' && (
