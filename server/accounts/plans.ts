@@ -31,24 +31,3 @@ export async function planUpsert(db: Database, plan: Omit<Plan, 'price_cents'> &
   );
 }
 
-/** Accounts on the plan (the PlanPolicy operator reports it and refuses deletion while > 0). */
-export async function planAccountCount(db: Database, name: string): Promise<number> {
-  const res = await db.query<{ n: number }>('SELECT count(*) AS n FROM accounts WHERE plan = $1', [name]);
-  return res.rows[0]?.n ?? 0;
-}
-
-/**
- * Deletes the plan only if no account is on it, in one statement (accounts reference plans by
- * foreign key, so an account created meanwhile makes the delete fail rather than orphan it).
- * Returns whether the row is gone and how many accounts still hold it.
- */
-export async function planDeleteUnused(db: Database, name: string): Promise<{ deleted: boolean; accounts: number }> {
-  try {
-    const res = await db.query('DELETE FROM plans WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM accounts WHERE plan = $1)', [name]);
-    if ((res.rowCount ?? 0) > 0) return { deleted: true, accounts: 0 };
-  } catch (err) {
-    if ((err as { code?: string }).code !== '23503') throw err; // foreign_key_violation: in use after all
-  }
-  const accounts = await planAccountCount(db, name);
-  return { deleted: accounts === 0, accounts };
-}

@@ -113,7 +113,6 @@ export function nelderMead(
 }
 
 export const logistic = (u: number): number => 1 / (1 + Math.exp(-u));
-export const logit = (p: number): number => Math.log(p / (1 - p));
 
 // Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for positive arguments.
 const LANCZOS = [

@@ -107,8 +107,3 @@ export function createLabelBook(opts: LabelBookOptions = {}): LabelBook {
     },
   };
 }
-
-/** The devnet overlay alone (kept for callers that want no public data). */
-export function labelsFromDevnetManifest(file: string | undefined): LabelBook {
-  return createLabelBook({ devnetManifest: file, publicFile: null });
-}

@@ -27,10 +27,6 @@ function childSpan(name: string, kind: SpanKind, parent: Span, attributes: Attri
   return tracer!.startSpan(name, { kind, attributes }, trace.setSpan(ROOT_CONTEXT, parent));
 }
 
-export function tracingEnabled(): boolean {
-  return enabled;
-}
-
 /**
  * The HTTP server span of each sampled request, kept beside the request rather than on it: a
  * property added to IncomingMessage only on sampled requests gave those objects a second hidden

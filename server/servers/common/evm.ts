@@ -13,7 +13,6 @@ export const chainSchema = z
 export const addressSchema = z.string().trim().refine((s) => isAddress(s, { strict: false }), 'expected a 0x-prefixed 20-byte hex address');
 const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const SOLANA_SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/;
-export const isSolanaAddress = (s: string) => SOLANA_ADDRESS.test(s);
 
 /** An EVM or a Solana address; tools that take either check it matches the chain (requireFamily). */
 export const walletAddressSchema = z
