@@ -45,6 +45,15 @@ const costOverrides = z
     return result.data;
   });
 
+/** An http(s) URL with nothing a client could not put a path after (no query, fragment or credentials). */
+const publicUrl = z
+  .string()
+  .url()
+  .refine((value) => {
+    const u = new URL(value);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
+  }, 'an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com');
+
 const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const SOLANA_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
@@ -148,7 +157,7 @@ const EnvSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   METRICS_PORT: intFrom(9464),
   METRICS_ENABLED: switchOf(true),
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: publicUrl.optional(),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: intFrom(20, 1),
   DATA_DIR: z.string().default('.data'),
@@ -197,7 +206,7 @@ const EnvSchema = z.object({
   EVM_FINALITY_DEPTH: intFrom(64, 0),
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
-  DASHBOARD_ORIGIN: z.string().url().optional(),
+  DASHBOARD_ORIGIN: publicUrl.optional(),
   TRUST_PROXY_HOPS: intFrom(0, 0),
   DASHBOARD_SESSION_TTL_S: intFrom(86400, 60),
   DASHBOARD_NONCE_TTL_S: intFrom(300, 10),
@@ -239,6 +248,11 @@ export interface Config {
   metricsPort: number;
   /** false: no metrics are recorded and METRICS_PORT is not opened. */
   metricsEnabled: boolean;
+  /**
+   * Where clients reach the service (PUBLIC_BASE_URL): the OAuth issuer, the metadata and 401
+   * URLs, the x402 resource, what is printed. Unset: the URL `serve` listens on, once it listens
+   * (server/origin.ts). Never taken from a request's Host.
+   */
   publicBaseUrl: string | undefined;
   databaseUrl: string | undefined;
   databasePoolMax: number;
@@ -334,8 +348,8 @@ export interface X402Config {
 
 export interface DashboardConfig {
   /**
-   * The dashboard's public origin (scheme, host, port), which sign-in messages must name. Unset:
-   * the origin the request came to (fine on localhost; set it behind a proxy or ingress).
+   * The dashboard's public origin (scheme, host, port), which sign-in messages must name
+   * (DASHBOARD_ORIGIN). Unset: the origin of the public base URL (server/origin.ts).
    */
   origin: string | undefined;
   sessionTtlSeconds: number;

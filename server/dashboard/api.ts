@@ -22,6 +22,7 @@ import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
 import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
+import type { PublicOrigins } from '../origin.ts';
 import {
   attemptCountRecent,
   attemptRecord,
@@ -51,8 +52,8 @@ export interface DashboardDeps {
   keys: KeyResolver;
   settings: DashboardConfig;
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number };
-  /** Where MCP clients reach the servers; unset: the origin the request came to. */
-  publicBaseUrl: string | undefined;
+  /** Where MCP clients reach the servers and the dashboard's origin, from configuration only. */
+  origins: PublicOrigins;
   /** OAuth consent and Connected apps (server/oauth/consent.ts); absent without the authorization server. */
   oauth?: { server: OAuthServer; tokens: KeyResolver | undefined };
   /** On-chain payments (issue 21); absent: the Plans page offers no purchase. */
@@ -137,13 +138,16 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   /** The plan's allowance, beside the balance so the page can say when credits run low. */
   const planCredits = async (plan: string): Promise<number | null> => (await deps.plans()).find((p) => p.name === plan)?.credits ?? null;
 
-  /** The dashboard's origin: configured, or the one this request came to (localhost, tests). */
-  const originOf = (request: FastifyRequest): string => settings.origin ?? `${request.protocol}://${request.host}`;
-  const cookieOptions = (request: FastifyRequest, path: string, maxAge: number) => ({
+  /**
+   * The dashboard's origin, which sign-in messages must name: configured (or the URL the server
+   * listens on), never the request's Host, which a phishing page chooses.
+   */
+  const dashboardOrigin = (): string => deps.origins.dashboard;
+  const cookieOptions = (path: string, maxAge: number) => ({
     path,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: !LOCAL_HOSTS.has(new URL(originOf(request)).hostname),
+    secure: !LOCAL_HOSTS.has(new URL(dashboardOrigin()).hostname),
     maxAge,
   });
 
@@ -153,13 +157,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   app.addHook('onRequest', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
     const origin = request.headers.origin;
-    if (origin !== undefined && origin !== originOf(request)) throw new ApiError('CSRF_REJECTED', undefined, { reason: 'origin' });
+    if (origin !== undefined && origin !== dashboardOrigin()) throw new ApiError('CSRF_REJECTED', undefined, { reason: 'origin' });
     const site = request.headers['sec-fetch-site'];
     if (site === 'cross-site' || site === 'same-site') throw new ApiError('CSRF_REJECTED', undefined, { reason: 'cross_site' });
   });
 
-  app.get('/config', async (request) => ({
-    mcp_base_url: deps.publicBaseUrl ?? originOf(request),
+  app.get('/config', async () => ({
+    mcp_base_url: deps.origins.base,
     servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
     chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
@@ -172,9 +176,9 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
     const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
     // The nonce is also bound to this browser: the sign-in must come with this cookie.
-    reply.setCookie(NONCE_COOKIE, nonce, cookieOptions(request, '/api/auth', settings.nonceTtlSeconds));
+    reply.setCookie(NONCE_COOKIE, nonce, cookieOptions('/api/auth', settings.nonceTtlSeconds));
     reply.header('cache-control', 'no-store');
-    return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+    return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };
   });
 
   /** Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod). */
@@ -215,8 +219,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     });
     if (!claimed.ok) return refuse(claimed.reason);
     const expect: Expectation = {
-      domain: new URL(originOf(request)).host,
-      origin: originOf(request),
+      domain: new URL(dashboardOrigin()).host,
+      origin: dashboardOrigin(),
       now: new Date(),
       maxAgeSeconds: settings.nonceTtlSeconds,
     };
@@ -269,7 +273,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       userAgent: request.headers['user-agent'],
     });
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
-    reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+    reply.setCookie(SESSION_COOKIE, token, cookieOptions('/api', settings.sessionTtlSeconds));
     return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(account.plan)));
   });
 
@@ -308,7 +312,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     authed.get('/wallets/nonce', { config: nonceLimit }, async (request, reply) => {
       const { nonce, expires_at } = await nonceCreate(db, { purpose: 'link', sessionId: sessionOf(request).id, ttlSeconds: settings.nonceTtlSeconds });
       reply.header('cache-control', 'no-store');
-      return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+      return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };
     });
 
     authed.post('/wallets', async (request, reply) => {
@@ -373,7 +377,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         ttlSeconds: settings.sessionTtlSeconds,
         userAgent: request.headers['user-agent'],
       });
-      reply.setCookie(SESSION_COOKIE, next.token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+      reply.setCookie(SESSION_COOKIE, next.token, cookieOptions('/api', settings.sessionTtlSeconds));
       return reply.code(created ? 201 : 200).send(sessionView(next.session, account, created, await planCredits(account.plan)));
     });
 

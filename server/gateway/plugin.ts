@@ -214,7 +214,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     // Where to get a token (RFC 9728 §5.1); a rejected Bearer value is an invalid_token (RFC 6750 §3.1).
     if (apiError.status === 401) {
-      const base = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+      const base = request.server.origins.base;
       const metadata = `${base}/.well-known/oauth-protected-resource/mcp/${trail?.server ?? ''}`;
       const bearer = presentedCredential(request.headers)?.via === 'bearer';
       reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"${bearer ? ', error="invalid_token"' : ''}`);

@@ -140,7 +140,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
 
     const requirements = requirementsOf(credits, config);
-    const resourceUrl = `${deps.publicBaseUrl ?? `${request.protocol}://${request.host}`}/x402/mcp/${call.server.name}`;
+    const resourceUrl = `${request.server.origins.base}/x402/mcp/${call.server.name}`;
     const paymentRequired = (error?: string): PaymentRequired => ({
       x402Version: 2,
       ...(error ? { error } : {}),
