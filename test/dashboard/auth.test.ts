@@ -8,6 +8,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTestService } from '../helpers/service.ts';
+import { rawRequest } from '../oauth/helpers.ts';
 import { CookieClient, deploySmartWallet, rpcEnv, signInEvm, signInSolana, siweMessage, solanaSign, solanaWallet } from './helpers.ts';
 import { createSignInMessageText } from '@solana/wallet-standard-util';
 
@@ -376,6 +377,51 @@ describe('nonce issuance', () => {
       expect((await client.get('/api/auth/nonce', { 'x-forwarded-for': '192.0.2.45' })).status).toBe(200);
     } finally {
       await flood.close();
+    }
+  });
+});
+
+describe('Host-header phishing: the sign-in domain comes from configuration, never from the request', () => {
+  // A phishing page at evil.example relays its visitor's requests here naming its own host. The
+  // victim's wallet shows an ordinary message for the page it is on (evil.example), which would
+  // open a session on the victim's account if the service took its domain from the request.
+  async function phish(base: string, forged: Record<string, string>, forgedOrigin: string) {
+    const nonceRes = await rawRequest(`${base}/api/auth/nonce`, { headers: forged });
+    expect(nonceRes.status).toBe(200);
+    const nonce = JSON.parse(nonceRes.body) as { nonce: string; domain: string; uri: string };
+    const cookie = [nonceRes.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]).join('; ');
+    const victim = fresh();
+    const message = siweMessage(victim, { nonce: nonce.nonce, domain: new URL(forgedOrigin).host, uri: forgedOrigin });
+    const signature = await victim.signMessage({ message });
+    const res = await rawRequest(`${base}/api/auth/sign-in`, {
+      method: 'POST',
+      headers: { ...forged, cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ family: 'evm', message, signature }),
+    });
+    const wallets = await db.query('SELECT 1 FROM wallets WHERE address = $1', [victim.address.toLowerCase()]);
+    return { nonce, res, body: JSON.parse(res.body) as { error?: { code: string; details: { reason?: string } } }, accountCreated: wallets.rowCount! > 0 };
+  }
+
+  it('a forged Host: the nonce names the service, and the message signed for evil.example is refused (401 wrong_domain), no session, no account', async () => {
+    const { nonce, res, body, accountCreated } = await phish(service.url, { host: 'evil.example' }, 'http://evil.example');
+    expect(res.status).toBe(401);
+    expect(body.error).toMatchObject({ code: 'SIGN_IN_REJECTED', details: { reason: 'wrong_domain' } });
+    expect([res.headers['set-cookie'] ?? []].flat().some((c) => c.startsWith('cmcp_session='))).toBe(false);
+    expect(accountCreated).toBe(false);
+    expect(nonce).toMatchObject({ domain: new URL(service.publicBaseUrl).host, uri: service.publicBaseUrl });
+  });
+
+  it('behind a trusted proxy, a forged X-Forwarded-Host/-Proto is refused the same way', async () => {
+    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '1000' });
+    try {
+      const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.50' };
+      const { nonce, res, body, accountCreated } = await phish(proxied.url, forged, 'https://evil.example');
+      expect(res.status).toBe(401);
+      expect(body.error).toMatchObject({ code: 'SIGN_IN_REJECTED', details: { reason: 'wrong_domain' } });
+      expect(accountCreated).toBe(false);
+      expect(nonce).toMatchObject({ domain: new URL(proxied.publicBaseUrl).host, uri: proxied.publicBaseUrl });
+    } finally {
+      await proxied.close();
     }
   });
 });

@@ -7,6 +7,7 @@ import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService, toolCall } from '../helpers/service.ts';
+import { rawRequest } from './helpers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -78,5 +79,42 @@ describe('authorization server metadata (RFC 8414)', () => {
     expect(prm.body).toMatchObject({ resource: `${PUBLIC}/mcp/market-intelligence`, authorization_servers: [PUBLIC] });
     const unauthorized = await post(`${publicService.url}/mcp/market-intelligence`, toolCall('get_capabilities'));
     expect(unauthorized.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp/market-intelligence"`);
+  });
+});
+
+describe('a forged Host or X-Forwarded-Host is never echoed (the issuer and every advertised URL come from configuration)', () => {
+  const FORGED = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+
+  // Behind a trusted proxy (X-Forwarded-* believed for the client address) and without PUBLIC_BASE_URL:
+  // the origin is the URL the service listens on.
+  it.each([
+    ['no proxy trusted', {}],
+    ['TRUST_PROXY_HOPS=1', { TRUST_PROXY_HOPS: '1' }],
+  ])('%s: metadata, issuer, endpoints, the 401 challenge and the authorize redirect name the configured origin', async (_label, env: Record<string, string>) => {
+    const s = await startTestService(db.url, env);
+    try {
+      const origin = s.url;
+      const as = await rawRequest(`${s.url}/.well-known/oauth-authorization-server`, { headers: FORGED });
+      expect(as.status).toBe(200);
+      expect(as.body).not.toContain('evil.example');
+      expect(JSON.parse(as.body)).toMatchObject({ issuer: origin, authorization_endpoint: `${origin}/oauth/authorize`, token_endpoint: `${origin}/oauth/token` });
+      const prm = await rawRequest(`${s.url}/.well-known/oauth-protected-resource/mcp/market-intelligence`, { headers: FORGED });
+      expect(JSON.parse(prm.body)).toMatchObject({ resource: `${origin}/mcp/market-intelligence`, authorization_servers: [origin] });
+      const unauthorized = await rawRequest(`${s.url}/mcp/market-intelligence`, {
+        method: 'POST',
+        headers: { ...FORGED, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(toolCall('get_capabilities')),
+      });
+      expect(unauthorized.status).toBe(401);
+      expect(unauthorized.headers['www-authenticate']).toBe(`Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp/market-intelligence"`);
+      const config = await rawRequest(`${s.url}/api/config`, { headers: FORGED });
+      expect(JSON.parse(config.body).mcp_base_url).toBe(origin);
+      // An authorization request the provider answers with a redirect: never towards the forged host.
+      const authorize = await rawRequest(`${s.url}/oauth/authorize?response_type=code&client_id=nope`, { headers: FORGED });
+      expect(`${authorize.headers.location ?? ''} ${authorize.body}`).not.toContain('evil.example');
+      expect(s.publicBaseUrl).toBe(origin);
+    } finally {
+      await s.close();
+    }
   });
 });
