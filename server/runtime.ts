@@ -170,6 +170,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     servers: [...registry.keys()],
     origins,
     databaseUrl: config.databaseUrl,
+    onTokensRevoked: () => tokens.clear(),
     onServerError: (err) => log(`oauth server error: ${(err as Error).message}`),
   });
   const meter = new Meter(db, {

@@ -31,6 +31,8 @@ export interface ProviderDeps {
   /** Believe X-Forwarded-* (behind an ingress, or set from the configured public origin). */
   trustProxy: boolean;
   onServerError?: (err: unknown) => void;
+  /** Tokens were revoked (reuse detection, revocation): clears the gateway's token cache on this pod. */
+  onTokensRevoked?: () => void;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -70,7 +72,7 @@ function serversOfPath(pathname: string, servers: readonly string[]): string[] |
 export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: string[], signingKey: JsonWebKey & { kid: string }): Provider {
   const { settings, servers, db } = deps;
   const configuration: Configuration = {
-    adapter: (model: string) => new PgAdapter(model, db),
+    adapter: (model: string) => new PgAdapter(model, db, deps.onTokensRevoked),
     routes: ROUTES,
     jwks: { keys: [signingKey as never] },
     cookies: {
