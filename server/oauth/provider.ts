@@ -37,6 +37,50 @@ export interface ProviderDeps {
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** The most redirect URIs one client may register (MCP clients register one or two). */
+export const MAX_REDIRECT_URIS = 10;
+/** The longest string a client's metadata may hold (URIs, names). */
+const MAX_METADATA_STRING = 2048;
+// Never meaningful in a name or a URI; NUL cannot even be stored (PostgreSQL jsonb refuses it).
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is matched
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Checks a client's metadata (a registration, or a fetched metadata document) beyond the library's
+ * own rules, answering 400 invalid_client_metadata / invalid_redirect_uri (RFC 7591 §3.2.2):
+ * strings without control characters and of bounded length, at most MAX_REDIRECT_URIS redirect
+ * URIs, and plain http only on a loopback address — the library allows it for web clients, which
+ * would send authorization codes over the network in the clear.
+ */
+export function checkClientMetadata(metadata: Record<string, unknown>): void {
+  const refuse = (description: string): never => {
+    throw new errors.InvalidClientMetadata(description);
+  };
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      if (CONTROL_CHARACTER.test(value)) refuse(`${path} must not contain control characters`);
+      if (value.length > MAX_METADATA_STRING) refuse(`${path} must be at most ${MAX_METADATA_STRING} characters`);
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (CONTROL_CHARACTER.test(key) || key.length > 256) refuse(`${path || 'metadata'} has an invalid member name`);
+        walk(item, path ? `${path}.${key}` : key);
+      }
+    }
+  };
+  walk(metadata, '');
+  const uris = metadata.redirect_uris;
+  if (!Array.isArray(uris)) return;
+  if (uris.length > MAX_REDIRECT_URIS) refuse(`redirect_uris must hold at most ${MAX_REDIRECT_URIS} URIs`);
+  for (const uri of uris) {
+    const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+    if (parsed?.protocol === 'http:' && !LOOPBACK_HOSTS.has(parsed.hostname)) {
+      refuse('redirect_uris must use https, or http only on a loopback address (localhost, 127.0.0.1, [::1])');
+    }
+  }
+}
+
 /**
  * The servers a resource indicator names, or undefined when it names none of ours: the service
  * root (`{issuer}` or `{issuer}/mcp`) means every server, `{issuer}/mcp/{server}` that one server.
@@ -97,6 +141,14 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
     // Browser-based MCP clients (an inspector in a web page) call the token and registration endpoints.
     clientBasedCORS: () => true,
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    // The library calls the validator once per listed property, with the whole metadata: one
+    // standard property listed makes it run for every registration and metadata document.
+    extraClientMetadata: {
+      properties: ['client_name'],
+      validator: (_ctx, key, _value, metadata) => {
+        if (key === 'client_name') checkClientMetadata(metadata as Record<string, unknown>);
+      },
+    },
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: false },

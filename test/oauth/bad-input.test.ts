@@ -209,6 +209,17 @@ describe('dynamic client registration', () => {
     ['a private_key_jwt client without keys', { token_endpoint_auth_method: 'private_key_jwt' }],
     ['an implicit response type', { response_types: ['token'] }],
     ['a scope that is not ours', { scope: 'admin' }],
+    // A web client (the default application type) on plain http off loopback: codes in the clear.
+    ['a plain-http redirect URI off loopback (web client)', { redirect_uris: ['http://assistant.example/callback'] }],
+    ['a plain-http redirect URI off loopback (native client)', { redirect_uris: ['http://192.0.2.1/callback'], application_type: 'native' }],
+    ['eleven redirect URIs', { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://assistant.example/cb/${i}`) }],
+    ['a thousand redirect URIs', { redirect_uris: Array.from({ length: 1000 }, (_, i) => `https://assistant.example/cb/${i}`) }],
+    ['a NUL in client_name', { client_name: 'Assistant\u0000' }],
+    ['a NUL in client_uri', { client_uri: 'https://assistant.example/\u0000' }],
+    ['a NUL in a redirect URI', { redirect_uris: ['https://assistant.example/cb\u0000'] }],
+    ['a NUL in contacts', { contacts: ['a\u0000@example.com'] }],
+    ['a control character in client_name', { client_name: 'Assis\u001btant' }],
+    ['a client_name of 10,000 characters', { client_name: 'x'.repeat(10_000) }],
   ])('refuses %s with invalid_client_metadata or invalid_redirect_uri', async (_name, extra) => {
     const res = await fetch(`${base}/oauth/register`, {
       method: 'POST',
@@ -218,6 +229,20 @@ describe('dynamic client registration', () => {
     expect(res.status).toBe(400);
     expectRfcError(await res.json(), /invalid_client_metadata|invalid_redirect_uri/);
     await nothingCreated();
+  });
+
+  it.each([
+    ['http on localhost', ['http://localhost:33418/callback']],
+    ['http on 127.0.0.1', ['http://127.0.0.1:33418/callback']],
+    ['http on [::1]', ['http://[::1]:33418/callback']],
+    ['https anywhere, ten of them', Array.from({ length: 10 }, (_, i) => `https://assistant.example/cb/${i}`)],
+  ])('accepts a web client with redirect URIs %s (the control for the cases above)', async (_name, uris) => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Assistant', redirect_uris: uris, token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
   });
 
   it('refuses a body that is not JSON', async () => {
