@@ -218,6 +218,7 @@ const EnvSchema = z.object({
   OAUTH_COOKIE_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   OAUTH_CIMD_ALLOW_LOCALHOST: bool,
   OAUTH_REGISTER_LIMIT: intFrom(30, 1),
+  OAUTH_CIMD_FETCH_LIMIT: intFrom(20, 1),
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   // The request log is for debugging recent calls; a year at most keeps the table bounded.
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
@@ -382,6 +383,8 @@ export interface OAuthConfig {
   cimdAllowLocalhost: boolean;
   /** Dynamic client registrations allowed per client address per minute, per pod (OAUTH_REGISTER_LIMIT). */
   registerLimitPerMinute: number;
+  /** Client ID Metadata Document fetches (cache misses) per client address per minute, per pod (OAUTH_CIMD_FETCH_LIMIT). */
+  cimdFetchLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -484,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cookieSecret: e.OAUTH_COOKIE_SECRET,
       cimdAllowLocalhost: e.OAUTH_CIMD_ALLOW_LOCALHOST,
       registerLimitPerMinute: e.OAUTH_REGISTER_LIMIT,
+      cimdFetchLimitPerMinute: e.OAUTH_CIMD_FETCH_LIMIT,
     },
     payments: { chains: e.PAYMENT_CHAINS, packs: e.CREDIT_PACKS, orderTtlSeconds: e.PAYMENT_ORDER_TTL_S, verifyIntervalMs: e.PAYMENT_VERIFY_INTERVAL_MS },
     x402: x402Of(e),

@@ -5,10 +5,13 @@
 // The library owns the protocol; this file is the glue: storage (adapter.ts), which resources and
 // scopes exist, lifetimes, and where the user is sent to consent (consent.ts).
 import { generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
+import { WindowCounter } from '../lib/window-counter.ts';
 import { PgAdapter } from './adapter.ts';
+import { publicFetch } from './public-fetch.ts';
 
 /** Where the provider's routes are mounted; the issuer itself is the service's origin. */
 export const OAUTH_PREFIX = '/oauth';
@@ -113,8 +116,15 @@ function serversOfPath(pathname: string, servers: readonly string[]): string[] |
   return match?.[1] && servers.includes(match[1]) ? [match[1]] : undefined;
 }
 
+/**
+ * The client address of each request handed to the provider: Fastify's request.ip, with only the
+ * configured proxy hops believed (the provider itself is told to trust every forwarded header).
+ */
+export const clientAddresses = new WeakMap<IncomingMessage, string>();
+
 export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: string[], signingKey: JsonWebKey & { kid: string }): Provider {
   const { settings, servers, db } = deps;
+  const fetchLimit = new WindowCounter({ max: settings.cimdFetchLimitPerMinute, windowMs: 60_000 });
   const configuration: Configuration = {
     adapter: (model: string) => new PgAdapter(model, db, deps.onTokensRevoked),
     routes: ROUTES,
@@ -158,9 +168,21 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
-        // Without the development flag a loopback name is refused up front; any other name that
-        // resolves to a private, loopback or link-local address is cut by the library at connect.
-        allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => settings.cimdAllowLocalhost || !LOOPBACK_HOSTS.has(new URL(clientId).hostname),
+        // Without the development flag a loopback name is refused up front; any other host must
+        // resolve to public addresses only (the fetch below). Each fetch is an outbound request an
+        // anonymous client chose, so they are limited per client address.
+        allowFetch: async (ctx: KoaContextWithOIDC | undefined, clientId: string) => {
+          if (!settings.cimdAllowLocalhost && LOOPBACK_HOSTS.has(new URL(clientId).hostname)) return false;
+          const client = ctx && clientAddresses.get(ctx.req);
+          const taken = client === undefined ? { ok: true as const } : fetchLimit.take(client);
+          if (taken.ok) return true;
+          const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+          ctx!.set('retry-after', String(retry));
+          const limited = new errors.CustomOIDCProviderError('temporarily_unavailable', `Too many client metadata documents fetched for this address; retry in ${retry} s.`);
+          limited.status = 429;
+          limited.statusCode = 429;
+          throw limited;
+        },
       },
       resourceIndicators: {
         enabled: true,
@@ -201,6 +223,8 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
     },
     // The development flag lets a Client ID Metadata Document live on this machine; loopback
     // test hosts have no certificate, so their https:// client_id is fetched over plain http.
+    // Everything else (metadata documents, a client's jwks_uri) only from public addresses,
+    // checked before connecting and pinned (public-fetch.ts).
     fetch: (input, init) => {
       const target = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       if (settings.cimdAllowLocalhost && LOOPBACK_HOSTS.has(target.hostname)) {
@@ -209,7 +233,7 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
         target.protocol = 'http:';
         return globalThis.fetch(target, options);
       }
-      return globalThis.fetch(input, init);
+      return publicFetch(target, init);
     },
   };
   const provider = new Provider(issuer, configuration);

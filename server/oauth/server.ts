@@ -8,7 +8,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { PublicOrigins } from '../origin.ts';
-import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
+import { OAUTH_PREFIX, ROUTES, clientAddresses, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
 
 export interface OAuthServerDeps extends Omit<ProviderDeps, 'trustProxy'> {
   /** The service's public origin (the issuer), from configuration or the URL it listens on. */
@@ -61,6 +61,7 @@ export class OAuthServer {
     raw.headers.host = publicUrl.host;
     raw.headers['x-forwarded-host'] = publicUrl.host;
     raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    clientAddresses.set(raw, request.ip);
     reply.hijack();
     void handler(raw, reply.raw);
   }

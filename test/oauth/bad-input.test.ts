@@ -1,6 +1,7 @@
 // Every bad input to the OAuth endpoints is answered in the RFC's error format (`error`,
 // `error_description`, in JSON or on the redirect back to a registered client), never a 500, and
 // none of them creates an account, a connection, a token or a charge.
+import net from 'node:net';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
@@ -20,9 +21,10 @@ const documents: Record<string, { status?: number; type?: string; body: string }
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1' });
+  // Every test here fetches from this one address: a fetch budget none of them reaches (one test checks the limit).
+  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '1000' });
   // The same database without the development flag: loopback documents are refused.
-  strict = await startTestService(db.url);
+  strict = await startTestService(db.url, { OAUTH_CIMD_FETCH_LIMIT: '1000' });
   base = service.url;
   host = await startHost((req, res) => {
     const doc = documents[req.url ?? ''];
@@ -305,6 +307,69 @@ describe('client ID metadata documents', () => {
     expect(res.status).toBe(400);
     expectRfcError(JSON.parse(res.body), error);
     await nothingCreated();
+  });
+
+  // The development flag lets exactly localhost, 127.0.0.1 and [::1] through (127.1 is 127.0.0.1):
+  // those are checked on the service without it; every other address on both.
+  it.each([
+    ['0.0.0.0', (port: number) => `https://0.0.0.0:${port}/doc.json`, true],
+    ['an IPv4-mapped loopback ([::ffff:127.0.0.1])', (port: number) => `https://[::ffff:127.0.0.1]:${port}/doc.json`, true],
+    ['an IPv4-mapped loopback in hex ([::ffff:7f00:1])', (port: number) => `https://[::ffff:7f00:1]:${port}/doc.json`, true],
+    ['another loopback address (127.0.0.2)', (port: number) => `https://127.0.0.2:${port}/doc.json`, true],
+    ['an IPv4-compatible loopback ([::127.0.0.1])', (port: number) => `https://[::127.0.0.1]:${port}/doc.json`, true],
+    ['a loopback in shorthand (127.1)', (port: number) => `https://127.1:${port}/doc.json`, false],
+    ['IPv6 loopback ([::1])', (port: number) => `https://[::1]:${port}/doc.json`, false],
+  ])('a document at %s is refused before any connection is made (400 invalid_client)', async (_name, idAt, alsoWithFlag) => {
+    // A listener on every local address: any connection the service makes to this machine shows up here.
+    const sockets: net.Socket[] = [];
+    const trap = net.createServer((socket) => sockets.push(socket.destroy()));
+    await new Promise<void>((resolve) => trap.listen(0, '::', resolve));
+    const port = (trap.address() as net.AddressInfo).port;
+    try {
+      for (const on of alsoWithFlag ? [strict, service] : [strict]) {
+        const url = authorizationUrl(on.url, { clientId: idAt(port), challenge: pkcePair().challenge });
+        const res = await navigate(new CookieClient(on.url), url.href);
+        expect(res.status).toBe(400);
+        expectRfcError(JSON.parse(res.body), /invalid_client/);
+      }
+      expect(sockets).toHaveLength(0);
+      await nothingCreated();
+    } finally {
+      await new Promise<void>((resolve) => trap.close(() => resolve()));
+    }
+  });
+
+  it('fetches are limited per client address (OAUTH_CIMD_FETCH_LIMIT a minute): past it 429 temporarily_unavailable with Retry-After, and nothing more is fetched', async () => {
+    const limited = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '3', TRUST_PROXY_HOPS: '1' });
+    let fetched = 0;
+    const counting = await startHost((req, res) => {
+      fetched += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ client_id: `https://127.0.0.1:${counting.port}${req.url}`, client_name: 'Doc', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none' }));
+    });
+    try {
+      const authorizeFrom = async (client: string, i: number) => {
+        const url = authorizationUrl(limited.url, { clientId: `https://127.0.0.1:${counting.port}/doc-${client}-${i}.json`, challenge: pkcePair().challenge });
+        const res = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html', 'x-forwarded-for': client } });
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+      };
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await authorizeFrom('198.51.100.7', i)).status);
+      expect(statuses).toEqual([303, 303, 303]);
+      const before = fetched;
+      for (let i = 3; i < 8; i++) {
+        const refused = await authorizeFrom('198.51.100.7', i);
+        expect(refused.status).toBe(429);
+        expectRfcError(JSON.parse(refused.body), 'temporarily_unavailable');
+        expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+      }
+      expect(fetched).toBe(before);
+      // Another client address has its own budget.
+      expect((await authorizeFrom('198.51.100.8', 0)).status).toBe(303);
+    } finally {
+      await counting.close();
+      await limited.close();
+    }
   });
 
   it('a document on this machine is refused without the development flag', async () => {
