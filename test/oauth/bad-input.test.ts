@@ -21,8 +21,8 @@ const documents: Record<string, { status?: number; type?: string; body: string }
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  // Every test here fetches from this one address: a fetch budget none of them reaches (one test checks the limit).
-  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '1000' });
+  // Every test here registers and fetches from this one address: budgets none of them reaches (own tests check the limits).
+  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '1000', OAUTH_REGISTER_LIMIT: '1000' });
   // The same database without the development flag: loopback documents are refused.
   strict = await startTestService(db.url, { OAUTH_CIMD_FETCH_LIMIT: '1000' });
   base = service.url;
