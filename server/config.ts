@@ -212,6 +212,8 @@ const EnvSchema = z.object({
   DASHBOARD_NONCE_TTL_S: intFrom(300, 10),
   DASHBOARD_SIGN_IN_LIMIT: intFrom(20, 1),
   DASHBOARD_SIGN_IN_WINDOW_S: intFrom(600, 1),
+  DASHBOARD_SIGN_IN_WALLET_LIMIT: intFrom(10, 1),
+  DASHBOARD_SIGN_IN_GLOBAL_LIMIT: intFrom(1000, 1),
   DASHBOARD_CONTACT: z.string().min(1).optional(),
   OAUTH_ACCESS_TOKEN_TTL_S: intFrom(3600, 60),
   OAUTH_REFRESH_TOKEN_TTL_S: intFrom(90 * 86400, 3600),
@@ -358,6 +360,12 @@ export interface DashboardConfig {
   /** Sign-in and wallet-link attempts allowed per client address within the window. */
   signInLimit: number;
   signInWindowSeconds: number;
+  /**
+   * Verified sign-ins (and links, merges) per wallet within the window, per pod, and attempts from
+   * every client together: the bounds a forged X-Forwarded-For cannot rotate away.
+   */
+  signInWalletLimit: number;
+  signInGlobalLimit: number;
   /** How to reach the operator about a plan change (shown on the Plans page). */
   contact: string | undefined;
   /** Turns on WalletConnect in the dashboard. */
@@ -477,6 +485,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nonceTtlSeconds: e.DASHBOARD_NONCE_TTL_S,
       signInLimit: e.DASHBOARD_SIGN_IN_LIMIT,
       signInWindowSeconds: e.DASHBOARD_SIGN_IN_WINDOW_S,
+      signInWalletLimit: e.DASHBOARD_SIGN_IN_WALLET_LIMIT,
+      signInGlobalLimit: e.DASHBOARD_SIGN_IN_GLOBAL_LIMIT,
       contact: e.DASHBOARD_CONTACT,
       walletConnectProjectId: e.WALLETCONNECT_PROJECT_ID,
       requestLogRetentionDays: e.REQUEST_LOG_RETENTION_DAYS,

@@ -43,6 +43,7 @@ import type { Payments } from '../payments/orders.ts';
 import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 import { credentialStatus, parseBody } from './body.ts';
+import { WindowCounter } from '../lib/window-counter.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -125,6 +126,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   await app.register(cookie);
   await app.register(rateLimit, { global: false });
   const nonceLimit = nonceRateLimit(settings.signInLimit);
+  // Behind a proxy the client address is what X-Forwarded-For says; a pod reachable directly lets
+  // anyone rotate it. These two bounds hold whatever it says (in memory, per pod).
+  const signInWindowMs = settings.signInWindowSeconds * 1000;
+  const walletSignIns = new WindowCounter({ max: settings.signInWalletLimit, windowMs: signInWindowMs });
+  const allSignIns = new WindowCounter({ max: settings.signInGlobalLimit, windowMs: signInWindowMs, maxKeys: 1 });
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
@@ -181,8 +187,21 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };
   });
 
-  /** Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod). */
+  /**
+   * Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod), and
+   * everyone once this pod has taken the window's sign-in attempts from all clients together.
+   */
   async function signInBudget(request: FastifyRequest): Promise<void> {
+    const global = allSignIns.take('all');
+    if (!global.ok) {
+      const retry = Math.max(1, Math.ceil(global.retryAfterMs / 1000));
+      throw new ApiError(
+        'RATE_LIMITED',
+        'Too many sign-in attempts on this service right now; retry later.',
+        { limit: settings.signInGlobalLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'service' },
+        { 'retry-after': String(retry) },
+      );
+    }
     const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
     if (recent.count < settings.signInLimit) return;
     await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
@@ -242,10 +261,25 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     return { family: 'evm', chain: checked.network, address: checked.address.toLowerCase() };
   }
 
+  /** Refuses a wallet proved more often than its budget (counted once its signature verified, so no one can spend another's). */
+  async function walletBudget(request: FastifyRequest, wallet: { family: WalletFamily; address: string }): Promise<void> {
+    const taken = walletSignIns.take(`${wallet.family}:${wallet.address}`);
+    if (taken.ok) return;
+    await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'rate_limited', reason: 'wallet' });
+    const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+    throw new ApiError(
+      'RATE_LIMITED',
+      'Too many sign-ins with this wallet; retry later.',
+      { limit: settings.signInWalletLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'wallet' },
+      { 'retry-after': String(retry) },
+    );
+  }
+
   app.post('/auth/sign-in', async (request, reply) => {
     await signInBudget(request);
     const body = parseBody(SignInBody, request.body);
     const wallet = await verifySignedMessage(request, body, { purpose: 'sign_in', cookieNonce: request.cookies[NONCE_COOKIE] });
+    await walletBudget(request, wallet);
     reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
     // Signed in already, with a wallet no account has: offer to link it to the current account
     // instead of silently opening a second one (the page may still ask for a separate account).
@@ -320,6 +354,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       const body = parseBody(SignInBody, request.body);
       const session = sessionOf(request);
       const wallet = await verifySignedMessage(request, body, { purpose: 'link', sessionId: session.id });
+      await walletBudget(request, wallet);
       const owner = await accountIdByWallet(db, wallet.chain, wallet.address);
       if (owner !== undefined && owner !== session.account_id) {
         // The wallet has an account of its own: refused as before, with an offer to merge it here.
@@ -395,7 +430,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         }
       }
       const signers = [];
-      for (const signed of body.signatures) signers.push(await verifySignedMessage(request, signed, { purpose: 'link', sessionId: session.id }));
+      for (const signed of body.signatures) {
+        const signer = await verifySignedMessage(request, signed, { purpose: 'link', sessionId: session.id });
+        await walletBudget(request, signer);
+        signers.push(signer);
+      }
       const target = await accountGet(db, session.account_id);
       const isOffered = (w: { family: string; address: string }) => w.family === offer.family && w.address === offer.address;
       const isTargets = (w: { family: string; address: string }) =>

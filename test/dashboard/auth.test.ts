@@ -356,6 +356,50 @@ describe('behind a proxy with a configured public origin', () => {
   });
 });
 
+describe('a forged X-Forwarded-For (a pod reachable directly) cannot rotate the sign-in limits away', () => {
+  // Each attempt names a new client address, as an attacker can when a pod is reachable without the ingress.
+  const from = (base: string, ip: string) => {
+    const c = new CookieClient(base);
+    return async (account = fresh()) => {
+      const nonce = (await c.get('/api/auth/nonce', { 'x-forwarded-for': ip })).body;
+      const message = siweMessage(account, nonce);
+      const res = await c.post('/api/auth/sign-in', { family: 'evm', message, signature: await account.signMessage({ message }) }, { 'x-forwarded-for': ip });
+      return res;
+    };
+  };
+
+  it('past DASHBOARD_SIGN_IN_GLOBAL_LIMIT, sign-ins from every address wait (429 RATE_LIMITED, scope service), however many addresses are named', async () => {
+    const s = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '2', DASHBOARD_SIGN_IN_GLOBAL_LIMIT: '5' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await from(s.url, `203.0.113.${100 + i}`)()).status);
+      expect(statuses).toEqual([201, 201, 201, 201, 201]);
+      const refused = await from(s.url, '203.0.113.200')();
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'service', limit: 5 } });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('past DASHBOARD_SIGN_IN_WALLET_LIMIT, the same wallet is refused from any address (429, scope wallet), and other wallets are not', async () => {
+    const s = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '1000', DASHBOARD_SIGN_IN_WALLET_LIMIT: '2' });
+    try {
+      const wallet = fresh();
+      expect((await from(s.url, '198.51.100.21')(wallet)).status).toBe(201);
+      expect((await from(s.url, '198.51.100.22')(wallet)).status).toBe(200);
+      const refused = await from(s.url, '198.51.100.23')(wallet);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'wallet', limit: 2 } });
+      expect(refused.setCookies.some((c: string) => c.startsWith('cmcp_session='))).toBe(false);
+      expect((await from(s.url, '198.51.100.23')()).status).toBe(201);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('nonce issuance', () => {
   it('is limited per client address (a flood of nonce requests gets 429 RATE_LIMITED, nothing more is stored)', async () => {
     // A sign-in budget of 10 allows max(30, 2 × 10) = 30 nonces a minute.
