@@ -7,6 +7,7 @@ import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService, toolCall } from '../helpers/service.ts';
+import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { rawRequest } from './helpers.ts';
 
 let db: TestDatabase;
@@ -90,8 +91,10 @@ describe('a forged Host or X-Forwarded-Host is never echoed (the issuer and ever
   it.each([
     ['no proxy trusted', {}],
     ['TRUST_PROXY_HOPS=1', { TRUST_PROXY_HOPS: '1' }],
-  ])('%s: metadata, issuer, endpoints, the 401 challenge and the authorize redirect name the configured origin', async (_label, env: Record<string, string>) => {
-    const s = await startTestService(db.url, env);
+  ])('%s: metadata, issuer, endpoints, the 401 challenge, the x402 resource URL and the authorize redirect name the configured origin', async (_label, env: Record<string, string>) => {
+    // x402 on too (its 402 names the resource URL); no chain is reached before a payment arrives.
+    const x402 = { X402_PAY_TO: `0x${'11'.repeat(20)}`, X402_SETTLEMENT_KEY: `0x${'22'.repeat(32)}`, X402_RPC_URL: 'http://127.0.0.1:9', X402_NETWORK: 'eip155:31337' };
+    const s = await startTestService(db.url, { ...env, ...x402 });
     try {
       const origin = s.url;
       const as = await rawRequest(`${s.url}/.well-known/oauth-authorization-server`, { headers: FORGED });
@@ -107,6 +110,13 @@ describe('a forged Host or X-Forwarded-Host is never echoed (the issuer and ever
       });
       expect(unauthorized.status).toBe(401);
       expect(unauthorized.headers['www-authenticate']).toBe(`Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp/market-intelligence"`);
+      const paid = await rawRequest(`${s.url}/x402/mcp/market-intelligence`, {
+        method: 'POST',
+        headers: { ...FORGED, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(toolCall('get_prices', { assets: ['bitcoin'] })),
+      });
+      expect(paid.status).toBe(402);
+      expect(decodePaymentRequiredHeader(String(paid.headers['payment-required'])).resource.url).toBe(`${origin}/x402/mcp/market-intelligence`);
       const config = await rawRequest(`${s.url}/api/config`, { headers: FORGED });
       expect(JSON.parse(config.body).mcp_base_url).toBe(origin);
       // An authorization request the provider answers with a redirect: never towards the forged host.
