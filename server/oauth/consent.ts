@@ -34,7 +34,7 @@ async function interactionOf(oauth: OAuthServer, request: FastifyRequest<{ Param
   const provider = oauth.provider;
   let interaction: Interaction;
   try {
-    interaction = await provider.interactionDetails(request.raw, reply.raw);
+    interaction = await provider.interactionDetails(oauth.asIssuer(request), reply.raw);
   } catch (err) {
     if ((err as { name?: string }).name === 'SessionNotFound') throw interactionGone(request.params.uid);
     throw err;
@@ -116,7 +116,7 @@ export function consentPublicRoutes(app: FastifyInstance, deps: ConsentDeps): vo
     reply.header('cache-control', 'no-store');
     const { provider } = await interactionOf(oauth, request, reply);
     const redirectTo = await provider.interactionResult(
-      request.raw,
+      oauth.asIssuer(request),
       reply.raw,
       { error: 'access_denied', error_description: 'The user denied the request.' },
       { mergeWithLastSubmission: false },
@@ -179,7 +179,7 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
       lifetimeSeconds: oauth.deps.settings.refreshTokenTtlSeconds,
     });
     const redirectTo = await provider.interactionResult(
-      request.raw,
+      oauth.asIssuer(request),
       reply.raw,
       { login: { accountId }, consent: { grantId } },
       { mergeWithLastSubmission: false },

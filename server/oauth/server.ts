@@ -47,6 +47,21 @@ export class OAuthServer {
     return this.#entry;
   }
 
+  /**
+   * The raw request as the provider may read it. The provider builds URLs (endpoints in its
+   * metadata, redirects) and cookie flags from the request's host and scheme: it is given the
+   * configured origin, overwriting whatever the client sent.
+   */
+  asIssuer(request: FastifyRequest): IncomingMessage {
+    const raw = request.raw;
+    const publicUrl = new URL(this.issuer);
+    raw.headers.host = publicUrl.host;
+    raw.headers['x-forwarded-host'] = publicUrl.host;
+    raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    clientAddresses.set(raw, request.ip);
+    return raw;
+  }
+
   /** Hands the request to the provider as if it had arrived at `path` under its mount. */
   forward(request: FastifyRequest, reply: FastifyReply, path: string): void {
     const { handler, issuer } = this.#current();
@@ -55,13 +70,7 @@ export class OAuthServer {
     if (path === ROUTES.authorization) query = withDefaultScope(issuer, query, this.deps.servers);
     raw.originalUrl = `${OAUTH_PREFIX}${path}${query}`;
     raw.url = `${path}${query}`;
-    // The provider builds every URL (endpoints in its metadata, redirects) from the request's
-    // host: it is given the configured origin, overwriting whatever the client sent.
-    const publicUrl = new URL(issuer);
-    raw.headers.host = publicUrl.host;
-    raw.headers['x-forwarded-host'] = publicUrl.host;
-    raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
-    clientAddresses.set(raw, request.ip);
+    this.asIssuer(request);
     reply.hijack();
     void handler(raw, reply.raw);
   }
