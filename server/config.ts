@@ -50,8 +50,8 @@ const publicUrl = z
   .string()
   .url()
   .refine((value) => {
-    const u = new URL(value);
-    return (u.protocol === 'https:' || u.protocol === 'http:') && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
+    const u = URL.parse(value);
+    return u !== null && (u.protocol === 'https:' || u.protocol === 'http:') && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
   }, 'an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com');
 
 const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;

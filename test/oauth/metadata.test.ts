@@ -3,6 +3,7 @@
 // the same origin, advertising exactly what is supported (code + PKCE S256, public and secret-holding clients, DCR,
 // CIMD, RFC 9207 iss, revocation); with PUBLIC_BASE_URL, everything names the public origin.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../server/config.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -126,5 +127,26 @@ describe('a forged Host or X-Forwarded-Host is never echoed (the issuer and ever
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('where the origin comes from', () => {
+  it('unset, it is the URL the service listens on, port included (PORT=0, all interfaces: localhost)', async () => {
+    const s = await startTestService(db.url, { HOST: '0.0.0.0' });
+    try {
+      expect(s.publicBaseUrl).toBe(`http://localhost:${s.port}`);
+      const as = await getJson(`http://127.0.0.1:${s.port}/.well-known/oauth-authorization-server`);
+      expect(as.body.issuer).toBe(`http://localhost:${s.port}`);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('PUBLIC_BASE_URL and DASHBOARD_ORIGIN must be plain http(s) URLs (no query, fragment or credentials)', () => {
+    for (const bad of ['https://mcp.example.com/?x=1', 'https://mcp.example.com/#a', 'https://u:p@mcp.example.com', 'ftp://mcp.example.com', 'mcp.example.com']) {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: bad }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ DASHBOARD_ORIGIN: bad }), bad).toThrow(ConfigError);
+    }
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://mcp.example.com/' }).publicBaseUrl).toBe('https://mcp.example.com');
   });
 });
