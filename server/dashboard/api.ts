@@ -189,28 +189,30 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
   /**
    * Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod), and
-   * everyone once this pod has taken the window's sign-in attempts from all clients together.
+   * everyone once this pod has taken the window's sign-in attempts from all clients together. Only
+   * attempts within their client's budget count toward the shared one: one client hammering past
+   * its own limit cannot lock everyone else out.
    */
   async function signInBudget(request: FastifyRequest): Promise<void> {
-    const global = allSignIns.take('all');
-    if (!global.ok) {
-      const retry = Math.max(1, Math.ceil(global.retryAfterMs / 1000));
+    const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
+    if (recent.count >= settings.signInLimit) {
+      await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
+      const oldest = recent.oldest?.getTime() ?? Date.now();
+      const retry = Math.max(1, Math.ceil((oldest + settings.signInWindowSeconds * 1000 - Date.now()) / 1000));
       throw new ApiError(
         'RATE_LIMITED',
-        'Too many sign-in attempts on this service right now; retry later.',
-        { limit: settings.signInGlobalLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'service' },
+        'Too many sign-in attempts from this address; retry later.',
+        { limit: settings.signInLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry },
         { 'retry-after': String(retry) },
       );
     }
-    const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
-    if (recent.count < settings.signInLimit) return;
-    await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
-    const oldest = recent.oldest?.getTime() ?? Date.now();
-    const retry = Math.max(1, Math.ceil((oldest + settings.signInWindowSeconds * 1000 - Date.now()) / 1000));
+    const global = allSignIns.take('all');
+    if (global.ok) return;
+    const retry = Math.max(1, Math.ceil(global.retryAfterMs / 1000));
     throw new ApiError(
       'RATE_LIMITED',
-      'Too many sign-in attempts from this address; retry later.',
-      { limit: settings.signInLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry },
+      'Too many sign-in attempts on this service right now; retry later.',
+      { limit: settings.signInGlobalLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'service' },
       { 'retry-after': String(retry) },
     );
   }

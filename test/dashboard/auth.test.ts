@@ -371,9 +371,13 @@ describe('a forged X-Forwarded-For (a pod reachable directly) cannot rotate the 
   it('past DASHBOARD_SIGN_IN_GLOBAL_LIMIT, sign-ins from every address wait (429 RATE_LIMITED, scope service), however many addresses are named', async () => {
     const s = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '2', DASHBOARD_SIGN_IN_GLOBAL_LIMIT: '5' });
     try {
+      // One client past its own limit: its refused attempts do not eat the shared budget.
+      const own: number[] = [];
+      for (let i = 0; i < 6; i++) own.push((await from(s.url, '203.0.113.99')()).status);
+      expect(own).toEqual([201, 201, 429, 429, 429, 429]);
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await from(s.url, `203.0.113.${100 + i}`)()).status);
-      expect(statuses).toEqual([201, 201, 201, 201, 201]);
+      for (let i = 0; i < 3; i++) statuses.push((await from(s.url, `203.0.113.${100 + i}`)()).status);
+      expect(statuses).toEqual([201, 201, 201]);
       const refused = await from(s.url, '203.0.113.200')();
       expect(refused.status).toBe(429);
       expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'service', limit: 5 } });
