@@ -12,6 +12,7 @@ import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
 import { oauthRoutes, type OAuthServer } from './oauth/server.ts';
 import { HEADERS_TIMEOUT_MS, limitConnections, REQUEST_TIMEOUT_MS, type ConnectionLimits } from './connections.ts';
+import type { PublicOrigins } from './origin.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
 export interface AppDeps extends GatewayDeps {
@@ -24,10 +25,12 @@ export interface AppDeps extends GatewayDeps {
   /** Database reachable and migrations current. */
   ready: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
   logger?: FastifyServerOptions['logger'];
+  /** The public base URL and dashboard origin, from configuration (never from a request's Host). */
+  origins: PublicOrigins;
   /** Reverse proxies whose X-Forwarded-For is believed (request.ip); 0 or absent: none. */
   trustProxyHops?: number;
   /** The web dashboard (/app and its JSON API /api); absent in gateway-only tests. */
-  dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys' | 'oauth'>;
+  dashboard?: Omit<DashboardDeps, 'registry' | 'plans' | 'usage' | 'keys' | 'oauth' | 'origins'>;
   /** The OAuth authorization server for connectors (/.well-known/*, /oauth/*); absent in gateway-only tests. */
   oauth?: OAuthServer;
   /** Bounds on connections per client address and requests in flight per connection. */
@@ -54,6 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Believe X-Forwarded-For for exactly that many proxy hops (proxy-addr's trust function).
     trustProxy: deps.trustProxyHops ? (_address: string, hop: number) => hop < deps.trustProxyHops! : false,
   });
+  // Every plugin reads the public origins from here per request: they may be settled only once
+  // the server listens (PORT=0 without PUBLIC_BASE_URL).
+  app.decorate('origins', deps.origins);
 
   app.server.headersTimeout = HEADERS_TIMEOUT_MS;
   if (deps.connections) limitConnections(app, deps.connections);
@@ -110,7 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   if (deps.dashboard) {
     const oauth = deps.oauth && { server: deps.oauth, tokens: deps.tokens };
-    const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys, oauth };
+    const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys, oauth, origins: deps.origins };
     await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
     await app.register(async (ui) => dashboardUi(ui), { prefix: '/app' });
     app.get('/', async (_request, reply) => reply.redirect('/app/'));

@@ -87,7 +87,8 @@ program
         return undefined;
       });
     }
-    const baseUrl = c.publicBaseUrl ?? service.url;
+    // PUBLIC_BASE_URL, else the URL it listens on: the same origin sign-in and OAuth name.
+    const baseUrl = service.publicBaseUrl;
     if (json()) {
       // One line, so a supervisor or test can read it as soon as the service is ready.
       const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(otelEnv()), servers: c.servers, demo_key: demo?.key ?? null };

@@ -45,6 +45,15 @@ const costOverrides = z
     return result.data;
   });
 
+/** An http(s) URL with nothing a client could not put a path after (no query, fragment or credentials). */
+const publicUrl = z
+  .string()
+  .url()
+  .refine((value) => {
+    const u = URL.parse(value);
+    return u !== null && (u.protocol === 'https:' || u.protocol === 'http:') && u.search === '' && u.hash === '' && u.username === '' && u.password === '';
+  }, 'an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com');
+
 const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const SOLANA_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
@@ -148,7 +157,7 @@ const EnvSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   METRICS_PORT: intFrom(9464),
   METRICS_ENABLED: switchOf(true),
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: publicUrl.optional(),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: intFrom(20, 1),
   DATA_DIR: z.string().default('.data'),
@@ -200,18 +209,21 @@ const EnvSchema = z.object({
   EVM_FINALITY_DEPTH: intFrom(64, 0),
   DEVNET_MANIFEST: z.string().optional(),
   DEMO_ACCOUNT: bool,
-  DASHBOARD_ORIGIN: z.string().url().optional(),
+  DASHBOARD_ORIGIN: publicUrl.optional(),
   TRUST_PROXY_HOPS: intFrom(0, 0),
   DASHBOARD_SESSION_TTL_S: intFrom(86400, 60),
   DASHBOARD_NONCE_TTL_S: intFrom(300, 10),
   DASHBOARD_SIGN_IN_LIMIT: intFrom(20, 1),
   DASHBOARD_SIGN_IN_WINDOW_S: intFrom(600, 1),
+  DASHBOARD_SIGN_IN_WALLET_LIMIT: intFrom(10, 1),
+  DASHBOARD_SIGN_IN_GLOBAL_LIMIT: intFrom(1000, 1),
   DASHBOARD_CONTACT: z.string().min(1).optional(),
   OAUTH_ACCESS_TOKEN_TTL_S: intFrom(3600, 60),
   OAUTH_REFRESH_TOKEN_TTL_S: intFrom(90 * 86400, 3600),
   OAUTH_COOKIE_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   OAUTH_CIMD_ALLOW_LOCALHOST: bool,
   OAUTH_REGISTER_LIMIT: intFrom(30, 1),
+  OAUTH_CIMD_FETCH_LIMIT: intFrom(20, 1),
   WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/i, 'a WalletConnect (Reown) project id is 32 hex digits').optional(),
   // The request log is for debugging recent calls; a year at most keeps the table bounded.
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(366).default(30),
@@ -244,6 +256,11 @@ export interface Config {
   metricsPort: number;
   /** false: no metrics are recorded and METRICS_PORT is not opened. */
   metricsEnabled: boolean;
+  /**
+   * Where clients reach the service (PUBLIC_BASE_URL): the OAuth issuer, the metadata and 401
+   * URLs, the x402 resource, what is printed. Unset: the URL `serve` listens on, once it listens
+   * (server/origin.ts). Never taken from a request's Host.
+   */
   publicBaseUrl: string | undefined;
   databaseUrl: string | undefined;
   databasePoolMax: number;
@@ -347,8 +364,8 @@ export interface X402Config {
 
 export interface DashboardConfig {
   /**
-   * The dashboard's public origin (scheme, host, port), which sign-in messages must name. Unset:
-   * the origin the request came to (fine on localhost; set it behind a proxy or ingress).
+   * The dashboard's public origin (scheme, host, port), which sign-in messages must name
+   * (DASHBOARD_ORIGIN). Unset: the origin of the public base URL (server/origin.ts).
    */
   origin: string | undefined;
   sessionTtlSeconds: number;
@@ -356,6 +373,12 @@ export interface DashboardConfig {
   /** Sign-in and wallet-link attempts allowed per client address within the window. */
   signInLimit: number;
   signInWindowSeconds: number;
+  /**
+   * Verified sign-ins (and links, merges) per wallet within the window, per pod, and attempts from
+   * every client together: the bounds a forged X-Forwarded-For cannot rotate away.
+   */
+  signInWalletLimit: number;
+  signInGlobalLimit: number;
   /** How to reach the operator about a plan change (shown on the Plans page). */
   contact: string | undefined;
   /** Turns on WalletConnect in the dashboard. */
@@ -381,6 +404,8 @@ export interface OAuthConfig {
   cimdAllowLocalhost: boolean;
   /** Dynamic client registrations allowed per client address per minute, per pod (OAUTH_REGISTER_LIMIT). */
   registerLimitPerMinute: number;
+  /** Client ID Metadata Document fetches (cache misses) per client address per minute, per pod (OAUTH_CIMD_FETCH_LIMIT). */
+  cimdFetchLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -490,6 +515,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       nonceTtlSeconds: e.DASHBOARD_NONCE_TTL_S,
       signInLimit: e.DASHBOARD_SIGN_IN_LIMIT,
       signInWindowSeconds: e.DASHBOARD_SIGN_IN_WINDOW_S,
+      signInWalletLimit: e.DASHBOARD_SIGN_IN_WALLET_LIMIT,
+      signInGlobalLimit: e.DASHBOARD_SIGN_IN_GLOBAL_LIMIT,
       contact: e.DASHBOARD_CONTACT,
       walletConnectProjectId: e.WALLETCONNECT_PROJECT_ID,
       requestLogRetentionDays: e.REQUEST_LOG_RETENTION_DAYS,
@@ -500,6 +527,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cookieSecret: e.OAUTH_COOKIE_SECRET,
       cimdAllowLocalhost: e.OAUTH_CIMD_ALLOW_LOCALHOST,
       registerLimitPerMinute: e.OAUTH_REGISTER_LIMIT,
+      cimdFetchLimitPerMinute: e.OAUTH_CIMD_FETCH_LIMIT,
     },
     payments: { chains: e.PAYMENT_CHAINS, packs: e.CREDIT_PACKS, orderTtlSeconds: e.PAYMENT_ORDER_TTL_S, verifyIntervalMs: e.PAYMENT_VERIFY_INTERVAL_MS },
     x402: x402Of(e),

@@ -11,6 +11,7 @@ import { KeyResolver } from './keys/resolver.ts';
 import { buildRegistry, type Registry } from './mcp/registry.ts';
 import { createRequestLog } from './dashboard/requestLog.ts';
 import { OAuthServer } from './oauth/server.ts';
+import { listenUrl, PublicOrigins } from './origin.ts';
 import { artifactSweep } from './oauth/store.ts';
 import { accessTokenResolver } from './oauth/tokens.ts';
 import { FreeMeter } from './metering/free-meter.ts';
@@ -54,6 +55,8 @@ export interface RunningService {
   keys: KeyResolver;
   /** Base URL the gateway listens on (http://host:port). */
   url: string;
+  /** Where clients reach the service: PUBLIC_BASE_URL, else `url`. Printed and advertised. */
+  publicBaseUrl: string;
   port: number;
   /** null with METRICS_ENABLED=false. */
   metricsPort: number | null;
@@ -160,13 +163,14 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ttlMs: config.keyCacheTtlMs,
     onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
   });
+  const origins = new PublicOrigins({ publicBaseUrl: config.publicBaseUrl, dashboardOrigin: config.dashboard.origin });
   const oauth = new OAuthServer({
     db,
     settings: config.oauth,
     servers: [...registry.keys()],
-    trustProxy: config.trustProxyHops > 0 || config.publicBaseUrl !== undefined,
-    publicBaseUrl: config.publicBaseUrl,
+    origins,
     databaseUrl: config.databaseUrl,
+    onTokensRevoked: () => tokens.clear(),
     onServerError: (err) => log(`oauth server error: ${(err as Error).message}`),
   });
   const meter = new Meter(db, {
@@ -221,14 +225,14 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       chains: config.payments.chains.map((c) => ({ chain: c.chain, chain_id: c.chainId, token: c.token, decimals: c.decimals })),
       x402: x402 ? { network: x402.network, asset: x402.asset, usd_micros_per_credit: Number(x402.usdMicrosPerCredit), path: '/x402/mcp/{server}' } : null,
     },
-    ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db, publicBaseUrl: config.publicBaseUrl } } : {}),
+    ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
     connectLimit: config.connectLimit,
     requestLog,
     tokens,
     oauth,
-    publicBaseUrl: config.publicBaseUrl,
+    origins,
     usage: new SqlUsageReader(db),
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
@@ -250,14 +254,18 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       db,
       settings: config.dashboard,
       evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
-      publicBaseUrl: config.publicBaseUrl,
       payments,
     },
   });
 
+  const portOf = () => {
+    const address = app.server.address();
+    return typeof address === 'object' && address ? address.port : config.port;
+  };
+  // On the socket's 'listening' event, so the origin is settled before any connection is read.
+  app.server.once('listening', () => origins.listening(listenUrl(config.host, portOf())));
   await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = portOf();
   const metricsServer = config.metricsEnabled ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   meter.start();
   payments.start((err) => log(`payment verification deferred: ${(err as Error).message}`));
@@ -271,7 +279,6 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   oauthSweep.unref();
   touchTimer.unref();
 
-  const displayHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -279,7 +286,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     registry,
     meter,
     keys,
-    url: `http://${displayHost}:${port}`,
+    url: listenUrl(config.host, port),
+    publicBaseUrl: origins.base,
     port,
     metricsPort: metricsServer?.port ?? null,
     close() {

@@ -22,6 +22,7 @@ import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
 import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
+import type { PublicOrigins } from '../origin.ts';
 import {
   attemptCountRecent,
   attemptRecord,
@@ -43,6 +44,7 @@ import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 import { credentialStatus, parseBody, refuseNulInput } from './body.ts';
 import { refuseControlCharacters } from '../lib/text.ts';
+import { WindowCounter } from '../lib/window-counter.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -52,8 +54,8 @@ export interface DashboardDeps {
   keys: KeyResolver;
   settings: DashboardConfig;
   evm: { rpcUrls: Record<EvmNetwork, string>; timeoutMs: number };
-  /** Where MCP clients reach the servers; unset: the origin the request came to. */
-  publicBaseUrl: string | undefined;
+  /** Where MCP clients reach the servers and the dashboard's origin, from configuration only. */
+  origins: PublicOrigins;
   /** OAuth consent and Connected apps (server/oauth/consent.ts); absent without the authorization server. */
   oauth?: { server: OAuthServer; tokens: KeyResolver | undefined };
   /** On-chain payments (issue 21); absent: the Plans page offers no purchase. */
@@ -128,6 +130,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   await app.register(cookie);
   await app.register(rateLimit, { global: false });
   const nonceLimit = nonceRateLimit(settings.signInLimit);
+  // Behind a proxy the client address is what X-Forwarded-For says; a pod reachable directly lets
+  // anyone rotate it. These two bounds hold whatever it says (in memory, per pod).
+  const signInWindowMs = settings.signInWindowSeconds * 1000;
+  const walletSignIns = new WindowCounter({ max: settings.signInWalletLimit, windowMs: signInWindowMs });
+  const allSignIns = new WindowCounter({ max: settings.signInGlobalLimit, windowMs: signInWindowMs, maxKeys: 1 });
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
@@ -141,13 +148,16 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   /** The plan's allowance, beside the balance so the page can say when credits run low. */
   const planCredits = async (plan: string): Promise<number | null> => (await deps.plans()).find((p) => p.name === plan)?.credits ?? null;
 
-  /** The dashboard's origin: configured, or the one this request came to (localhost, tests). */
-  const originOf = (request: FastifyRequest): string => settings.origin ?? `${request.protocol}://${request.host}`;
-  const cookieOptions = (request: FastifyRequest, path: string, maxAge: number) => ({
+  /**
+   * The dashboard's origin, which sign-in messages must name: configured (or the URL the server
+   * listens on), never the request's Host, which a phishing page chooses.
+   */
+  const dashboardOrigin = (): string => deps.origins.dashboard;
+  const cookieOptions = (path: string, maxAge: number) => ({
     path,
     httpOnly: true,
     sameSite: 'strict' as const,
-    secure: !LOCAL_HOSTS.has(new URL(originOf(request)).hostname),
+    secure: !LOCAL_HOSTS.has(new URL(dashboardOrigin()).hostname),
     maxAge,
   });
 
@@ -157,15 +167,15 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   app.addHook('onRequest', async (request) => {
     if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
     const origin = request.headers.origin;
-    if (origin !== undefined && origin !== originOf(request)) throw new ApiError('CSRF_REJECTED', undefined, { reason: 'origin' });
+    if (origin !== undefined && origin !== dashboardOrigin()) throw new ApiError('CSRF_REJECTED', undefined, { reason: 'origin' });
     const site = request.headers['sec-fetch-site'];
     if (site === 'cross-site' || site === 'same-site') throw new ApiError('CSRF_REJECTED', undefined, { reason: 'cross_site' });
   });
   // Key names and descriptions, and every other text a route stores, are refused with a NUL.
   app.addHook('preValidation', refuseNulInput);
 
-  app.get('/config', async (request) => ({
-    mcp_base_url: deps.publicBaseUrl ?? originOf(request),
+  app.get('/config', async () => ({
+    mcp_base_url: deps.origins.base,
     servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
     chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
     walletconnect_project_id: settings.walletConnectProjectId ?? null,
@@ -178,22 +188,37 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
     const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
     // The nonce is also bound to this browser: the sign-in must come with this cookie.
-    reply.setCookie(NONCE_COOKIE, nonce, cookieOptions(request, '/api/auth', settings.nonceTtlSeconds));
+    reply.setCookie(NONCE_COOKIE, nonce, cookieOptions('/api/auth', settings.nonceTtlSeconds));
     reply.header('cache-control', 'no-store');
-    return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+    return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };
   });
 
-  /** Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod). */
+  /**
+   * Refuses a client past its sign-in budget (counted in PostgreSQL, so shared by every pod), and
+   * everyone once this pod has taken the window's sign-in attempts from all clients together. Only
+   * attempts within their client's budget count toward the shared one: one client hammering past
+   * its own limit cannot lock everyone else out.
+   */
   async function signInBudget(request: FastifyRequest): Promise<void> {
     const recent = await attemptCountRecent(db, request.ip, settings.signInWindowSeconds);
-    if (recent.count < settings.signInLimit) return;
-    await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
-    const oldest = recent.oldest?.getTime() ?? Date.now();
-    const retry = Math.max(1, Math.ceil((oldest + settings.signInWindowSeconds * 1000 - Date.now()) / 1000));
+    if (recent.count >= settings.signInLimit) {
+      await attemptRecord(db, { client: request.ip, outcome: 'rate_limited' });
+      const oldest = recent.oldest?.getTime() ?? Date.now();
+      const retry = Math.max(1, Math.ceil((oldest + settings.signInWindowSeconds * 1000 - Date.now()) / 1000));
+      throw new ApiError(
+        'RATE_LIMITED',
+        'Too many sign-in attempts from this address; retry later.',
+        { limit: settings.signInLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry },
+        { 'retry-after': String(retry) },
+      );
+    }
+    const global = allSignIns.take('all');
+    if (global.ok) return;
+    const retry = Math.max(1, Math.ceil(global.retryAfterMs / 1000));
     throw new ApiError(
       'RATE_LIMITED',
-      'Too many sign-in attempts from this address; retry later.',
-      { limit: settings.signInLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry },
+      'Too many sign-in attempts on this service right now; retry later.',
+      { limit: settings.signInGlobalLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'service' },
       { 'retry-after': String(retry) },
     );
   }
@@ -221,8 +246,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     });
     if (!claimed.ok) return refuse(claimed.reason);
     const expect: Expectation = {
-      domain: new URL(originOf(request)).host,
-      origin: originOf(request),
+      domain: new URL(dashboardOrigin()).host,
+      origin: dashboardOrigin(),
       now: new Date(),
       maxAgeSeconds: settings.nonceTtlSeconds,
     };
@@ -247,10 +272,25 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     return { family: 'evm', chain: checked.network, address, contract: valid === 'contract' };
   }
 
+  /** Refuses a wallet proved more often than its budget (counted once its signature verified, so no one can spend another's). */
+  async function walletBudget(request: FastifyRequest, wallet: { family: WalletFamily; address: string }): Promise<void> {
+    const taken = walletSignIns.take(`${wallet.family}:${wallet.address}`);
+    if (taken.ok) return;
+    await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'rate_limited', reason: 'wallet' });
+    const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+    throw new ApiError(
+      'RATE_LIMITED',
+      'Too many sign-ins with this wallet; retry later.',
+      { limit: settings.signInWalletLimit, window_seconds: settings.signInWindowSeconds, retry_after_seconds: retry, scope: 'wallet' },
+      { 'retry-after': String(retry) },
+    );
+  }
+
   app.post('/auth/sign-in', async (request, reply) => {
     await signInBudget(request);
     const body = parseBody(SignInBody, request.body);
     const wallet = await verifySignedMessage(request, body, { purpose: 'sign_in', cookieNonce: request.cookies[NONCE_COOKIE] });
+    await walletBudget(request, wallet);
     reply.clearCookie(NONCE_COOKIE, { path: '/api/auth' });
     // Signed in already, with a wallet no account has: offer to link it to the current account
     // instead of silently opening a second one (the page may still ask for a separate account).
@@ -279,7 +319,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       userAgent: request.headers['user-agent'],
     });
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
-    reply.setCookie(SESSION_COOKIE, token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+    reply.setCookie(SESSION_COOKIE, token, cookieOptions('/api', settings.sessionTtlSeconds));
     return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(account.plan)));
   });
 
@@ -318,7 +358,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     authed.get('/wallets/nonce', { config: nonceLimit }, async (request, reply) => {
       const { nonce, expires_at } = await nonceCreate(db, { purpose: 'link', sessionId: sessionOf(request).id, ttlSeconds: settings.nonceTtlSeconds });
       reply.header('cache-control', 'no-store');
-      return { nonce, expires_at: expires_at.toISOString(), domain: new URL(originOf(request)).host, uri: originOf(request) };
+      return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };
     });
 
     authed.post('/wallets', async (request, reply) => {
@@ -326,6 +366,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       const body = parseBody(SignInBody, request.body);
       const session = sessionOf(request);
       const wallet = await verifySignedMessage(request, body, { purpose: 'link', sessionId: session.id });
+      await walletBudget(request, wallet);
       const owner = await accountIdByWallet(db, wallet.chain, wallet.address);
       if (owner !== undefined && owner !== session.account_id) {
         // The wallet has an account of its own: refused as before, with an offer to merge it here.
@@ -386,7 +427,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         ttlSeconds: settings.sessionTtlSeconds,
         userAgent: request.headers['user-agent'],
       });
-      reply.setCookie(SESSION_COOKIE, next.token, cookieOptions(request, '/api', settings.sessionTtlSeconds));
+      reply.setCookie(SESSION_COOKIE, next.token, cookieOptions('/api', settings.sessionTtlSeconds));
       return reply.code(created ? 201 : 200).send(sessionView(next.session, account, created, await planCredits(account.plan)));
     });
 
@@ -404,7 +445,11 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         }
       }
       const signers = [];
-      for (const signed of body.signatures) signers.push(await verifySignedMessage(request, signed, { purpose: 'link', sessionId: session.id }));
+      for (const signed of body.signatures) {
+        const signer = await verifySignedMessage(request, signed, { purpose: 'link', sessionId: session.id });
+        await walletBudget(request, signer);
+        signers.push(signer);
+      }
       const target = await accountGet(db, session.account_id);
       const isOffered = (w: { family: string; address: string }) => w.family === offer.family && w.address === offer.address;
       const isTargets = (w: { family: string; address: string }) =>

@@ -37,8 +37,6 @@ export interface GatewayDeps {
   requestLog?: RequestLogSink;
   /** OAuth access tokens (Authorization: Bearer), read as their connection's grant (server/oauth). */
   tokens?: KeyResolver;
-  /** The service's public origin, for the 401's resource_metadata; unset: the request's origin. */
-  publicBaseUrl?: string;
   /** Longest time an answer may take to leave once handed to the socket (delivery.ts). */
   writeTimeoutMs: number;
 }
@@ -226,7 +224,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     // Where to get a token (RFC 9728 §5.1); a rejected Bearer value is an invalid_token (RFC 6750 §3.1).
     if (apiError.status === 401) {
-      const base = deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+      const base = request.server.origins.base;
       const metadata = `${base}/.well-known/oauth-protected-resource/mcp/${trail?.server ?? ''}`;
       const bearer = presentedCredential(request.headers)?.via === 'bearer';
       reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"${bearer ? ', error="invalid_token"' : ''}`);

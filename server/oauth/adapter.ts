@@ -13,10 +13,13 @@ import { artifactConsume, artifactDestroy, artifactFind, artifactFindByUid, arti
 export class PgAdapter implements Adapter {
   readonly #db: Database;
   readonly #model: string;
+  readonly #onRevoked: (() => void) | undefined;
 
-  constructor(model: string, db: Database) {
+  /** `onRevoked`: a token or grant was revoked here, so this pod's token cache must forget it now. */
+  constructor(model: string, db: Database, onRevoked?: () => void) {
     this.#model = model;
     this.#db = db;
+    this.#onRevoked = onRevoked;
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -53,10 +56,14 @@ export class PgAdapter implements Adapter {
 
   async destroy(id: string): Promise<void> {
     await available(() => artifactDestroy(this.#db, this.#model, id));
+    if (this.#model === 'AccessToken') this.#onRevoked?.();
   }
 
+  /** Code or refresh token reuse, or a revoked refresh token: everything under the grant ends. */
   async revokeByGrantId(grantId: string): Promise<void> {
     await available(() => grantRevoke(this.#db, grantId, 'grant_revoked'));
+    // At once on this pod (the replay came here); other pods within their cache TTL.
+    this.#onRevoked?.();
   }
 }
 

@@ -31,10 +31,10 @@ export interface ConsentDeps {
 
 /** The interaction the browser's cookie names, which must be the one in the address. */
 async function interactionOf(oauth: OAuthServer, request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply): Promise<{ provider: Provider; interaction: Interaction }> {
-  const provider = oauth.providerFor(request);
+  const provider = oauth.provider;
   let interaction: Interaction;
   try {
-    interaction = await provider.interactionDetails(request.raw, reply.raw);
+    interaction = await provider.interactionDetails(oauth.asIssuer(request), reply.raw);
   } catch (err) {
     if ((err as { name?: string }).name === 'SessionNotFound') throw interactionGone(request.params.uid);
     throw err;
@@ -107,7 +107,7 @@ export function consentPublicRoutes(app: FastifyInstance, deps: ConsentDeps): vo
         registration: /^https:\/\//.test(clientId) ? 'metadata_document' : 'dynamic',
         redirect_host: redirectUri ? safeHost(redirectUri) : null,
       },
-      servers: requestedServers(interaction, oauth.issuerOf(request), oauth.deps.servers),
+      servers: requestedServers(interaction, oauth.issuer, oauth.deps.servers),
       expires_at: new Date(interaction.exp * 1000).toISOString(),
     };
   });
@@ -116,7 +116,7 @@ export function consentPublicRoutes(app: FastifyInstance, deps: ConsentDeps): vo
     reply.header('cache-control', 'no-store');
     const { provider } = await interactionOf(oauth, request, reply);
     const redirectTo = await provider.interactionResult(
-      request.raw,
+      oauth.asIssuer(request),
       reply.raw,
       { error: 'access_denied', error_description: 'The user denied the request.' },
       { mergeWithLastSubmission: false },
@@ -137,7 +137,7 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
       });
     }
     const { provider, interaction } = await interactionOf(oauth, request, reply);
-    const issuer = oauth.issuerOf(request);
+    const issuer = oauth.issuer;
     const servers = oauth.deps.servers;
     const requested = requestedServers(interaction, issuer, servers);
     const chosen = requested.filter((s) => parsed.data.servers.includes(s));
@@ -179,7 +179,7 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
       lifetimeSeconds: oauth.deps.settings.refreshTokenTtlSeconds,
     });
     const redirectTo = await provider.interactionResult(
-      request.raw,
+      oauth.asIssuer(request),
       reply.raw,
       { login: { accountId }, consent: { grantId } },
       { mergeWithLastSubmission: false },

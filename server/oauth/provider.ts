@@ -5,10 +5,13 @@
 // The library owns the protocol; this file is the glue: storage (adapter.ts), which resources and
 // scopes exist, lifetimes, and where the user is sent to consent (consent.ts).
 import { generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
+import { WindowCounter } from '../lib/window-counter.ts';
 import { PgAdapter } from './adapter.ts';
+import { publicFetch } from './public-fetch.ts';
 
 /** Where the provider's routes are mounted; the issuer itself is the service's origin. */
 export const OAUTH_PREFIX = '/oauth';
@@ -31,9 +34,55 @@ export interface ProviderDeps {
   /** Believe X-Forwarded-* (behind an ingress, or set from the configured public origin). */
   trustProxy: boolean;
   onServerError?: (err: unknown) => void;
+  /** Tokens were revoked (reuse detection, revocation): clears the gateway's token cache on this pod. */
+  onTokensRevoked?: () => void;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The most redirect URIs one client may register (MCP clients register one or two). */
+export const MAX_REDIRECT_URIS = 10;
+/** The longest string a client's metadata may hold (URIs, names). */
+const MAX_METADATA_STRING = 2048;
+// Never meaningful in a name or a URI; NUL cannot even be stored (PostgreSQL jsonb refuses it).
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is matched
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Checks a client's metadata (a registration, or a fetched metadata document) beyond the library's
+ * own rules, answering 400 invalid_client_metadata / invalid_redirect_uri (RFC 7591 §3.2.2):
+ * strings without control characters and of bounded length, at most MAX_REDIRECT_URIS redirect
+ * URIs, and plain http only on a loopback address — the library allows it for web clients, which
+ * would send authorization codes over the network in the clear.
+ */
+export function checkClientMetadata(metadata: Record<string, unknown>): void {
+  const refuse = (description: string): never => {
+    throw new errors.InvalidClientMetadata(description);
+  };
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      if (CONTROL_CHARACTER.test(value)) refuse(`${path} must not contain control characters`);
+      if (value.length > MAX_METADATA_STRING) refuse(`${path} must be at most ${MAX_METADATA_STRING} characters`);
+    } else if (Array.isArray(value)) {
+      value.forEach((item, i) => walk(item, `${path}[${i}]`));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (CONTROL_CHARACTER.test(key) || key.length > 256) refuse(`${path || 'metadata'} has an invalid member name`);
+        walk(item, path ? `${path}.${key}` : key);
+      }
+    }
+  };
+  walk(metadata, '');
+  const uris = metadata.redirect_uris;
+  if (!Array.isArray(uris)) return;
+  if (uris.length > MAX_REDIRECT_URIS) refuse(`redirect_uris must hold at most ${MAX_REDIRECT_URIS} URIs`);
+  for (const uri of uris) {
+    const parsed = typeof uri === 'string' ? URL.parse(uri) : null;
+    if (parsed?.protocol === 'http:' && !LOOPBACK_HOSTS.has(parsed.hostname)) {
+      refuse('redirect_uris must use https, or http only on a loopback address (localhost, 127.0.0.1, [::1])');
+    }
+  }
+}
 
 /**
  * The servers a resource indicator names, or undefined when it names none of ours: the service
@@ -67,10 +116,17 @@ function serversOfPath(pathname: string, servers: readonly string[]): string[] |
   return match?.[1] && servers.includes(match[1]) ? [match[1]] : undefined;
 }
 
+/**
+ * The client address of each request handed to the provider: Fastify's request.ip, with only the
+ * configured proxy hops believed (the provider itself is told to trust every forwarded header).
+ */
+export const clientAddresses = new WeakMap<IncomingMessage, string>();
+
 export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: string[], signingKey: JsonWebKey & { kid: string }): Provider {
   const { settings, servers, db } = deps;
+  const fetchLimit = new WindowCounter({ max: settings.cimdFetchLimitPerMinute, windowMs: 60_000 });
   const configuration: Configuration = {
-    adapter: (model: string) => new PgAdapter(model, db),
+    adapter: (model: string) => new PgAdapter(model, db, deps.onTokensRevoked),
     routes: ROUTES,
     jwks: { keys: [signingKey as never] },
     cookies: {
@@ -95,6 +151,14 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
     // Browser-based MCP clients (an inspector in a web page) call the token and registration endpoints.
     clientBasedCORS: () => true,
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
+    // The library calls the validator once per listed property, with the whole metadata: one
+    // standard property listed makes it run for every registration and metadata document.
+    extraClientMetadata: {
+      properties: ['client_name'],
+      validator: (_ctx, key, _value, metadata) => {
+        if (key === 'client_name') checkClientMetadata(metadata as Record<string, unknown>);
+      },
+    },
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -104,9 +168,21 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
-        // Without the development flag a loopback name is refused up front; any other name that
-        // resolves to a private, loopback or link-local address is cut by the library at connect.
-        allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => settings.cimdAllowLocalhost || !LOOPBACK_HOSTS.has(new URL(clientId).hostname),
+        // Without the development flag a loopback name is refused up front; any other host must
+        // resolve to public addresses only (the fetch below). Each fetch is an outbound request an
+        // anonymous client chose, so they are limited per client address.
+        allowFetch: async (ctx: KoaContextWithOIDC | undefined, clientId: string) => {
+          if (!settings.cimdAllowLocalhost && LOOPBACK_HOSTS.has(new URL(clientId).hostname)) return false;
+          const client = ctx && clientAddresses.get(ctx.req);
+          const taken = client === undefined ? { ok: true as const } : fetchLimit.take(client);
+          if (taken.ok) return true;
+          const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+          ctx!.set('retry-after', String(retry));
+          const limited = new errors.CustomOIDCProviderError('temporarily_unavailable', `Too many client metadata documents fetched for this address; retry in ${retry} s.`);
+          limited.status = 429;
+          limited.statusCode = 429;
+          throw limited;
+        },
       },
       resourceIndicators: {
         enabled: true,
@@ -147,6 +223,8 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
     },
     // The development flag lets a Client ID Metadata Document live on this machine; loopback
     // test hosts have no certificate, so their https:// client_id is fetched over plain http.
+    // Everything else (metadata documents, a client's jwks_uri) only from public addresses,
+    // checked before connecting and pinned (public-fetch.ts).
     fetch: (input, init) => {
       const target = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       if (settings.cimdAllowLocalhost && LOOPBACK_HOSTS.has(target.hostname)) {
@@ -155,7 +233,7 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
         target.protocol = 'http:';
         return globalThis.fetch(target, options);
       }
-      return globalThis.fetch(input, init);
+      return publicFetch(target, init);
     },
   };
   const provider = new Provider(issuer, configuration);

@@ -7,21 +7,19 @@ import type { IncomingMessage } from 'node:http';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
-import { OAUTH_PREFIX, ROUTES, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
+import type { PublicOrigins } from '../origin.ts';
+import { OAUTH_PREFIX, ROUTES, clientAddresses, createProvider, processSecrets, serversOfResource, type ProviderDeps } from './provider.ts';
 
-export interface OAuthServerDeps extends ProviderDeps {
-  /** The service's public origin; unset: the origin each request came to (localhost, tests). */
-  publicBaseUrl: string | undefined;
+export interface OAuthServerDeps extends Omit<ProviderDeps, 'trustProxy'> {
+  /** The service's public origin (the issuer), from configuration or the URL it listens on. */
+  origins: PublicOrigins;
   /** DATABASE_URL, when set: the cookie signing key is derived from it (provider.ts processSecrets). */
   databaseUrl: string | undefined;
 }
 
-/** How many issuers (origins) one process answers for when no public base URL is configured. */
-const MAX_ISSUERS = 8;
-
 export class OAuthServer {
   readonly deps: OAuthServerDeps;
-  readonly #providers = new Map<string, { provider: Provider; handler: ReturnType<Provider['callback']> }>();
+  #entry: { issuer: string; provider: Provider; handler: ReturnType<Provider['callback']> } | undefined;
   readonly #secrets: ReturnType<typeof processSecrets>;
 
   constructor(deps: OAuthServerDeps) {
@@ -29,46 +27,56 @@ export class OAuthServer {
     this.#secrets = processSecrets(deps.settings, deps.databaseUrl);
   }
 
-  issuerOf(request: FastifyRequest): string {
-    return this.deps.publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  /** The issuer: the configured public base URL, whatever Host a request names. */
+  get issuer(): string {
+    return this.deps.origins.base;
   }
 
-  providerFor(request: FastifyRequest): Provider {
-    return this.#entry(this.issuerOf(request)).provider;
+  get provider(): Provider {
+    return this.#current().provider;
   }
 
-  #entry(issuer: string) {
-    let entry = this.#providers.get(issuer);
-    if (!entry) {
-      if (this.#providers.size >= MAX_ISSUERS) this.#providers.delete(this.#providers.keys().next().value!);
-      const provider = createProvider(issuer, this.deps, this.#secrets.cookieKeys, this.#secrets.signingKey);
-      entry = { provider, handler: provider.callback() };
-      this.#providers.set(issuer, entry);
+  /** Built on first use: without PUBLIC_BASE_URL the issuer is known only once the server listens. */
+  #current() {
+    const issuer = this.issuer;
+    if (this.#entry?.issuer !== issuer) {
+      // The provider is told it sits behind a proxy: forward() sets the forwarded headers itself.
+      const provider = createProvider(issuer, { ...this.deps, trustProxy: true }, this.#secrets.cookieKeys, this.#secrets.signingKey);
+      this.#entry = { issuer, provider, handler: provider.callback() };
     }
-    return entry;
+    return this.#entry;
+  }
+
+  /**
+   * The raw request as the provider may read it. The provider builds URLs (endpoints in its
+   * metadata, redirects) and cookie flags from the request's host and scheme: it is given the
+   * configured origin, overwriting whatever the client sent.
+   */
+  asIssuer(request: FastifyRequest): IncomingMessage {
+    const raw = request.raw;
+    const publicUrl = new URL(this.issuer);
+    raw.headers.host = publicUrl.host;
+    raw.headers['x-forwarded-host'] = publicUrl.host;
+    raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    clientAddresses.set(raw, request.ip);
+    return raw;
   }
 
   /** Hands the request to the provider as if it had arrived at `path` under its mount. */
   forward(request: FastifyRequest, reply: FastifyReply, path: string): void {
-    const { handler } = this.#entry(this.issuerOf(request));
+    const { handler, issuer } = this.#current();
     const raw = request.raw as IncomingMessage & { originalUrl?: string };
     let query = raw.url?.includes('?') ? raw.url.slice(raw.url.indexOf('?')) : '';
-    if (path === ROUTES.authorization) query = withDefaultScope(this.issuerOf(request), query, this.deps.servers);
+    if (path === ROUTES.authorization) query = withDefaultScope(issuer, query, this.deps.servers);
     raw.originalUrl = `${OAUTH_PREFIX}${path}${query}`;
     raw.url = `${path}${query}`;
-    // With a configured public origin the provider builds every URL (endpoints, redirects) on it,
-    // as it would behind an ingress that sets these headers.
-    if (this.deps.publicBaseUrl) {
-      const publicUrl = new URL(this.deps.publicBaseUrl);
-      raw.headers['x-forwarded-host'] = publicUrl.host;
-      raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
-    }
+    this.asIssuer(request);
     reply.hijack();
     void handler(raw, reply.raw);
   }
 
-  protectedResource(request: FastifyRequest, server: string | undefined) {
-    const issuer = this.issuerOf(request);
+  protectedResource(server: string | undefined) {
+    const issuer = this.issuer;
     const servers = server === undefined ? [...this.deps.servers] : [server];
     return {
       resource: server === undefined ? issuer : `${issuer}/mcp/${server}`,
@@ -99,11 +107,11 @@ export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Pro
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     reply.code(404).send({ error: 'not_found', error_description: `no protected resource at ${request.url.split('?')[0] ?? ''}` });
 
-  app.get('/.well-known/oauth-protected-resource', async (request) => oauth.protectedResource(request, undefined));
-  app.get('/.well-known/oauth-protected-resource/mcp', async (request) => oauth.protectedResource(request, undefined));
+  app.get('/.well-known/oauth-protected-resource', async () => oauth.protectedResource(undefined));
+  app.get('/.well-known/oauth-protected-resource/mcp', async () => oauth.protectedResource(undefined));
   app.get<{ Params: { server: string } }>('/.well-known/oauth-protected-resource/mcp/:server', async (request, reply) => {
     if (!oauth.deps.servers.includes(request.params.server)) return notFound(request, reply);
-    return oauth.protectedResource(request, request.params.server);
+    return oauth.protectedResource(request.params.server);
   });
   for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
     app.get(url, (request, reply) => oauth.forward(request, reply, '/.well-known/openid-configuration'));

@@ -44,8 +44,6 @@ export interface X402Deps {
   config: X402Config;
   facilitator: Facilitator;
   db: Database;
-  /** Where the service is reached (the resource URL in payment requirements); unset: the request's origin. */
-  publicBaseUrl: string | undefined;
 }
 
 type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs'> & X402Deps;
@@ -148,7 +146,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
 
     const requirements = requirementsOf(credits, config);
-    const resourceUrl = `${deps.publicBaseUrl ?? `${request.protocol}://${request.host}`}/x402/mcp/${call.server.name}`;
+    const resourceUrl = `${request.server.origins.base}/x402/mcp/${call.server.name}`;
     const paymentRequired = (error?: string): PaymentRequired => ({
       x402Version: 2,
       ...(error ? { error } : {}),

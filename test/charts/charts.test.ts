@@ -21,6 +21,8 @@ const PLATFORM = path.join(ROOT, 'charts/cryptomcp');
 const CRDS_CHART = path.join(ROOT, 'charts/cryptomcp-crds');
 const VALUES = path.join(ROOT, 'test/charts/values');
 const valueFiles = fs.readdirSync(VALUES).filter((f) => f.endsWith('.yaml')).sort();
+/** The defaults plus the one value they lack: where clients reach the service (the chart refuses web without it). */
+const PUBLIC = ['--set', 'web.publicBaseUrl=https://mcp.example.com'];
 
 interface K8sObject {
   apiVersion: string;
@@ -78,18 +80,18 @@ describe('cryptomcp-crds chart', () => {
 
 describe('cryptomcp chart', () => {
   it.each([['(defaults)'], ...valueFiles.map((f) => [f])])('passes helm lint --strict with %s', async (file) => {
-    const args = file === '(defaults)' ? [] : ['-f', path.join(VALUES, file)];
+    const args = file === '(defaults)' ? PUBLIC : ['-f', path.join(VALUES, file)];
     await expect(helm('lint', '--strict', PLATFORM, ...args)).resolves.toMatch(/0 chart\(s\) failed/);
   });
 
   it.each([['(defaults)'], ...valueFiles.map((f) => [f])])('renders only schema-valid objects with %s', async (file) => {
-    const objects = await render(PLATFORM, ...(file === '(defaults)' ? [] : ['-f', path.join(VALUES, file)]));
+    const objects = await render(PLATFORM, ...(file === '(defaults)' ? PUBLIC : ['-f', path.join(VALUES, file)]));
     expect(objects.length).toBeGreaterThan(0);
     await expectAllValid(objects);
   });
 
   it('defaults: operator with least-privilege RBAC, web, the four DESIGN §5 plans and the nine servers', async () => {
-    const objects = await render(PLATFORM);
+    const objects = await render(PLATFORM, ...PUBLIC);
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`);
     expect(kinds).toEqual(
       expect.arrayContaining(['ServiceAccount/rel-cryptomcp-operator', 'ClusterRole/rel-cryptomcp-operator', 'Role/rel-cryptomcp-operator-leader', 'Deployment/rel-cryptomcp-operator', 'Deployment/rel-cryptomcp-web', 'Service/rel-cryptomcp-web']),
@@ -117,7 +119,7 @@ describe('cryptomcp chart', () => {
   });
 
   it('with watchNamespaces set, Secrets are readable only in those namespaces (a Role and RoleBinding in each), not cluster-wide', async () => {
-    const objects = await render(PLATFORM, '--set', 'operator.watchNamespaces={team-a,team-b}');
+    const objects = await render(PLATFORM, ...PUBLIC, '--set', 'operator.watchNamespaces={team-a,team-b}');
     await expectAllValid(objects);
     const clusterRules = objects.find((o) => o.kind === 'ClusterRole')!.rules as { resources: string[] }[];
     expect(clusterRules.some((r) => r.resources.includes('secrets'))).toBe(false);
@@ -156,19 +158,34 @@ describe('cryptomcp chart', () => {
     );
   });
 
-  it("the web pods get the dashboard's public origin (from the ingress, or set) and trust one proxy hop", async () => {
+  it('the web pods get PUBLIC_BASE_URL from the ingress host (or web.publicBaseUrl), DASHBOARD_ORIGIN only when set apart, and trust one proxy hop; with neither the chart refuses to render', async () => {
     const webEnv = async (...args: string[]) =>
       ((await render(PLATFORM, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
     const viaIngress = await webEnv('--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com', '--set', 'web.ingress.tlsSecretName=tls');
-    expect(viaIngress).toEqual(expect.arrayContaining([{ name: 'DASHBOARD_ORIGIN', value: 'https://mcp.example.com' }, { name: 'TRUST_PROXY_HOPS', value: '1' }]));
-    const set = await webEnv('--set', 'web.dashboardOrigin=https://app.example.com', '--set', 'web.trustProxyHops=2');
-    expect(set).toEqual(expect.arrayContaining([{ name: 'DASHBOARD_ORIGIN', value: 'https://app.example.com' }, { name: 'TRUST_PROXY_HOPS', value: '2' }]));
-    expect(await webEnv()).not.toContainEqual(expect.objectContaining({ name: 'DASHBOARD_ORIGIN' }));
+    expect(viaIngress).toEqual(expect.arrayContaining([{ name: 'PUBLIC_BASE_URL', value: 'https://mcp.example.com' }, { name: 'TRUST_PROXY_HOPS', value: '1' }]));
+    // The service takes the dashboard's origin from PUBLIC_BASE_URL.
+    expect(viaIngress).not.toContainEqual(expect.objectContaining({ name: 'DASHBOARD_ORIGIN' }));
+    expect(await webEnv('--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com')).toContainEqual({ name: 'PUBLIC_BASE_URL', value: 'http://mcp.example.com' });
+    const set = await webEnv('--set', 'web.publicBaseUrl=https://api.example.com', '--set', 'web.dashboardOrigin=https://app.example.com', '--set', 'web.trustProxyHops=2');
+    expect(set).toEqual(
+      expect.arrayContaining([
+        { name: 'PUBLIC_BASE_URL', value: 'https://api.example.com' },
+        { name: 'DASHBOARD_ORIGIN', value: 'https://app.example.com' },
+        { name: 'TRUST_PROXY_HOPS', value: '2' },
+      ]),
+    );
+    // No origin where the dashboard and OAuth run: no render (the service would otherwise fall back to its pod address).
+    for (const args of [[], ['--set', 'web.ingress.enabled=true'], ['--set', 'web.ingress.host=mcp.example.com']]) {
+      await expect(render(PLATFORM, ...args), args.join(' ') || '(defaults)').rejects.toThrow(/set web.ingress.enabled=true with web.ingress.host, or web.publicBaseUrl/);
+    }
+    // Without web nothing needs an origin.
+    expect((await render(PLATFORM, '--set', 'web.enabled=false')).some((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web'))).toBe(false);
+    await expect(render(PLATFORM, '--set', 'web.publicBaseUrl=https://mcp.example.com/?x=1')).rejects.toThrow(/schema|publicBaseUrl/);
   });
 
   it("the web pods get OAuth's registration limit, and the cookie secret only from a Secret when one is named", async () => {
     const webEnv = async (...args: string[]) =>
-      ((await render(PLATFORM, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
+      ((await render(PLATFORM, ...PUBLIC, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
     const defaults = await webEnv();
     expect(defaults).toContainEqual({ name: 'OAUTH_REGISTER_LIMIT', value: '30' });
     expect(defaults).not.toContainEqual(expect.objectContaining({ name: 'OAUTH_COOKIE_SECRET' }));
@@ -179,7 +196,7 @@ describe('cryptomcp chart', () => {
         { name: 'OAUTH_COOKIE_SECRET', valueFrom: { secretKeyRef: { name: 'oauth', key: 'key' } } },
       ]),
     );
-    await expect(render(PLATFORM, '--set', 'web.oauth.registerLimit=0')).rejects.toThrow(/registerLimit/);
+    await expect(render(PLATFORM, ...PUBLIC, '--set', 'web.oauth.registerLimit=0')).rejects.toThrow(/registerLimit/);
   });
 
   it('behind the web ingress, /x402/mcp/{server}, /oauth and /.well-known reach the web pods (path / by prefix), while each MCPServer claims only /mcp/<name>', async () => {
@@ -258,12 +275,12 @@ describe('cryptomcp chart', () => {
     for (const a of alerts(custom)) expect(a.annotations!.runbook_url, a.alert).toBe(`https://wiki.example.com/sre/cryptomcp#${a.alert!.toLowerCase()}`);
     await expect(helm('template', 'rel', chart, '--set', 'monitoring.prometheusRule.runbookBaseUrl=dashboards/runbook.md')).rejects.toThrow(/schema/);
     // Off by default: the Prometheus Operator's CRDs may not exist in the cluster.
-    expect((await render(chart)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
+    expect((await render(chart, ...PUBLIC)).some((o) => o.apiVersion === 'monitoring.coreos.com/v1')).toBe(false);
     fs.rmSync(chart, { recursive: true, force: true });
   });
 
   it('the operator and web pods survive a node drain and a zone loss: PDBs, topology spread, and an operator startupProbe', async () => {
-    const objects = await render(PLATFORM);
+    const objects = await render(PLATFORM, ...PUBLIC);
     const pdbs = objects.filter((o) => o.kind === 'PodDisruptionBudget');
     expect(pdbs.map((p) => [p.metadata.name, p.spec])).toEqual([
       ['rel-cryptomcp-operator', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'operator' } } }],
@@ -277,12 +294,12 @@ describe('cryptomcp chart', () => {
       expect(pod.spec.containers[0]!.startupProbe, name).toBeDefined();
     }
     // One replica: no budget that would block a drain.
-    const single = await render(PLATFORM, '--set', 'operator.replicas=1', '--set', 'web.replicas=1');
+    const single = await render(PLATFORM, ...PUBLIC, '--set', 'operator.replicas=1', '--set', 'web.replicas=1');
     expect(single.filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
   });
 
   it('NetworkPolicies let the platform\'s pods be reached only on the ports they serve, from the peers given', async () => {
-    const objects = await render(PLATFORM, '--set', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring');
+    const objects = await render(PLATFORM, ...PUBLIC, '--set', 'networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring');
     await expectAllValid(objects);
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
     const ports = (p: K8sObject) => (p.spec as { ingress: { ports: { port: number }[] }[] }).ingress.flatMap((i) => i.ports.map((x) => x.port));
@@ -298,7 +315,7 @@ describe('cryptomcp chart', () => {
     expect(pod.spec.template.spec.containers[0]!.ports.map((p) => p.containerPort)).toEqual([8080, 9464]);
     expect(mcpPolicy.ingress[1]!.from).toEqual([{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }]);
     expect(mcpPolicy.ingress[0]!.from).toBeUndefined();
-    expect((await render(PLATFORM, '--set', 'networkPolicy.enabled=false')).some((o) => o.kind === 'NetworkPolicy')).toBe(false);
+    expect((await render(PLATFORM, ...PUBLIC, '--set', 'networkPolicy.enabled=false')).some((o) => o.kind === 'NetworkPolicy')).toBe(false);
   });
 
   it('migrations run as their own step: a pre-install/pre-upgrade hook Job running cryptomcp migrate, hardened like the other pods', async () => {
@@ -314,7 +331,7 @@ describe('cryptomcp chart', () => {
     // The operator's own command never migrates (operator/ imports nothing of server/).
     const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'rel-cryptomcp-operator')!.spec as { template: { spec: { containers: { command: string[] }[]; initContainers?: unknown[] } } };
     expect(operator.template.spec.containers[0]!.command).toEqual(['node', 'operator/main.ts']);
-    expect((await render(PLATFORM, '--set', 'migrations.job=false')).some((o) => o.metadata.name === 'rel-cryptomcp-migrate')).toBe(false);
+    expect((await render(PLATFORM, ...PUBLIC, '--set', 'migrations.job=false')).some((o) => o.metadata.name === 'rel-cryptomcp-migrate')).toBe(false);
   });
 
   it('the MCPServers get the chart\'s imagePullSecrets (as the operator and web pods do) unless they set their own', async () => {
@@ -325,7 +342,7 @@ describe('cryptomcp chart', () => {
       const want = s.metadata.name === 'price-prediction' ? [{ name: 'other-creds' }] : [{ name: 'registry-creds' }];
       expect((s.spec as { imagePullSecrets?: unknown }).imagePullSecrets, s.metadata.name).toEqual(want);
     }
-    expect((await render(PLATFORM)).filter((o) => o.kind === 'MCPServer').some((o) => 'imagePullSecrets' in (o.spec ?? {}))).toBe(false);
+    expect((await render(PLATFORM, ...PUBLIC)).filter((o) => o.kind === 'MCPServer').some((o) => 'imagePullSecrets' in (o.spec ?? {}))).toBe(false);
   });
 
   it('values.schema.json carries the MCPServer spec schema of crds/ (run npm run charts:sync after editing crds/)', () => {
@@ -344,7 +361,7 @@ describe('cryptomcp chart', () => {
     ];
     for (const [args, message] of cases) await expect(helm('template', 'rel', PLATFORM, ...args), args.join(' ')).rejects.toThrow(message);
     // One replica without leader election is fine, and so is the production file.
-    await expect(helm('template', 'rel', PLATFORM, '--set', 'operator.replicas=1', '--set', 'operator.leaderElection.enabled=false')).resolves.toContain('kind: Deployment');
+    await expect(helm('template', 'rel', PLATFORM, ...PUBLIC, '--set', 'operator.replicas=1', '--set', 'operator.leaderElection.enabled=false')).resolves.toContain('kind: Deployment');
   });
 
   it('values.schema.json refuses wrong values before anything renders', async () => {

@@ -8,6 +8,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startTestService } from '../helpers/service.ts';
+import { rawRequest } from '../oauth/helpers.ts';
 import { CookieClient, deploySmartWallet, rpcEnv, signInEvm, signInSolana, siweMessage, solanaSign, solanaWallet } from './helpers.ts';
 import { createSignInMessageText } from '@solana/wallet-standard-util';
 
@@ -355,6 +356,54 @@ describe('behind a proxy with a configured public origin', () => {
   });
 });
 
+describe('a forged X-Forwarded-For (a pod reachable directly) cannot rotate the sign-in limits away', () => {
+  // Each attempt names a new client address, as an attacker can when a pod is reachable without the ingress.
+  const from = (base: string, ip: string) => {
+    const c = new CookieClient(base);
+    return async (account = fresh()) => {
+      const nonce = (await c.get('/api/auth/nonce', { 'x-forwarded-for': ip })).body;
+      const message = siweMessage(account, nonce);
+      const res = await c.post('/api/auth/sign-in', { family: 'evm', message, signature: await account.signMessage({ message }) }, { 'x-forwarded-for': ip });
+      return res;
+    };
+  };
+
+  it('past DASHBOARD_SIGN_IN_GLOBAL_LIMIT, sign-ins from every address wait (429 RATE_LIMITED, scope service), however many addresses are named', async () => {
+    const s = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '2', DASHBOARD_SIGN_IN_GLOBAL_LIMIT: '5' });
+    try {
+      // One client past its own limit: its refused attempts do not eat the shared budget.
+      const own: number[] = [];
+      for (let i = 0; i < 6; i++) own.push((await from(s.url, '203.0.113.99')()).status);
+      expect(own).toEqual([201, 201, 429, 429, 429, 429]);
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await from(s.url, `203.0.113.${100 + i}`)()).status);
+      expect(statuses).toEqual([201, 201, 201]);
+      const refused = await from(s.url, '203.0.113.200')();
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'service', limit: 5 } });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('past DASHBOARD_SIGN_IN_WALLET_LIMIT, the same wallet is refused from any address (429, scope wallet), and other wallets are not', async () => {
+    const s = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '1000', DASHBOARD_SIGN_IN_WALLET_LIMIT: '2' });
+    try {
+      const wallet = fresh();
+      expect((await from(s.url, '198.51.100.21')(wallet)).status).toBe(201);
+      expect((await from(s.url, '198.51.100.22')(wallet)).status).toBe(200);
+      const refused = await from(s.url, '198.51.100.23')(wallet);
+      expect(refused.status).toBe(429);
+      expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'wallet', limit: 2 } });
+      expect(refused.setCookies.some((c: string) => c.startsWith('cmcp_session='))).toBe(false);
+      expect((await from(s.url, '198.51.100.23')()).status).toBe(201);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('nonce issuance', () => {
   it('is limited per client address (a flood of nonce requests gets 429 RATE_LIMITED, nothing more is stored)', async () => {
     // A sign-in budget of 10 allows max(30, 2 × 10) = 30 nonces a minute.
@@ -376,6 +425,51 @@ describe('nonce issuance', () => {
       expect((await client.get('/api/auth/nonce', { 'x-forwarded-for': '192.0.2.45' })).status).toBe(200);
     } finally {
       await flood.close();
+    }
+  });
+});
+
+describe('Host-header phishing: the sign-in domain comes from configuration, never from the request', () => {
+  // A phishing page at evil.example relays its visitor's requests here naming its own host. The
+  // victim's wallet shows an ordinary message for the page it is on (evil.example), which would
+  // open a session on the victim's account if the service took its domain from the request.
+  async function phish(base: string, forged: Record<string, string>, forgedOrigin: string) {
+    const nonceRes = await rawRequest(`${base}/api/auth/nonce`, { headers: forged });
+    expect(nonceRes.status).toBe(200);
+    const nonce = JSON.parse(nonceRes.body) as { nonce: string; domain: string; uri: string };
+    const cookie = [nonceRes.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]).join('; ');
+    const victim = fresh();
+    const message = siweMessage(victim, { nonce: nonce.nonce, domain: new URL(forgedOrigin).host, uri: forgedOrigin });
+    const signature = await victim.signMessage({ message });
+    const res = await rawRequest(`${base}/api/auth/sign-in`, {
+      method: 'POST',
+      headers: { ...forged, cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ family: 'evm', message, signature }),
+    });
+    const wallets = await db.query('SELECT 1 FROM wallets WHERE address = $1', [victim.address.toLowerCase()]);
+    return { nonce, res, body: JSON.parse(res.body) as { error?: { code: string; details: { reason?: string } } }, accountCreated: wallets.rowCount! > 0 };
+  }
+
+  it('a forged Host: the nonce names the service, and the message signed for evil.example is refused (401 wrong_domain), no session, no account', async () => {
+    const { nonce, res, body, accountCreated } = await phish(service.url, { host: 'evil.example' }, 'http://evil.example');
+    expect(res.status).toBe(401);
+    expect(body.error).toMatchObject({ code: 'SIGN_IN_REJECTED', details: { reason: 'wrong_domain' } });
+    expect([res.headers['set-cookie'] ?? []].flat().some((c) => c.startsWith('cmcp_session='))).toBe(false);
+    expect(accountCreated).toBe(false);
+    expect(nonce).toMatchObject({ domain: new URL(service.publicBaseUrl).host, uri: service.publicBaseUrl });
+  });
+
+  it('behind a trusted proxy, a forged X-Forwarded-Host/-Proto is refused the same way', async () => {
+    const proxied = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', TRUST_PROXY_HOPS: '1', DASHBOARD_SIGN_IN_LIMIT: '1000' });
+    try {
+      const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.50' };
+      const { nonce, res, body, accountCreated } = await phish(proxied.url, forged, 'https://evil.example');
+      expect(res.status).toBe(401);
+      expect(body.error).toMatchObject({ code: 'SIGN_IN_REJECTED', details: { reason: 'wrong_domain' } });
+      expect(accountCreated).toBe(false);
+      expect(nonce).toMatchObject({ domain: new URL(proxied.publicBaseUrl).host, uri: proxied.publicBaseUrl });
+    } finally {
+      await proxied.close();
     }
   });
 });

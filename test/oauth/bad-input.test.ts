@@ -1,6 +1,7 @@
 // Every bad input to the OAuth endpoints is answered in the RFC's error format (`error`,
 // `error_description`, in JSON or on the redirect back to a registered client), never a 500, and
 // none of them creates an account, a connection, a token or a charge.
+import net from 'node:net';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
@@ -20,9 +21,10 @@ const documents: Record<string, { status?: number; type?: string; body: string }
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1' });
+  // Every test here registers and fetches from this one address: budgets none of them reaches (own tests check the limits).
+  service = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '1000', OAUTH_REGISTER_LIMIT: '1000' });
   // The same database without the development flag: loopback documents are refused.
-  strict = await startTestService(db.url);
+  strict = await startTestService(db.url, { OAUTH_CIMD_FETCH_LIMIT: '1000' });
   base = service.url;
   host = await startHost((req, res) => {
     const doc = documents[req.url ?? ''];
@@ -209,6 +211,17 @@ describe('dynamic client registration', () => {
     ['a private_key_jwt client without keys', { token_endpoint_auth_method: 'private_key_jwt' }],
     ['an implicit response type', { response_types: ['token'] }],
     ['a scope that is not ours', { scope: 'admin' }],
+    // A web client (the default application type) on plain http off loopback: codes in the clear.
+    ['a plain-http redirect URI off loopback (web client)', { redirect_uris: ['http://assistant.example/callback'] }],
+    ['a plain-http redirect URI off loopback (native client)', { redirect_uris: ['http://192.0.2.1/callback'], application_type: 'native' }],
+    ['eleven redirect URIs', { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://assistant.example/cb/${i}`) }],
+    ['a thousand redirect URIs', { redirect_uris: Array.from({ length: 1000 }, (_, i) => `https://assistant.example/cb/${i}`) }],
+    ['a NUL in client_name', { client_name: 'Assistant\u0000' }],
+    ['a NUL in client_uri', { client_uri: 'https://assistant.example/\u0000' }],
+    ['a NUL in a redirect URI', { redirect_uris: ['https://assistant.example/cb\u0000'] }],
+    ['a NUL in contacts', { contacts: ['a\u0000@example.com'] }],
+    ['a control character in client_name', { client_name: 'Assis\u001btant' }],
+    ['a client_name of 10,000 characters', { client_name: 'x'.repeat(10_000) }],
   ])('refuses %s with invalid_client_metadata or invalid_redirect_uri', async (_name, extra) => {
     const res = await fetch(`${base}/oauth/register`, {
       method: 'POST',
@@ -218,6 +231,20 @@ describe('dynamic client registration', () => {
     expect(res.status).toBe(400);
     expectRfcError(await res.json(), /invalid_client_metadata|invalid_redirect_uri/);
     await nothingCreated();
+  });
+
+  it.each([
+    ['http on localhost', ['http://localhost:33418/callback']],
+    ['http on 127.0.0.1', ['http://127.0.0.1:33418/callback']],
+    ['http on [::1]', ['http://[::1]:33418/callback']],
+    ['https anywhere, ten of them', Array.from({ length: 10 }, (_, i) => `https://assistant.example/cb/${i}`)],
+  ])('accepts a web client with redirect URIs %s (the control for the cases above)', async (_name, uris) => {
+    const res = await fetch(`${base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Assistant', redirect_uris: uris, token_endpoint_auth_method: 'none' }),
+    });
+    expect(res.status).toBe(201);
   });
 
   it('refuses a body that is not JSON', async () => {
@@ -280,6 +307,69 @@ describe('client ID metadata documents', () => {
     expect(res.status).toBe(400);
     expectRfcError(JSON.parse(res.body), error);
     await nothingCreated();
+  });
+
+  // The development flag lets exactly localhost, 127.0.0.1 and [::1] through (127.1 is 127.0.0.1):
+  // those are checked on the service without it; every other address on both.
+  it.each([
+    ['0.0.0.0', (port: number) => `https://0.0.0.0:${port}/doc.json`, true],
+    ['an IPv4-mapped loopback ([::ffff:127.0.0.1])', (port: number) => `https://[::ffff:127.0.0.1]:${port}/doc.json`, true],
+    ['an IPv4-mapped loopback in hex ([::ffff:7f00:1])', (port: number) => `https://[::ffff:7f00:1]:${port}/doc.json`, true],
+    ['another loopback address (127.0.0.2)', (port: number) => `https://127.0.0.2:${port}/doc.json`, true],
+    ['an IPv4-compatible loopback ([::127.0.0.1])', (port: number) => `https://[::127.0.0.1]:${port}/doc.json`, true],
+    ['a loopback in shorthand (127.1)', (port: number) => `https://127.1:${port}/doc.json`, false],
+    ['IPv6 loopback ([::1])', (port: number) => `https://[::1]:${port}/doc.json`, false],
+  ])('a document at %s is refused before any connection is made (400 invalid_client)', async (_name, idAt, alsoWithFlag) => {
+    // A listener on every local address: any connection the service makes to this machine shows up here.
+    const sockets: net.Socket[] = [];
+    const trap = net.createServer((socket) => sockets.push(socket.destroy()));
+    await new Promise<void>((resolve) => trap.listen(0, '::', resolve));
+    const port = (trap.address() as net.AddressInfo).port;
+    try {
+      for (const on of alsoWithFlag ? [strict, service] : [strict]) {
+        const url = authorizationUrl(on.url, { clientId: idAt(port), challenge: pkcePair().challenge });
+        const res = await navigate(new CookieClient(on.url), url.href);
+        expect(res.status).toBe(400);
+        expectRfcError(JSON.parse(res.body), /invalid_client/);
+      }
+      expect(sockets).toHaveLength(0);
+      await nothingCreated();
+    } finally {
+      await new Promise<void>((resolve) => trap.close(() => resolve()));
+    }
+  });
+
+  it('fetches are limited per client address (OAUTH_CIMD_FETCH_LIMIT a minute): past it 429 temporarily_unavailable with Retry-After, and nothing more is fetched', async () => {
+    const limited = await startTestService(db.url, { OAUTH_CIMD_ALLOW_LOCALHOST: '1', OAUTH_CIMD_FETCH_LIMIT: '3', TRUST_PROXY_HOPS: '1' });
+    let fetched = 0;
+    const counting = await startHost((req, res) => {
+      fetched += 1;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ client_id: `https://127.0.0.1:${counting.port}${req.url}`, client_name: 'Doc', redirect_uris: [REDIRECT_URL], token_endpoint_auth_method: 'none' }));
+    });
+    try {
+      const authorizeFrom = async (client: string, i: number) => {
+        const url = authorizationUrl(limited.url, { clientId: `https://127.0.0.1:${counting.port}/doc-${client}-${i}.json`, challenge: pkcePair().challenge });
+        const res = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html', 'x-forwarded-for': client } });
+        return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+      };
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await authorizeFrom('198.51.100.7', i)).status);
+      expect(statuses).toEqual([303, 303, 303]);
+      const before = fetched;
+      for (let i = 3; i < 8; i++) {
+        const refused = await authorizeFrom('198.51.100.7', i);
+        expect(refused.status).toBe(429);
+        expectRfcError(JSON.parse(refused.body), 'temporarily_unavailable');
+        expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+      }
+      expect(fetched).toBe(before);
+      // Another client address has its own budget.
+      expect((await authorizeFrom('198.51.100.8', 0)).status).toBe(303);
+    } finally {
+      await counting.close();
+      await limited.close();
+    }
   });
 
   it('a document on this machine is refused without the development flag', async () => {

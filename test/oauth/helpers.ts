@@ -185,3 +185,23 @@ export async function connect(
   if (token.status !== 200) throw new Error(`token answered ${token.status}: ${JSON.stringify(token.body)}`);
   return { clientId, access_token: String(token.body.access_token), refresh_token: String(token.body.refresh_token), browser: walk.browser, code };
 }
+
+/**
+ * One HTTP request over node:http, which (unlike fetch) sends the Host header it is given: what a
+ * phishing page's server does when it relays a victim's browser to this service.
+ */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}

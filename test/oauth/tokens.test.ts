@@ -43,6 +43,29 @@ describe('a connection is scoped, metered and limited like a key', () => {
     expect(other.body).toMatchObject({ success: false, error: { code: 'KEY_SCOPE_FORBIDDEN', details: { server: 'price-prediction', allowed_servers: ['market-intelligence'] } } });
   });
 
+  it("a token's audience binds it: of a connection approved for two servers, a token minted for one (RFC 8707 resource at the token endpoint) is refused at the other", async () => {
+    const mi = `${base}/mcp/market-intelligence`;
+    const pp = `${base}/mcp/price-prediction`;
+    const clientId = await registerClient(base);
+    const { verifier, challenge } = pkcePair();
+    const walk = await openConsent(base, authorizationUrl(base, { clientId, challenge, resource: [mi, pp] }), wallet());
+    expect([...walk.details.servers].sort()).toEqual(['market-intelligence', 'price-prediction']);
+    const code = (await approve(walk)).searchParams.get('code')!;
+    const forMi = await tokenRequest(base, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier, resource: mi });
+    expect(forMi.status).toBe(200);
+    const miToken = String(forMi.body.access_token);
+    const list = (server: string, token: string) => post(`${base}/mcp/${server}`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, bearer(token));
+    expect((await echo('market-intelligence', miToken)).status).toBe(200);
+    const elsewhere = await list('price-prediction', miToken);
+    expect(elsewhere.status).toBe(403);
+    expect((elsewhere.body as { error: { code: string } }).error.code).toBe('KEY_SCOPE_FORBIDDEN');
+    // The same grant refreshed for the other resource: the mirror image.
+    const forPp = await tokenRequest(base, { grant_type: 'refresh_token', refresh_token: String(forMi.body.refresh_token), client_id: clientId, resource: pp });
+    expect(forPp.status).toBe(200);
+    expect((await list('price-prediction', String(forPp.body.access_token))).status).toBe(200);
+    expect((await list('market-intelligence', String(forPp.body.access_token))).status).toBe(403);
+  });
+
   it('the user can narrow the servers: an all-service token reaches only the servers approved', async () => {
     const t = await connect(base, wallet(), { scope: 'market-intelligence price-prediction', servers: ['market-intelligence'] });
     const ok = await echo('market-intelligence', t.access_token);
@@ -155,6 +178,45 @@ describe('401 says where to log in', () => {
     const res = await echo('market-intelligence', t.access_token);
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({ error: { code: 'API_KEY_EXPIRED' } });
+  });
+});
+
+describe('reuse detection ends the connection at once on the pod that saw it (not after the token cache TTL)', () => {
+  // A cache TTL far longer than the test: a token still answering after the replay was served from this pod's cache.
+  let slow: RunningService;
+  beforeAll(async () => {
+    slow = await startTestService(db.url, { KEY_CACHE_TTL_MS: '120000' });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+  const echoAt = (token: string) => post(`${slow.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'hi' }), bearer(token));
+
+  it('an authorization code replayed: the access token it gave is refused on the very next request (401)', async () => {
+    const clientId = await registerClient(slow.url);
+    const { verifier, challenge } = pkcePair();
+    const walk = await openConsent(slow.url, authorizationUrl(slow.url, { clientId, challenge, resource: `${slow.url}/mcp/market-intelligence` }), wallet());
+    const code = (await approve(walk)).searchParams.get('code')!;
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier };
+    const token = String((await tokenRequest(slow.url, exchange)).body.access_token);
+    // Used once, so the token is in this pod's cache.
+    expect((await echoAt(token)).status).toBe(200);
+    // The code again (an intercepted code, or a client that retried): RFC 6749 §4.1.2 revokes what it gave.
+    const replay = await tokenRequest(slow.url, exchange);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    const after = await echoAt(token);
+    expect(after.status).toBe(401);
+  });
+
+  it('a rotated refresh token reused: the live access token is refused on the very next request (401)', async () => {
+    const t = await connect(slow.url, wallet(), { resource: `${slow.url}/mcp/market-intelligence` });
+    const first = await tokenRequest(slow.url, { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+    const access2 = String(first.body.access_token);
+    expect((await echoAt(access2)).status).toBe(200);
+    const reuse = await tokenRequest(slow.url, { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
+    expect(reuse.body.error).toBe('invalid_grant');
+    expect((await echoAt(access2)).status).toBe(401);
   });
 });
 

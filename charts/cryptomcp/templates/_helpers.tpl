@@ -69,3 +69,18 @@ schedules them). Call with (dict "root" $ "component" "web").
       app.kubernetes.io/component: {{ $.component }}
 {{- end }}
 {{- end }}
+
+{{/*
+The web pods' PUBLIC_BASE_URL: web.publicBaseUrl, else the web ingress's host. The dashboard's
+sign-in domain and the OAuth issuer come from it (never from a request's Host), so the chart
+refuses to render the dashboard and OAuth without one.
+*/}}
+{{- define "cryptomcp.publicBaseUrl" -}}
+{{- if .Values.web.publicBaseUrl -}}
+{{- .Values.web.publicBaseUrl | trimSuffix "/" -}}
+{{- else if and .Values.web.ingress.enabled .Values.web.ingress.host -}}
+{{- printf "%s://%s" (ternary "https" "http" (ne .Values.web.ingress.tlsSecretName "")) .Values.web.ingress.host -}}
+{{- else -}}
+{{- fail "web is enabled (the dashboard and OAuth): set web.ingress.enabled=true with web.ingress.host, or web.publicBaseUrl, the URL clients reach the service at. The sign-in domain and the OAuth issuer come from it, never from a request's Host header." -}}
+{{- end -}}
+{{- end -}}
