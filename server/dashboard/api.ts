@@ -4,7 +4,6 @@
 // own code, so a key made here works on /mcp at once.
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import rateLimit from '@fastify/rate-limit';
 import { parseSignInMessageText } from '@solana/wallet-standard-util';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseSiweMessage } from 'viem/siwe';
@@ -44,7 +43,7 @@ import { paymentRoutes } from './payments.ts';
 import { checkSiweMessage, signInClients, SIGN_IN_CHAINS, verifySiweSignature, verifySolanaSignIn, type Expectation, type RefusalReason } from './verify.ts';
 import { credentialStatus, parseBody, refuseNulInput } from './body.ts';
 import { refuseControlCharacters } from '../lib/text.ts';
-import { WindowCounter } from '../lib/window-counter.ts';
+import { Limiter, retryAfterSeconds } from '../lib/limiter.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -84,22 +83,19 @@ const SignInBody = z.object({
  * address too: per minute, twice the sign-in budget (at least 30). In memory, per pod: it only
  * guards the table against floods; the sign-in budget that matters is the PostgreSQL-wide one.
  */
-function nonceRateLimit(signInLimit: number) {
+function nonceRateLimit(signInLimit: number): (request: FastifyRequest) => Promise<void> {
   const max = Math.max(30, signInLimit * 2);
-  return {
-    rateLimit: {
-      max,
-      timeWindow: 60_000,
-      errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) => {
-        const retry = Math.max(1, Math.ceil(context.ttl / 1000));
-        return new ApiError(
-          'RATE_LIMITED',
-          'Too many sign-in nonces requested from this address; retry later.',
-          { limit: max, window_seconds: 60, retry_after_seconds: retry },
-          { 'retry-after': String(retry) },
-        );
-      },
-    },
+  const limiter = Limiter.perWindow(max, 60_000);
+  return async (request) => {
+    const taken = limiter.take(`${request.routeOptions.url}|${request.ip}`);
+    if (taken.ok) return;
+    const retry = retryAfterSeconds(taken.retryAfterMs);
+    throw new ApiError(
+      'RATE_LIMITED',
+      'Too many sign-in nonces requested from this address; retry later.',
+      { limit: max, window_seconds: 60, retry_after_seconds: retry },
+      { 'retry-after': String(retry) },
+    );
   };
 }
 
@@ -128,13 +124,12 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   const { db, settings } = deps;
   const evmClient = signInClients(deps.evm.rpcUrls, deps.evm.timeoutMs);
   await app.register(cookie);
-  await app.register(rateLimit, { global: false });
   const nonceLimit = nonceRateLimit(settings.signInLimit);
   // Behind a proxy the client address is what X-Forwarded-For says; a pod reachable directly lets
   // anyone rotate it. These two bounds hold whatever it says (in memory, per pod).
   const signInWindowMs = settings.signInWindowSeconds * 1000;
-  const walletSignIns = new WindowCounter({ max: settings.signInWalletLimit, windowMs: signInWindowMs });
-  const allSignIns = new WindowCounter({ max: settings.signInGlobalLimit, windowMs: signInWindowMs, maxKeys: 1 });
+  const walletSignIns = Limiter.perWindow(settings.signInWalletLimit, signInWindowMs);
+  const allSignIns = Limiter.perWindow(settings.signInGlobalLimit, signInWindowMs, { maxKeys: 1 });
 
   const sweep = setInterval(() => {
     dashboardSweep(db).catch(() => {});
@@ -185,7 +180,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   const consent = deps.oauth && { db, oauth: deps.oauth.server, tokens: deps.oauth.tokens };
   if (consent) consentPublicRoutes(app, consent);
 
-  app.get('/auth/nonce', { config: nonceLimit }, async (request, reply) => {
+  app.get('/auth/nonce', { onRequest: nonceLimit }, async (request, reply) => {
     const { nonce, expires_at } = await nonceCreate(db, { purpose: 'sign_in', ttlSeconds: settings.nonceTtlSeconds });
     // The nonce is also bound to this browser: the sign-in must come with this cookie.
     reply.setCookie(NONCE_COOKIE, nonce, cookieOptions('/api/auth', settings.nonceTtlSeconds));
@@ -214,7 +209,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     }
     const global = allSignIns.take('all');
     if (global.ok) return;
-    const retry = Math.max(1, Math.ceil(global.retryAfterMs / 1000));
+    const retry = retryAfterSeconds(global.retryAfterMs);
     throw new ApiError(
       'RATE_LIMITED',
       'Too many sign-in attempts on this service right now; retry later.',
@@ -277,7 +272,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     const taken = walletSignIns.take(`${wallet.family}:${wallet.address}`);
     if (taken.ok) return;
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'rate_limited', reason: 'wallet' });
-    const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+    const retry = retryAfterSeconds(taken.retryAfterMs);
     throw new ApiError(
       'RATE_LIMITED',
       'Too many sign-ins with this wallet; retry later.',
@@ -355,7 +350,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       return { signed_out: true };
     });
 
-    authed.get('/wallets/nonce', { config: nonceLimit }, async (request, reply) => {
+    authed.get('/wallets/nonce', { onRequest: nonceLimit }, async (request, reply) => {
       const { nonce, expires_at } = await nonceCreate(db, { purpose: 'link', sessionId: sessionOf(request).id, ttlSeconds: settings.nonceTtlSeconds });
       reply.header('cache-control', 'no-store');
       return { nonce, expires_at: expires_at.toISOString(), domain: new URL(dashboardOrigin()).host, uri: dashboardOrigin() };

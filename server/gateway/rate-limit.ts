@@ -6,8 +6,8 @@
 //   and never counts against the plan, so connecting can never lock a user out. It is bounded by
 //   a per-key connect bucket in this process (GCRA, CONNECT_REQUESTS_PER_MINUTE / CONNECT_BURST),
 //   which keeps a looping client from hammering the service without a database round trip.
-import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.ts';
+import { Limiter, retryAfterSeconds } from '../lib/limiter.ts';
 import type { MeterDecision } from '../metering/meter.ts';
 
 export interface ConnectAdmission {
@@ -23,33 +23,21 @@ export interface ConnectLimit {
   burst: number;
 }
 
-/**
- * GCRA over an LRU of keys: each key keeps one number, its theoretical arrival time. Forgetting a
- * key (LRU eviction) only ever lets it through, never refuses it, so the bound holds per process.
- */
+/** The connect bucket: the shared in-memory limiter (lib/limiter.ts), refusing with the connect bucket's 429. */
 export class ConnectLimiter {
-  readonly #emissionMs: number;
-  readonly #toleranceMs: number;
+  readonly #limiter: Limiter;
   readonly #limit: ConnectLimit;
-  readonly #tat: LRUCache<string, number>;
-  readonly #now: () => number;
 
   constructor(limit: ConnectLimit, opts: { maxKeys?: number; now?: () => number } = {}) {
-    if (!(limit.requestsPerMinute > 0) || !(limit.burst >= 1)) throw new Error('connect limit: requestsPerMinute > 0 and burst >= 1');
     this.#limit = limit;
-    this.#emissionMs = 60_000 / limit.requestsPerMinute;
-    this.#toleranceMs = this.#emissionMs * (limit.burst - 1);
-    this.#tat = new LRUCache({ max: opts.maxKeys ?? 100_000 });
-    this.#now = opts.now ?? Date.now;
+    this.#limiter = new Limiter(limit, opts);
   }
 
   /** Admits one request of `key`, or throws RATE_LIMITED. */
   admit(key: string): ConnectAdmission {
-    const now = this.#now();
-    const tat = Math.max(this.#tat.get(key) ?? now, now);
-    const allowAt = tat - this.#toleranceMs;
-    if (now < allowAt) {
-      const retryAfter = Math.max(1, Math.ceil((allowAt - now) / 1000));
+    const taken = this.#limiter.take(key);
+    if (!taken.ok) {
+      const retryAfter = retryAfterSeconds(taken.retryAfterMs);
       throw new ApiError(
         'RATE_LIMITED',
         'Too many connection requests (discovery, listing, ping) for this key; retry later.',
@@ -57,13 +45,7 @@ export class ConnectLimiter {
         { 'retry-after': String(retryAfter) },
       );
     }
-    const next = tat + this.#emissionMs;
-    this.#tat.set(key, next);
-    return {
-      requestsPerMinute: this.#limit.requestsPerMinute,
-      remaining: Math.max(0, Math.floor((now + this.#toleranceMs + this.#emissionMs - next) / this.#emissionMs)),
-      resetSeconds: Math.max(0, (next - now) / 1000),
-    };
+    return { requestsPerMinute: this.#limit.requestsPerMinute, remaining: taken.remaining, resetSeconds: taken.resetMs / 1000 };
   }
 }
 

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
-import { WindowCounter } from '../lib/window-counter.ts';
+import { Limiter, retryAfterSeconds } from '../lib/limiter.ts';
 import { PgAdapter } from './adapter.ts';
 import { publicFetch } from './public-fetch.ts';
 
@@ -124,7 +124,7 @@ export const clientAddresses = new WeakMap<IncomingMessage, string>();
 
 export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: string[], signingKey: JsonWebKey & { kid: string }): Provider {
   const { settings, servers, db } = deps;
-  const fetchLimit = new WindowCounter({ max: settings.cimdFetchLimitPerMinute, windowMs: 60_000 });
+  const fetchLimit = Limiter.perWindow(settings.cimdFetchLimitPerMinute, 60_000);
   const configuration: Configuration = {
     adapter: (model: string) => new PgAdapter(model, db, deps.onTokensRevoked),
     routes: ROUTES,
@@ -176,7 +176,7 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
           const client = ctx && clientAddresses.get(ctx.req);
           const taken = client === undefined ? { ok: true as const } : fetchLimit.take(client);
           if (taken.ok) return true;
-          const retry = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
+          const retry = retryAfterSeconds(taken.retryAfterMs);
           ctx!.set('retry-after', String(retry));
           const limited = new errors.CustomOIDCProviderError('temporarily_unavailable', `Too many client metadata documents fetched for this address; retry in ${retry} s.`);
           limited.status = 429;

@@ -4,7 +4,7 @@
 // /oauth (authorize, token, register, revoke), handed the raw request so the library reads and
 // answers it itself.
 import type { IncomingMessage } from 'node:http';
-import rateLimit from '@fastify/rate-limit';
+import { Limiter, retryAfterSeconds } from '../lib/limiter.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { PublicOrigins } from '../origin.ts';
@@ -130,15 +130,18 @@ export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Pro
       // address (in memory, per pod: it guards the clients table against floods). Hosted
       // connectors register from a few shared addresses, one registration per person
       // connecting, hence a generous default (OAUTH_REGISTER_LIMIT a minute).
-      await mounted.register(rateLimit, { global: false });
-      mounted.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
-        if (err.statusCode !== 429) throw err;
-        // The plugin has set Retry-After; the body in the OAuth error format (RFC 7591 §3.2.2).
+      const registrations = Limiter.perWindow(oauth.deps.settings.registerLimitPerMinute, 60_000);
+      const limitRegistrations = async (request: FastifyRequest, reply: FastifyReply) => {
+        const taken = registrations.take(request.ip);
+        if (taken.ok) return;
+        const retry = retryAfterSeconds(taken.retryAfterMs);
+        // The OAuth error format (RFC 7591 §3.2.2), nothing stored.
         return reply
           .code(429)
-          .send({ error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; retry in ${reply.getHeader('retry-after') ?? 60} s.` });
-      });
-      mounted.post('/register', { config: { rateLimit: { max: oauth.deps.settings.registerLimitPerMinute, timeWindow: 60_000 } } }, forward);
+          .header('retry-after', String(retry))
+          .send({ error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; retry in ${retry} s.` });
+      };
+      mounted.post('/register', { onRequest: limitRegistrations }, forward);
       mounted.all('/*', forward);
     },
     { prefix: OAUTH_PREFIX },

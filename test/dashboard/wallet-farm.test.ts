@@ -16,7 +16,7 @@ let service: RunningService;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '10000' });
+  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '10000', DASHBOARD_SIGN_IN_WALLET_LIMIT: '10000' });
 });
 
 afterAll(async () => {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../server/errors.ts';
 import { ConnectLimiter } from '../../server/gateway/rate-limit.ts';
+import { Limiter } from '../../server/lib/limiter.ts';
 
 function admitted(limiter: ConnectLimiter, key: string, tries: number): number {
   let n = 0;
@@ -54,5 +55,17 @@ describe('the connect bucket', () => {
     const limiter = new ConnectLimiter({ requestsPerMinute: 60, burst: 2 }, { now: () => 0 });
     expect(admitted(limiter, 'a', 5)).toBe(2);
     expect(admitted(limiter, 'b', 5)).toBe(2);
+  });
+});
+
+describe('the shared limiter as "at most N per window" (sign-ins, nonces, registrations, metadata fetches)', () => {
+  it('admits N at once, refuses the next with the time until one refills, and refills N over the window', () => {
+    let now = 0;
+    const limiter = Limiter.perWindow(3, 60_000, { now: () => now });
+    expect([1, 2, 3].map(() => limiter.take('a').ok)).toEqual([true, true, true]);
+    const refused = limiter.take('a');
+    expect(refused).toEqual({ ok: false, retryAfterMs: 20_000 });
+    now = 60_000;
+    expect([1, 2, 3, 4].map(() => limiter.take('a').ok)).toEqual([true, true, true, false]);
   });
 });
