@@ -19,8 +19,7 @@ import {
   type RequestId,
   type Transport,
 } from '@modelcontextprotocol/server';
-import type { RegisteredServer, Registry } from '../mcp/registry.ts';
-import type { ServerName } from '../mcp/names.ts';
+import type { RegisteredServer } from '../mcp/registry.ts';
 import type { Classified } from './context.ts';
 
 export interface ProtocolAnswer {
@@ -46,24 +45,30 @@ const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mc
 
 export class ProtocolAnswerer {
   readonly #version: string;
-  readonly #modern = new Map<ServerName, McpHttpHandler>();
+  readonly #modern = new Map<string, McpHttpHandler>();
+  readonly #onError: (error: Error) => void;
   /** The tools/call result for the request a modern factory call serves (keyed by its Request). */
   readonly #results = new WeakMap<Request, CallToolResult>();
   /** SDK results of CONSTANT_METHODS, as JSON, by era, server, method and protocol version. */
   readonly #constant = new Map<string, string>();
 
-  constructor(registry: Registry, version: string, onError: (error: Error) => void) {
+  constructor(version: string, onError: (error: Error) => void) {
     this.#version = version;
-    for (const server of registry.values()) {
-      this.#modern.set(
-        server.name,
-        createMcpHandler(({ requestInfo }) => this.#protocolServer(server, requestInfo && this.#results.get(requestInfo)), {
-          legacy: 'reject',
-          responseMode: 'auto',
-          onerror: onError,
-        }),
-      );
+    this.#onError = onError;
+  }
+
+  /** The modern path's handler for a server (or an all-in-one view), made on its first request. */
+  #handlerOf(server: RegisteredServer): McpHttpHandler {
+    let handler = this.#modern.get(server.id);
+    if (!handler) {
+      handler = createMcpHandler(({ requestInfo }) => this.#protocolServer(server, requestInfo && this.#results.get(requestInfo)), {
+        legacy: 'reject',
+        responseMode: 'auto',
+        onerror: this.#onError,
+      });
+      this.#modern.set(server.id, handler);
     }
+    return handler;
   }
 
   async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
@@ -91,8 +96,7 @@ export class ProtocolAnswerer {
   }
 
   async #answerModern(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
-    const handler = this.#modern.get(call.server.name);
-    if (!handler) throw new Error(`no protocol handler for ${call.server.name}`);
+    const handler = this.#handlerOf(call.server);
     const forwarded = new Headers();
     for (const name of FORWARDED_HEADERS) {
       const value = headers[name];
@@ -150,7 +154,7 @@ function constantKey(call: Classified): string | undefined {
   // Only the plain request: any parameter but _meta (a cursor, say) could change the answer.
   const params = call.message.params as Record<string, unknown> | undefined;
   if (params !== undefined && Object.keys(params).some((k) => k !== '_meta')) return undefined;
-  return `${call.era}|${call.server.name}|${method}|${call.protocolVersion ?? ''}`;
+  return `${call.era}|${call.server.id}|${method}|${call.protocolVersion ?? ''}`;
 }
 
 function isJsonRpcError(body: string): boolean {

@@ -78,7 +78,7 @@ declare module 'fastify' {
 }
 
 export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  const answerer = new ProtocolAnswerer(deps.registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   app.addHook('onClose', async () => answerer.close());
   app.decorateRequest('mcpGateway', null);

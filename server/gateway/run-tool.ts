@@ -29,7 +29,7 @@ export async function runTool(call: Reserved & { call: { kind: 'tools/call' } },
     return await Promise.race([
       call.call.tool.definition.handler(call.call.args, {
         requestId: call.requestId,
-        server: call.server.name,
+        server: call.call.tool.server,
         account: { id: call.grant.account_id, plan: call.grant.plan },
         signal: controller.signal,
         usage: run.usage,

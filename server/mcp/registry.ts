@@ -9,14 +9,21 @@ import type { ServerModule, ToolDefinition, ToolInfo } from './tool.ts';
 export const CREDITS_META_KEY = 'cryptomcp.dev/credits';
 
 export interface RegisteredTool extends ToolInfo {
+  /** The server the tool belongs to (metered, logged and scoped under it), or ALL_IN_ONE for that endpoint's own free tools. */
+  server: ServerName | typeof ALL_IN_ONE;
   definition: ToolDefinition;
   inputSchema: Record<string, unknown>;
   /** The entry of tools/list, ready to send. */
   listing: Tool;
 }
 
+/** The all-in-one endpoint's name ({base_url}/mcp): every server the credential may use, at one URL. */
+export const ALL_IN_ONE = 'all';
+
 export interface RegisteredServer {
-  name: ServerName;
+  /** Distinct for every server and every all-in-one view (the protocol layer keys its handlers and caches by it). */
+  id: string;
+  name: ServerName | typeof ALL_IN_ONE;
   title: string;
   description: string;
   icons: Icon[];
@@ -76,46 +83,55 @@ function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
   };
 }
 
+function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
+  if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
+  const description = `${def.description.trim()} ${costSentence(credits)}`;
+  const inputSchema = toInputSchema(def.input);
+  return {
+    server,
+    name: def.name,
+    description,
+    credits,
+    input: def.input,
+    definition: def,
+    inputSchema,
+    listing: {
+      name: def.name,
+      title: def.title,
+      description,
+      inputSchema: inputSchema as Tool['inputSchema'],
+      outputSchema: SUCCESS_ENVELOPE_SCHEMA,
+      annotations: annotationsOf(def),
+      _meta: { [CREDITS_META_KEY]: credits },
+    },
+  };
+}
+
+function serverOf(id: string, name: RegisteredServer['name'], mod: Omit<ServerModule, 'name' | 'tools'>, tools: Map<string, RegisteredTool>): RegisteredServer {
+  const all = [...tools.values()];
+  return {
+    id,
+    name,
+    title: mod.title,
+    description: mod.description,
+    icons: [{ src: `data:image/svg+xml;base64,${Buffer.from(mod.icon).toString('base64')}`, mimeType: 'image/svg+xml', sizes: ['any'] }],
+    chains: mod.chains,
+    dataFreshness: mod.dataFreshness,
+    tools,
+    toolInfos: all.map(({ name, description, credits, input }) => ({ name, description, credits, input })),
+    toolList: all.map((t) => t.listing),
+  };
+}
+
 export function buildRegistry(modules: ServerModule[], costOverrides: Record<string, number> = {}): Registry {
   const registry: Registry = new Map();
   for (const mod of modules) {
     const tools = new Map<string, RegisteredTool>();
     for (const def of mod.tools) {
-      if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${mod.name}.${def.name}`);
       if (tools.has(def.name)) throw new Error(`duplicate tool ${mod.name}.${def.name}`);
-      const credits = costOverrides[`${mod.name}.${def.name}`] ?? def.credits;
-      const description = `${def.description.trim()} ${costSentence(credits)}`;
-      const inputSchema = toInputSchema(def.input);
-      tools.set(def.name, {
-        name: def.name,
-        description,
-        credits,
-        input: def.input,
-        definition: def,
-        inputSchema,
-        listing: {
-          name: def.name,
-          title: def.title,
-          description,
-          inputSchema: inputSchema as Tool['inputSchema'],
-          outputSchema: SUCCESS_ENVELOPE_SCHEMA,
-          annotations: annotationsOf(def),
-          _meta: { [CREDITS_META_KEY]: credits },
-        },
-      });
+      tools.set(def.name, registerTool(def, mod.name, costOverrides[`${mod.name}.${def.name}`] ?? def.credits));
     }
-    const all = [...tools.values()];
-    registry.set(mod.name, {
-      name: mod.name,
-      title: mod.title,
-      description: mod.description,
-      icons: [{ src: `data:image/svg+xml;base64,${Buffer.from(mod.icon).toString('base64')}`, mimeType: 'image/svg+xml', sizes: ['any'] }],
-      chains: mod.chains,
-      dataFreshness: mod.dataFreshness,
-      tools,
-      toolInfos: all.map(({ name, description, credits, input }) => ({ name, description, credits, input })),
-      toolList: all.map((t) => t.listing),
-    });
+    registry.set(mod.name, serverOf(mod.name, mod.name, mod, tools));
   }
   const unknownOverrides = Object.keys(costOverrides).filter((k) => {
     const [server, tool] = k.split('.');
@@ -137,10 +153,67 @@ export function withoutAccountTools(registry: Registry): Registry {
     const all = [...tools.values()];
     open.set(name, {
       ...server,
+      id: `${server.id}:open`,
       tools,
       toolInfos: server.toolInfos.filter((t) => tools.has(t.name)),
       toolList: all.map((t) => t.listing),
     });
   }
   return open;
+}
+
+/** What the all-in-one endpoint is besides the servers' data tools: its name, icon and its own free tools. */
+export type AllInOneModule = Omit<ServerModule, 'name'>;
+
+/**
+ * The all-in-one endpoint ({base_url}/mcp): one URL for every server a credential may use. It
+ * lists its own free tools once and the data tools of the permitted servers (tool names are
+ * unique across servers), each still metered, logged and scoped under the server it belongs to.
+ * A view per set of permitted servers is built on first use and kept: there are few such sets.
+ */
+export class AllInOne {
+  readonly #mod: AllInOneModule;
+  readonly #free = new Map<string, RegisteredTool>();
+  readonly #data = new Map<string, RegisteredTool>();
+  readonly #servers: readonly ServerName[];
+  readonly #views = new Map<string, RegisteredServer>();
+
+  constructor(registry: Registry, mod: AllInOneModule) {
+    this.#mod = mod;
+    this.#servers = [...registry.keys()];
+    for (const def of mod.tools) this.#free.set(def.name, registerTool(def, ALL_IN_ONE, def.credits));
+    for (const server of registry.values()) {
+      for (const tool of server.tools.values()) {
+        if (this.#free.has(tool.name)) continue;
+        const taken = this.#data.get(tool.name);
+        if (taken) throw new Error(`the all-in-one endpoint needs unique tool names: ${tool.name} is on ${taken.server} and ${server.name}`);
+        this.#data.set(tool.name, tool);
+      }
+    }
+  }
+
+  /** The servers hosted here, in catalog order. */
+  get servers(): readonly ServerName[] {
+    return this.#servers;
+  }
+
+  /** The server a data tool belongs to, whether or not a credential may use it. */
+  homeOf(tool: string): ServerName | undefined {
+    const found = this.#data.get(tool);
+    return found && found.server !== ALL_IN_ONE ? found.server : undefined;
+  }
+
+  /** The endpoint as a credential allowed `permitted` sees it. */
+  view(permitted: readonly ServerName[]): RegisteredServer {
+    const chosen = this.#servers.filter((s) => permitted.includes(s));
+    const id = `${ALL_IN_ONE}:${chosen.join(',')}`;
+    let view = this.#views.get(id);
+    if (!view) {
+      const tools = new Map(this.#free);
+      for (const tool of this.#data.values()) if (chosen.includes(tool.server as ServerName)) tools.set(tool.name, tool);
+      view = serverOf(id, ALL_IN_ONE, this.#mod, tools);
+      this.#views.set(id, view);
+    }
+    return view;
+  }
 }

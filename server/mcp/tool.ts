@@ -33,12 +33,13 @@ export interface ToolInfo {
 
 export interface ToolContext {
   requestId: string;
-  server: ServerName;
+  /** The server the tool belongs to ('all' for the all-in-one endpoint's own free tools). */
+  server: ServerName | 'all';
   account: { id: string; plan: string };
   /** Aborted when the tool's time is up or the client went away. */
   signal: AbortSignal;
   usage: UsageReader;
-  /** Every tool of this server, free ones included, with effective costs. */
+  /** Every tool the endpoint that was called offers (one server's, or the all-in-one's), free ones included, with effective costs. */
   tools: readonly ToolInfo[];
 }
 

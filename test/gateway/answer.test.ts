@@ -6,17 +6,17 @@ import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ProtocolAnswerer } from '../../server/gateway/answer.ts';
 import type { Classified } from '../../server/gateway/context.ts';
-import type { RegisteredServer, Registry } from '../../server/mcp/registry.ts';
+import type { RegisteredServer } from '../../server/mcp/registry.ts';
 
 const server = {
+  id: 'market-intelligence',
   name: 'market-intelligence',
   title: 'Market intelligence',
   description: 'test',
   icons: [],
   toolList: [{ name: 'bench_echo', title: 'Echo', inputSchema: { type: 'object' } }],
 } as unknown as RegisteredServer;
-const registry: Registry = new Map([['market-intelligence', server]]);
-const answerer = new ProtocolAnswerer(registry, '0.0.0', () => {});
+const answerer = new ProtocolAnswerer('0.0.0', () => {});
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
