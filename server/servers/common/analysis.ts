@@ -6,9 +6,20 @@ export function analyse<T>(what: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof RangeError) {
-      throw new ApiError('INVALID_PARAMS', `${what}: ${err.message}`, { issues: [{ path: '', message: err.message }] });
-    }
-    throw err;
+    throw invalidParams(what, err);
   }
+}
+
+/** The same for work handed to the compute pool (its RangeErrors are rebuilt on this thread). */
+export async function analysed<T>(what: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw invalidParams(what, err);
+  }
+}
+
+function invalidParams(what: string, err: unknown): unknown {
+  if (err instanceof RangeError) return new ApiError('INVALID_PARAMS', `${what}: ${err.message}`, { issues: [{ path: '', message: err.message }] });
+  return err;
 }
