@@ -191,7 +191,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   let computeStats: (() => ComputeStats) | undefined;
   new Gauge({
-    name: 'cryptomcp_compute_jobs',
+    name: 'cryptomcp_compute_inflight',
     help: 'Compute-pool jobs (CPU-bound tool work) by state: running on a worker thread, or waiting for one.',
     labelNames: ['state'],
     registers,
