@@ -12,7 +12,7 @@
 //
 // What piscina does not do is fairness between accounts, so admission is ours and piscina never
 // queues: a job starts only when a thread is free and its account holds fewer than its share of
-// the threads. Excess waits in a bounded queue served round-robin by account, so five backtests
+// the threads. Excess waits in a bounded queue where accounts take turns, so five backtests
 // from one account cannot keep another account's single call waiting behind all five. Waiting
 // (rather than refusing at once) because the call is already reserved and agents commonly fire a
 // few heavy calls together: they finish, in turn, within the tool timeout, and a client that gives
@@ -71,9 +71,12 @@ interface Waiting {
 class WorkerPool implements ComputePool {
   readonly #settings: ComputeSettings;
   readonly #piscina: Piscina;
-  /** Waiting jobs per account, accounts in round-robin order (the one served last goes last). */
+  /** Waiting jobs per account, oldest first. */
   readonly #waiting = new Map<string, Waiting[]>();
   readonly #runningBy = new Map<string, number>();
+  /** When each account with jobs in the pool last had one started (a sequence number). */
+  readonly #lastServed = new Map<string, number>();
+  #tick = 0;
   #running = 0;
   #waitingCount = 0;
   #closed = false;
@@ -149,7 +152,10 @@ class WorkerPool implements ComputePool {
     const at = mine?.indexOf(entry) ?? -1;
     if (!mine || at < 0) return;
     mine.splice(at, 1);
-    if (mine.length === 0) this.#waiting.delete(entry.account);
+    if (mine.length === 0) {
+      this.#waiting.delete(entry.account);
+      if (!this.#runningBy.has(entry.account)) this.#lastServed.delete(entry.account);
+    }
     this.#waitingCount--;
     this.#end(entry.task, 'cancelled', (performance.now() - entry.queuedAt) / 1000, 0);
     entry.reject(abortReason(entry.signal));
@@ -159,53 +165,63 @@ class WorkerPool implements ComputePool {
     entry.signal.removeEventListener('abort', entry.onAbort);
     this.#running++;
     this.#runningBy.set(entry.account, (this.#runningBy.get(entry.account) ?? 0) + 1);
+    this.#lastServed.set(entry.account, ++this.#tick);
     const started = performance.now();
     const waited = (started - entry.queuedAt) / 1000;
     // piscina terminates the thread of a running task whose signal aborts: the work stops there.
-    (this.#piscina.run({ task: entry.task, input: entry.input }, { signal: entry.signal }) as Promise<TaskResult>)
-      .then(
-        (result) => {
-          const ran = (performance.now() - started) / 1000;
-          this.#meanRunSeconds = 0.8 * this.#meanRunSeconds + 0.2 * ran;
-          this.#end(entry.task, result.ok ? 'completed' : 'failed', waited, ran);
-          try {
-            entry.resolve(unwrap(result));
-          } catch (err) {
-            entry.reject(err);
-          }
-        },
-        (err: unknown) => {
-          const ran = (performance.now() - started) / 1000;
-          if (entry.signal.aborted) {
-            this.#end(entry.task, 'cancelled', waited, ran);
-            entry.reject(abortReason(entry.signal));
-          } else {
-            this.#end(entry.task, 'failed', waited, ran);
-            entry.reject(err);
-          }
-        },
-      )
-      .finally(() => {
-        this.#running--;
-        const left = (this.#runningBy.get(entry.account) ?? 1) - 1;
-        if (left === 0) this.#runningBy.delete(entry.account);
-        else this.#runningBy.set(entry.account, left);
+    (this.#piscina.run({ task: entry.task, input: entry.input }, { signal: entry.signal }) as Promise<TaskResult>).then(
+      (result) => {
+        const ran = (performance.now() - started) / 1000;
+        this.#meanRunSeconds = 0.8 * this.#meanRunSeconds + 0.2 * ran;
+        this.#finish(entry, result.ok ? 'completed' : 'failed', waited, ran);
+        try {
+          entry.resolve(unwrap(result));
+        } catch (err) {
+          entry.reject(err);
+        }
         this.#dispatch();
-      });
+      },
+      (err: unknown) => {
+        const aborted = entry.signal.aborted;
+        this.#finish(entry, aborted ? 'cancelled' : 'failed', waited, (performance.now() - started) / 1000);
+        entry.reject(aborted ? abortReason(entry.signal) : err);
+        this.#dispatch();
+      },
+    );
   }
 
-  /** Fills free threads round-robin: the first account in line under its share, then it goes last. */
+  /** A running job ended: its thread and its account's share are free before its caller hears. */
+  #finish(entry: Waiting, outcome: JobOutcome, waited: number, ran: number): void {
+    this.#running--;
+    const left = (this.#runningBy.get(entry.account) ?? 1) - 1;
+    if (left > 0) this.#runningBy.set(entry.account, left);
+    else {
+      this.#runningBy.delete(entry.account);
+      if (!this.#waiting.has(entry.account)) this.#lastServed.delete(entry.account);
+    }
+    this.#end(entry.task, outcome, waited, ran);
+  }
+
+  /**
+   * Fills free threads: of the accounts waiting and under their share, the one whose last job
+   * started longest ago (or never) goes first, so accounts take turns whatever their backlog.
+   */
   #dispatch(): void {
     while (this.#running < this.#settings.workers && this.#waitingCount > 0) {
-      let next: Waiting | undefined;
-      for (const [account, jobs] of this.#waiting) {
+      let pick: string | undefined;
+      let oldest = Infinity;
+      for (const account of this.#waiting.keys()) {
         if ((this.#runningBy.get(account) ?? 0) >= this.#settings.accountShare) continue;
-        next = jobs.shift()!;
-        this.#waiting.delete(account);
-        if (jobs.length > 0) this.#waiting.set(account, jobs);
-        break;
+        const served = this.#lastServed.get(account) ?? 0;
+        if (served < oldest) {
+          oldest = served;
+          pick = account;
+        }
       }
-      if (!next) return;
+      if (pick === undefined) return;
+      const jobs = this.#waiting.get(pick)!;
+      const next = jobs.shift()!;
+      if (jobs.length === 0) this.#waiting.delete(pick);
       this.#waitingCount--;
       this.#start(next);
     }
