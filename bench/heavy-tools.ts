@@ -29,6 +29,8 @@ interface Run {
   failed: { healthz: number; cheap: number };
   makespanMs: number;
   backtestsOk: number;
+  /** How the backtests that failed were answered. */
+  errors: string[];
   threads: string;
 }
 
@@ -52,11 +54,17 @@ async function runMode(databaseUrl: string, mode: Mode, heavyKey: string, cheapK
     const failed = { healthz: 0, cheap: 0 };
     const probes: Promise<void>[] = [];
     let done = false;
+    const errors: string[] = [];
     const t0 = performance.now();
     const backtests = Promise.all(
       Array.from({ length: CALLS }, (_, i) =>
         fetch(`${server.url}/mcp/price-prediction`, { method: 'POST', headers: { ...accept, 'x-api-key': heavyKey }, body: call('backtest_forecast', { asset: 'bitcoin', origins: ORIGINS }, `bt-${i}`) }).then(
-          async (r) => r.status === 200 && ((await r.json()) as { result?: { structuredContent?: { success?: boolean } } }).result?.structuredContent?.success === true,
+          async (r) => {
+            const body = (await r.json()) as { result?: { structuredContent?: { success?: boolean } }; error?: { code?: string } };
+            if (r.status === 200 && body.result?.structuredContent?.success === true) return true;
+            errors.push(`${r.status} ${body.error?.code ?? JSON.stringify(body).slice(0, 80)}`);
+            return false;
+          },
         ),
       ),
     ).finally(() => (done = true));
@@ -87,7 +95,7 @@ async function runMode(databaseUrl: string, mode: Mode, heavyKey: string, cheapK
     const makespanMs = performance.now() - t0;
     clearInterval(timer);
     await Promise.all(probes);
-    return { healthz, cheap, failed, makespanMs, backtestsOk: ok.filter(Boolean).length, threads };
+    return { healthz, cheap, failed, makespanMs, backtestsOk: ok.filter(Boolean).length, errors, threads };
   } finally {
     await stopServer(server.child);
   }
@@ -119,7 +127,7 @@ try {
       const h = stats(run.healthz);
       const c = stats(run.cheap);
       console.log(
-        `${String(round + 1).padStart(5)} ${mode.padEnd(7)} ${run.threads.padStart(7)}  ${ms(h.p50)} ${ms(h.p99)} ${ms(h.max)} ${String(h.over1s).padStart(4)}/${h.n} ${String(run.failed.healthz).padStart(3)}   ${ms(c.p50)} ${ms(c.p99)} ${ms(c.max)} ${String(c.over1s).padStart(4)}/${c.n} ${String(run.failed.cheap).padStart(3)}   ${run.backtestsOk}/${CALLS} ok ${(run.makespanMs / 1000).toFixed(1)} s`,
+        `${String(round + 1).padStart(5)} ${mode.padEnd(7)} ${run.threads.padStart(7)}  ${ms(h.p50)} ${ms(h.p99)} ${ms(h.max)} ${String(h.over1s).padStart(4)}/${h.n} ${String(run.failed.healthz).padStart(3)}   ${ms(c.p50)} ${ms(c.p99)} ${ms(c.max)} ${String(c.over1s).padStart(4)}/${c.n} ${String(run.failed.cheap).padStart(3)}   ${run.backtestsOk}/${CALLS} ok ${(run.makespanMs / 1000).toFixed(1)} s${run.errors.length ? ` (failed: ${run.errors.join(', ')})` : ''}`,
       );
     }
   }

@@ -1,5 +1,5 @@
 // The CPU-bound work the compute pool runs: pure functions of plain, structured-cloneable inputs
-// (numbers, candles), each one a named task. The same table runs in a worker thread (worker.ts)
+// (numbers, candles, texts), each one a named task. The same table runs in a worker thread (worker.ts)
 // and, with COMPUTE_WORKERS=0, on the main thread (pool.ts), so both modes compute the same thing.
 // Which tools use it was decided by measuring each handler on the snapshot
 // (npm run measure:tool-cpu, figures in bench/NOTES.md).
@@ -7,6 +7,7 @@ import { backtest, forecast, type BacktestOptions, type ForecastOptions } from '
 import { fitGarch11, forecastVolatility, valueAtRisk95 } from '../analytics/garch.ts';
 import type { DailyCandle } from '../analytics/candles.ts';
 import { compositeRule, historicalHitRate } from '../analytics/signals.ts';
+import { termCounts } from '../analytics/terms.ts';
 
 export const TASKS = {
   /** forecast_price: the models, the rolling-origin choice among them, the path. */
@@ -22,6 +23,11 @@ export const TASKS = {
   tradingSignal: ({ candles, horizonDays, replayDays }: { candles: readonly DailyCandle[]; horizonDays: number; replayDays: number }) => ({
     signal: compositeRule.evaluate(candles),
     record: historicalHitRate(candles, compositeRule, horizonDays, { replayDays }),
+  }),
+  /** get_trending_topics: term counts of a window's posts and of the window before (their texts). */
+  trendingTerms: ({ current, previous }: { current: readonly string[]; previous: readonly string[] }) => ({
+    current: termCounts(current),
+    previous: termCounts(previous),
   }),
 } as const;
 

@@ -1,6 +1,13 @@
 // Running an analytics function on user-chosen data: its RangeErrors (too little history for the
 // window, a degenerate series) are the caller's to fix, so they become INVALID_PARAMS, not 500s.
+import type { ComputeJob } from '../../compute/types.ts';
 import { ApiError } from '../../errors.ts';
+import type { ToolContext } from '../../mcp/tool.ts';
+
+/** A call's job in the compute pool: its account's share, and stopped when the call is aborted. */
+export function jobOf(ctx: ToolContext): ComputeJob {
+  return { account: ctx.account.id, signal: ctx.signal };
+}
 
 export function analyse<T>(what: string, fn: () => T): T {
   try {

@@ -6,9 +6,9 @@ import { logReturns } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { LoggedForecastDay } from '../../forecasts/store.ts';
-import { analysed } from '../common/analysis.ts';
+import { analysed, jobOf } from '../common/analysis.ts';
 import type { ServerDeps } from '../deps.ts';
-import { assetSchema, history, jobOf } from './technical.ts';
+import { assetSchema, history } from './technical.ts';
 
 const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead (1-30).');
 const modelSchema = z.enum(FORECAST_MODELS).default('auto').describe('auto picks the model with the lowest rolling-origin backtest error.');

@@ -5,10 +5,9 @@ import { technicalIndicators } from '../../analytics/indicators.ts';
 import { supportResistance } from '../../analytics/levels.ts';
 import { betaAndCorrelation } from '../../analytics/risk.ts';
 import { compositeRule, scenarioTargets } from '../../analytics/signals.ts';
-import type { ComputeJob } from '../../compute/types.ts';
-import { defineTool, type ToolContext, type ToolDefinition } from '../../mcp/tool.ts';
+import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
-import { analyse, analysed } from '../common/analysis.ts';
+import { analyse, analysed, jobOf } from '../common/analysis.ts';
 import { resolveAsset } from '../common/assets.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -19,11 +18,6 @@ export async function history(market: MarketDataProvider, query: string, signal:
   const asset = resolveAsset(market.registry, query);
   const series = await market.candles(asset.id, { interval: 'daily' }, signal);
   return { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, series };
-}
-
-/** A call's job in the compute pool: its account's share, and stopped when the call is aborted. */
-export function jobOf(ctx: ToolContext): ComputeJob {
-  return { account: ctx.account.id, signal: ctx.signal };
 }
 
 export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[] {
