@@ -3,14 +3,15 @@
 // - while five backtest_forecast calls compute, /healthz and an unrelated cheap tool keep
 //   answering promptly (before the compute pool, each backtest held the event loop for seconds);
 // - a client that gives up on a backtest while it computes is charged nothing, and its worker
-//   job stops: the pool counts it cancelled and the process stops burning CPU.
-// COMPUTE_WORKERS=0 in the environment runs the same tools inline on the event loop (the code as
-// it was): both tests then fail, which is how they were checked.
+//   job stops: the pool counts it cancelled and the process stops burning CPU;
+// - an account past its own queue of heavy calls gets a coded 429 with Retry-After, charged 0.
+// COMPUTE_WORKERS=0 in the environment runs the first two against the tools inline on the event
+// loop (the code as it was): both then fail, which is how they were checked.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuSeconds } from '../../bench/support/processes.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../helpers/process.ts';
-import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, post, toolCall } from '../helpers/service.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
 
 const WORKERS = process.env.COMPUTE_WORKERS ?? '2';
 
@@ -149,4 +150,29 @@ describe('heavy tools run off the event loop', () => {
     const busy = (cpuSeconds(server.child.pid) - cpu0) / ((performance.now() - t0) / 1000);
     expect(busy).toBeLessThan(computing / 3);
   }, 120_000);
+
+  it("past its queue an account's heavy call answers a coded 429 with Retry-After and is charged 0", async () => {
+    // One thread, no waiting room per account: the second concurrent backtest of an account is refused.
+    const svc = await startTestService(db.url, { COMPUTE_WORKERS: '1', COMPUTE_ACCOUNT_QUEUE: '0', SETTLE_INTERVAL_MS: '50' });
+    try {
+      const { account, key } = await createAccountWithKey(db);
+      const before = await balanceOf(db, account.id);
+      const url = `${svc.url}/mcp/price-prediction`;
+      const [first, second] = await Promise.all([
+        post(url, toolCall('backtest_forecast', { asset: 'bitcoin', origins: 10 }, 'a'), headers(key)),
+        post(url, toolCall('backtest_forecast', { asset: 'bitcoin', origins: 10 }, 'b'), headers(key)),
+      ]);
+      const refused = [first, second].filter((r) => r.status !== 200);
+      expect([first, second].filter((r) => r.status === 200)).toHaveLength(1);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]!.status).toBe(429);
+      expect((refused[0]!.body as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
+      expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await waitFor('the reservations are resolved', async () => (await unresolved(account.id)) === 0, 20_000);
+      expect(await balanceOf(db, account.id)).toBe(before - 10);
+      expect(await ledgerSum(db, account.id)).toBe(before - 10);
+    } finally {
+      await svc.close();
+    }
+  }, 60_000);
 });
