@@ -184,7 +184,8 @@ class WorkerPool implements ComputePool {
       (err: unknown) => {
         const aborted = entry.signal.aborted;
         this.#finish(entry, aborted ? 'cancelled' : 'failed', waited, (performance.now() - started) / 1000);
-        entry.reject(aborted ? abortReason(entry.signal) : err);
+        // A job cut short by shutdown (past the drain timeout) is the service going away, not a fault.
+        entry.reject(aborted ? abortReason(entry.signal) : this.#closed ? new ApiError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry on another instance.') : err);
         this.#dispatch();
       },
     );
