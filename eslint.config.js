@@ -74,7 +74,7 @@ export default tseslint.config(
             { group: ['fastify', '@fastify/*', 'pg'], message: 'servers/ answer tools: the gateway owns HTTP and the stores own the database.' },
             { regex: `^\\.\\./(${SERVER_NAMES.join('|')})/`, message: 'a server never imports another server: share code through servers/common/.' },
             {
-              regex: '^(\\.\\./)+(providers/(?!(.+/)?types\\.ts$)|db/|gateway/|dashboard/|metering/|keys/|accounts/|watchlists/(?!types\\.ts$)|forecasts/(?!types\\.ts$))',
+              regex: '^(\\.\\./)+(providers/(?!(.+/)?types\\.ts$)|db/|gateway/|dashboard/|metering/|keys/|accounts/|watchlists/(?!types\\.ts$)|forecasts/(?!types\\.ts$)|compute/(?!types\\.ts$))',
               allowTypeImports: true,
               message: 'servers/ see providers and stores through ServerDeps: values only from a types.ts, concrete modules as types only.',
             },
@@ -98,6 +98,15 @@ export default tseslint.config(
     files: ['server/analytics/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [OPERATOR_BOUNDARY, { regex: '^\\.\\./(?!lib/)', message: 'analytics/ is pure math: it imports only lib/ (and its own modules).' }] }],
+    },
+  },
+  {
+    // The compute pool runs analytics/ on worker threads: its worker loads only the task table,
+    // analytics/ and lib/; the pool itself adds errors.ts (its 429/503). Nothing of the app
+    // (gateway, stores, providers, servers) may leak into a thread.
+    files: ['server/compute/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [OPERATOR_BOUNDARY, { regex: '^\\.\\./(?!(analytics|lib)/|errors\\.ts$)', message: 'compute/ runs pure functions: it imports only analytics/, lib/ and errors.ts.' }] }],
     },
   },
   {

@@ -1,6 +1,7 @@
 // The nine servers on the offline snapshot, without a database or a chain: for documents generated
 // from the registry (docs/tools.md) and for tests that call handlers directly. Only the snapshot
 // providers are real; what a tool would need beyond them is absent (undefined).
+import { createComputePool } from '../server/compute/pool.ts';
 import { buildRegistry, type Registry } from '../server/mcp/registry.ts';
 import { SERVER_NAMES } from '../server/mcp/names.ts';
 import { loadSnapshot, SnapshotProvider } from '../server/providers/market/snapshot.ts';
@@ -27,6 +28,8 @@ export function offlineDeps(): ServerDeps {
     tokens: createTokenRegistry({ assets: snapshot.registry.entries() }),
     explorer: undefined,
     github: undefined,
+    // Inline: documents and direct handler tests need the answers, not threads.
+    compute: createComputePool({ workers: 0, accountShare: 1, accountQueue: 0, queue: 0 }),
   };
   deps = partial as ServerDeps;
   return deps;

@@ -1,4 +1,5 @@
 // The one place the server program reads process.env. Everything else receives a typed Config.
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_RPC_URLS, type EvmNetwork } from './providers/evm/types.ts';
@@ -175,6 +176,10 @@ const EnvSchema = z.object({
   WRITE_TIMEOUT_MS: intFrom(30000, 100),
   MAX_PIPELINED_REQUESTS: intFrom(8, 1),
   MAX_CONNECTIONS_PER_ADDRESS: intFrom(256, 0),
+  COMPUTE_WORKERS: z.coerce.number().int().min(0).max(256).optional(),
+  COMPUTE_ACCOUNT_SHARE: z.coerce.number().int().min(1).optional(),
+  COMPUTE_ACCOUNT_QUEUE: intFrom(8, 0),
+  COMPUTE_QUEUE: intFrom(64, 0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
   MARKET_DATA: z.enum(['snapshot', 'live']).default('snapshot'),
   SNAPSHOT_FILE: z.string().optional(),
@@ -284,6 +289,11 @@ export interface Config {
   maxPipelinedRequests: number;
   /** Open connections one client address may hold; 0: no cap (behind a proxy that pools connections). */
   maxConnectionsPerAddress: number;
+  /**
+   * The compute pool (server/compute/): threads for CPU-bound tools (0: inline on the event loop),
+   * most running per account, most waiting per account and in the process.
+   */
+  compute: { workers: number; accountShare: number; accountQueue: number; queue: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Where market data comes from: the offline snapshot, or a live API with the snapshot as fallback. */
   marketData: 'snapshot' | 'live';
@@ -449,6 +459,16 @@ function x402Of(e: z.infer<typeof EnvSchema>): X402Config | undefined {
   };
 }
 
+/**
+ * One thread per core but one, so the event loop keeps a core while every thread computes (and at
+ * least one); an account may hold half the threads (rounded up), so on two threads or more one
+ * account never holds them all.
+ */
+function computeSettings(workers: number | undefined, share: number | undefined, accountQueue: number, queue: number): Config['compute'] {
+  const threads = workers ?? Math.max(1, availableParallelism() - 1);
+  return { workers: threads, accountShare: share ?? Math.max(1, Math.ceil(threads / 2)), accountQueue, queue };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -478,6 +498,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writeTimeoutMs: e.WRITE_TIMEOUT_MS,
     maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
     maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+    compute: computeSettings(e.COMPUTE_WORKERS, e.COMPUTE_ACCOUNT_SHARE, e.COMPUTE_ACCOUNT_QUEUE, e.COMPUTE_QUEUE),
     logLevel: e.LOG_LEVEL,
     marketData: e.MARKET_DATA,
     snapshotFile: e.SNAPSHOT_FILE ? path.resolve(e.SNAPSHOT_FILE) : undefined,

@@ -7,6 +7,7 @@ import diagnostics from 'node:diagnostics_channel';
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type CounterConfiguration, type HistogramConfiguration, type OpenMetricsContentType } from 'prom-client';
 import type pg from 'pg';
+import type { ComputeStats } from './compute/types.ts';
 import { UPSTREAM_CHANNEL, type UpstreamEvent } from './telemetry/channels.ts';
 import { TalliedCounter, TalliedHistogram } from './telemetry/tallies.ts';
 
@@ -96,6 +97,10 @@ export interface Metrics {
   upstreamDuration: HistogramOf<'provider' | 'outcome'>;
   /** Reports the pool's connections at every scrape (no cost on the hot path). */
   watchPool(pool: pg.Pool, max: number): void;
+  /** A compute-pool job ended (server/compute/): its outcome, its wait for a thread and its run. */
+  computeJob(task: string, outcome: string, waitSeconds: number, runSeconds: number): void;
+  /** Reports the compute pool's jobs and threads at every scrape. */
+  watchCompute(stats: () => ComputeStats): void;
   /** Stops listening to process-wide channels (upstream calls). */
   close(): void;
 }
@@ -182,6 +187,47 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     collect() {
       this.set(pools.reduce((n, { max }) => n + max, 0));
     },
+  });
+
+  let computeStats: (() => ComputeStats) | undefined;
+  new Gauge({
+    name: 'cryptomcp_compute_inflight',
+    help: 'Compute-pool jobs (CPU-bound tool work) by state: running on a worker thread, or waiting for one.',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const s = computeStats?.();
+      this.set({ state: 'running' }, s?.running ?? 0);
+      this.set({ state: 'waiting' }, s?.waiting ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'cryptomcp_compute_threads_max',
+    help: 'Most compute-pool jobs running at once (COMPUTE_WORKERS; 0 = inline on the event loop).',
+    registers,
+    collect() {
+      this.set(computeStats?.().threads ?? 0);
+    },
+  });
+  const computeJobs = new Counter({
+    name: 'cryptomcp_compute_jobs_total',
+    help: 'Compute-pool jobs ended, by task and outcome: completed, failed, cancelled (the call was aborted: client gone or timeout) or refused (queue full).',
+    labelNames: ['task', 'outcome'],
+    registers,
+  });
+  const computeWait = new Histogram({
+    name: 'cryptomcp_compute_wait_seconds',
+    help: 'Time a compute-pool job waited for a thread (its account share or a free thread).',
+    labelNames: ['task'],
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  });
+  const computeRun = new Histogram({
+    name: 'cryptomcp_compute_run_seconds',
+    help: 'Time a compute-pool job ran on its thread, by task.',
+    labelNames: ['task'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
   });
 
   const HIT = { result: 'hit' } as const;
@@ -277,6 +323,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchPool(pool, max) {
       pools.push({ pool, max });
     },
+    computeJob(task, outcome, waitSeconds, runSeconds) {
+      computeJobs.inc({ task, outcome });
+      if (outcome === 'refused') return;
+      computeWait.observe({ task }, waitSeconds);
+      if (runSeconds > 0) computeRun.observe({ task }, runSeconds);
+    },
+    watchCompute(stats) {
+      computeStats = stats;
+    },
     close() {
       diagnostics.unsubscribe(UPSTREAM_CHANNEL, onUpstream);
     },
@@ -311,6 +366,8 @@ export function disabledMetrics(): Metrics {
     keyCacheMiss: counter,
     upstreamDuration: histogram,
     watchPool() {},
+    computeJob() {},
+    watchCompute() {},
     close() {},
   };
 }

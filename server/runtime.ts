@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { planList, type Plan } from './accounts/plans.ts';
 import { buildApp } from './app.ts';
+import { createComputePool } from './compute/pool.ts';
 import type { Config } from './config.ts';
 import { migrate, migrationsCurrent } from './db/migrate.ts';
 import { openDatabase, type Database } from './db/pool.ts';
@@ -117,6 +118,9 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   const devnet = config.devnetManifest ? readDevnetManifest(config.devnetManifest) : undefined;
   const socialData = lazySocialDataset();
   const projectsData = lazyProjectsData();
+  const metrics = config.metricsEnabled ? createMetrics({ plain: plainTelemetry().has('tallies') }) : disabledMetrics();
+  const compute = createComputePool({ ...config.compute, onJob: (task, outcome, waited, ran) => metrics.computeJob(task, outcome, waited, ran) });
+  metrics.watchCompute(() => compute.stats());
   const deps = {
     market,
     snapshot,
@@ -147,12 +151,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         : new SnapshotProjectSource(projectsData),
     projectsData,
     github: config.github ? new GitHubClient({ ...config.github, deadlineMs: config.upstreamDeadlineMs }) : undefined,
+    compute,
   };
   const registry = buildRegistry(
     serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),
     config.toolCostOverrides,
   );
-  const metrics = config.metricsEnabled ? createMetrics({ plain: plainTelemetry().has('tallies') }) : disabledMetrics();
   metrics.watchPool(db.pool, config.databasePoolMax);
   const keys = new KeyResolver(db, {
     ttlMs: config.keyCacheTtlMs,
@@ -303,6 +307,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         const drained = await withTimeout(app.close(), config.shutdownTimeoutMs);
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
+        await compute.close();
         await metricsServer?.close();
         metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));

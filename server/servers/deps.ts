@@ -1,4 +1,5 @@
 // What the servers receive by injection (they never construct providers themselves).
+import type { ComputePool } from '../compute/types.ts';
 import type { ChainCache } from '../providers/evm/cache.ts';
 import type { EvmClients } from '../providers/evm/chains.ts';
 import type { ExplorerApi } from '../providers/evm/explorer.ts';
@@ -46,4 +47,6 @@ export interface ServerDeps {
   projectsData: () => ProjectsData;
   /** GitHub REST for developer activity, when configured (due_diligence_report). */
   github: GitHubClient | undefined;
+  /** Worker threads for CPU-bound work (forecasts, backtests, GARCH, signal replays): off the event loop. */
+  compute: ComputePool;
 }

@@ -109,7 +109,7 @@ declare module 'fastify' {
 export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promise<void> {
   const { config } = deps;
   const registry = withoutAccountTools(deps.registry);
-  const answerer = new ProtocolAnswerer(registry, deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
   const payerLimiter = new ConnectLimiter(config.rateLimit);

@@ -43,6 +43,7 @@ describe('the nine servers see only ServerDeps and servers/common/', () => {
     ["import { openDatabase } from '../../db/pool.ts';", 'the database'],
     ["import { authenticate } from '../../gateway/authenticate.ts';", 'the gateway'],
     ["import type { MCPServerSpec } from '../../../operator/api/types.ts';", 'the operator'],
+    ["import { createComputePool } from '../../compute/pool.ts';", 'the compute pool itself (servers get it in ServerDeps)'],
   ])('refuses %s (%s)', async (line) => {
     expect(await errorsFor('server/servers/project-intelligence/tools.ts', `${line}\nexport const used = 1;\n`)).not.toEqual([]);
   });
@@ -54,8 +55,9 @@ describe('the nine servers see only ServerDeps and servers/common/', () => {
       "import { MAX_WATCHES_PER_ACCOUNT } from '../../watchlists/types.ts';",
       "import { page } from '../common/paging.ts';",
       "import { defineTool } from '../../mcp/tool.ts';",
+      "import type { ComputePool } from '../../compute/types.ts';",
       'export const used = [REPO_PATTERN, MAX_WATCHES_PER_ACCOUNT, page, defineTool];',
-      'export type T = GitHubClient;',
+      'export type T = [GitHubClient, ComputePool];',
       '',
     ].join('\n');
     expect(await errorsFor('server/servers/project-intelligence/tools.ts', code)).toEqual([]);
@@ -84,8 +86,17 @@ describe('no arrow points up', () => {
     ['server/providers/http.ts', "import { page } from '../servers/common/paging.ts';"],
     ['server/providers/market/live.ts', "import type { GatewayOptions } from '../../gateway/plugin.ts';"],
     ['server/errors.ts', "import { ProviderError } from './providers/market/types.ts';"],
+    // The compute pool's threads load only pure code: nothing of the app may reach a worker.
+    ['server/compute/tasks.ts', "import { SnapshotProvider } from '../providers/market/snapshot.ts';"],
+    ['server/compute/worker.ts', "import { resolveAsset } from '../servers/common/assets.ts';"],
+    ['server/compute/pool.ts', "import type { Meter } from '../metering/meter.ts';"],
   ])('%s refuses %s', async (file, line) => {
     expect(await errorsFor(file, `${line}\nexport const used = 1;\n`)).not.toEqual([]);
+  });
+
+  it('compute may use analytics/, lib/ and errors.ts', async () => {
+    const code = "import { backtest } from '../analytics/forecast.ts';\nimport { addDays } from '../lib/dates.ts';\nimport { ApiError } from '../errors.ts';\nexport const used = [backtest, addDays, ApiError];\n";
+    expect(await errorsFor('server/compute/tasks.ts', code)).toEqual([]);
   });
 
   it('analytics may use lib/, providers may use analytics and errors.ts', async () => {

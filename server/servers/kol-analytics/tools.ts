@@ -32,6 +32,25 @@ interface Kol {
   posts: readonly SocialPost[];
 }
 
+type Summary = ReturnType<typeof summarise>[number];
+type Edge = ReturnType<typeof edgeOverBase>;
+
+/** One author's row of a rank_kols leaderboard, at one horizon. */
+interface RankRow {
+  handle: string;
+  calls_scored: Summary['calls_scored'];
+  hit_rate: Summary['hit_rate'];
+  base_rate: Edge['base_rate'];
+  excess_hit_rate: Edge['excess_hit_rate'];
+  excess_hit_rate_ci95: Edge['ci95'];
+  versus_base: Edge['versus_base'];
+  mean_return: Summary['mean_return'];
+  median_return: Summary['median_return'];
+  mean_excess_return: Summary['mean_excess_return'];
+  reach: number | null;
+  reach_kind: string;
+}
+
 export function kolTools(deps: ServerDeps): ToolDefinition[] {
   const ds = (): SocialDataset => deps.socialData();
   let closes: ReturnType<typeof snapshotCloses> | undefined;
@@ -107,6 +126,49 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     const b = bases.get(key);
     return b ? (c.stance === 'bullish' ? b.up : b.down) : null;
   };
+
+  // rank_kols scores every author of a platform (13,000 Reddit authors: 50-100 ms of CPU on the
+  // event loop, bench/NOTES.md). The data is the immutable offline dataset, so each platform,
+  // horizon and retweet choice is scored once per process and every later ranking only filters
+  // and sorts (at most 12 entries, about 2,400 rows for Reddit).
+  const rankings = new Map<string, { rows: RankRow[]; unscored: number }>();
+  function ranking(platform: Platform, hi: number, includeRetweets: boolean): { rows: RankRow[]; unscored: number } {
+    const key = `${platform}|${hi}|${includeRetweets}`;
+    const cached = rankings.get(key);
+    if (cached) return cached;
+    const d = ds();
+    const rows: RankRow[] = [];
+    let unscored = 0;
+    for (const [author] of d.authors(platform)) {
+      if (NOT_AUTHORS.has(author.toLowerCase())) continue;
+      const kol: Kol = { platform, handle: author, posts: d.byAuthor(platform, author) };
+      const calls = scored(kol, { includeRetweets });
+      const s = summarise(calls)[hi]!;
+      if (s.calls_scored === 0) {
+        unscored++;
+        continue;
+      }
+      const reach = influence(kol);
+      const edge = edgeOverBase(calls, hi, baseOf(hi));
+      rows.push({
+        handle: author,
+        calls_scored: s.calls_scored,
+        hit_rate: s.hit_rate,
+        base_rate: edge.base_rate,
+        excess_hit_rate: edge.excess_hit_rate,
+        excess_hit_rate_ci95: edge.ci95,
+        versus_base: edge.versus_base,
+        mean_return: s.mean_return,
+        median_return: s.median_return,
+        mean_excess_return: s.mean_excess_return,
+        reach: reach.value ?? null,
+        reach_kind: reach.kind,
+      });
+    }
+    const result = { rows, unscored };
+    rankings.set(key, result);
+    return result;
+  }
 
   const src = (pl: Platform) => `snapshot:${pl}`;
   const asOf = (pl: Platform) => coverage(pl).to;
@@ -268,36 +330,10 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         .strict(),
       credits: 5,
       handler: async (args) => {
-        const d = ds();
         const hi = HORIZONS.indexOf(args.horizon_days);
-        const rows = [];
-        let tooFew = 0;
-        for (const [author] of d.authors(args.platform)) {
-          if (NOT_AUTHORS.has(author.toLowerCase())) continue;
-          const kol: Kol = { platform: args.platform, handle: author, posts: d.byAuthor(args.platform, author) };
-          const calls = scored(kol, { includeRetweets: args.include_retweets });
-          const s = summarise(calls)[hi]!;
-          if (s.calls_scored < args.min_calls) {
-            tooFew++;
-            continue;
-          }
-          const reach = influence(kol);
-          const edge = edgeOverBase(calls, hi, baseOf(hi));
-          rows.push({
-            handle: author,
-            calls_scored: s.calls_scored,
-            hit_rate: s.hit_rate,
-            base_rate: edge.base_rate,
-            excess_hit_rate: edge.excess_hit_rate,
-            excess_hit_rate_ci95: edge.ci95,
-            versus_base: edge.versus_base,
-            mean_return: s.mean_return,
-            median_return: s.median_return,
-            mean_excess_return: s.mean_excess_return,
-            reach: reach.value ?? null,
-            reach_kind: reach.kind,
-          });
-        }
+        const scoredAuthors = ranking(args.platform, hi, args.include_retweets);
+        const rows = scoredAuthors.rows.filter((r) => r.calls_scored >= args.min_calls);
+        const tooFew = scoredAuthors.unscored + scoredAuthors.rows.length - rows.length;
         // A hit rate means nothing without the base rate: 'hit_rate' ranks by the excess over it.
         const key = args.metric === 'hit_rate' ? 'excess_hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
         rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));

@@ -1,12 +1,12 @@
 // forecast_price, backtest_forecast, get_volatility_forecast, get_prediction_track_record.
 import { z } from 'zod';
 import { lastNDays } from '../../analytics/candles.ts';
-import { backtest, calledDirection, FORECAST_MODELS, forecast } from '../../analytics/forecast.ts';
-import { fitGarch11, forecastVolatility, logReturns, valueAtRisk95 } from '../../analytics/garch.ts';
+import { calledDirection, FORECAST_MODELS } from '../../analytics/forecast.ts';
+import { logReturns } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { LoggedForecastDay } from '../../forecasts/store.ts';
-import { analyse } from '../common/analysis.ts';
+import { analysed, jobOf } from '../common/analysis.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, history } from './technical.ts';
 
@@ -31,7 +31,9 @@ export function upShare(closes: readonly number[], horizon: number, days: number
   return { share: windows ? up / windows : null, windows };
 }
 
-export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinition[] {
+// The models, backtests and GARCH fits run in the compute pool (ServerDeps.compute): a backtest
+// holds a core for seconds, which on the event loop froze every other request of the process.
+export function forecastingTools({ market, forecasts, compute }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'forecast_price',
@@ -43,7 +45,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const closes = series.candles.map((c) => c.close);
-        const result = analyse('cannot forecast', () => forecast(closes, { horizon: args.horizon, model: args.model }));
+        const result = await analysed('cannot forecast', compute.run('forecast', { closes, options: { horizon: args.horizon, model: args.model } }, jobOf(ctx)));
         const upBase = upShare(closes, args.horizon, 365);
         const path: LoggedForecastDay[] = result.steps.map((s) => ({
           date: addDays(series.as_of, s.step),
@@ -109,8 +111,9 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const closes = series.candles.map((c) => c.close);
-        const result = analyse('cannot backtest', () =>
-          backtest(closes, { horizon: args.horizon, model: args.model, origins: args.origins, window: args.window_days }),
+        const result = await analysed(
+          'cannot backtest',
+          compute.run('backtest', { closes, options: { horizon: args.horizon, model: args.model, origins: args.origins, window: args.window_days } }, jobOf(ctx)),
         );
         return {
           data: { asset, ...result, reading: result.mase < 1 ? 'beats the random walk on these origins' : 'does not beat the random walk on these origins' },
@@ -135,15 +138,12 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const returns = logReturns(lastNDays(series.candles, args.window_days).map((c) => c.close));
-        const result = analyse('cannot fit GARCH', () => {
-          const fit = fitGarch11(returns);
-          const path = forecastVolatility(fit, returns, args.horizon);
-          return {
-            fit,
-            path: path.daily_sigma.map((s, i) => ({ date: addDays(series.as_of, i + 1), daily_sigma: s, annualised_pct: path.annualised_pct[i] })),
-            var_95_1d: valueAtRisk95(fit, returns),
-          };
-        });
+        const garch = await analysed('cannot fit GARCH', compute.run('garch', { returns, horizon: args.horizon }, jobOf(ctx)));
+        const result = {
+          fit: garch.fit,
+          path: garch.path.daily_sigma.map((s, i) => ({ date: addDays(series.as_of, i + 1), daily_sigma: s, annualised_pct: garch.path.annualised_pct[i] })),
+          var_95_1d: garch.var_95_1d,
+        };
         return {
           data: { asset, returns_used: returns.length, ...result, units: 'daily_sigma is a fraction of price; annualised with √365; VaR is a fraction of position value' },
           source: series.source,
@@ -208,7 +208,7 @@ export function forecastingTools({ market, forecasts }: ServerDeps): ToolDefinit
           };
         }
         const closes = series.candles.map((c) => c.close);
-        const record = analyse('cannot backtest', () => backtest(closes, { horizon: args.horizon, model: 'auto', origins: 30, window: 365 }));
+        const record = await analysed('cannot backtest', compute.run('backtest', { closes, options: { horizon: args.horizon, model: 'auto', origins: 30, window: 365 } }, jobOf(ctx)));
         return {
           data: {
             asset,

@@ -4,10 +4,10 @@ import { lastNDays } from '../../analytics/candles.ts';
 import { technicalIndicators } from '../../analytics/indicators.ts';
 import { supportResistance } from '../../analytics/levels.ts';
 import { betaAndCorrelation } from '../../analytics/risk.ts';
-import { compositeRule, historicalHitRate, scenarioTargets } from '../../analytics/signals.ts';
+import { compositeRule, scenarioTargets } from '../../analytics/signals.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
-import { analyse } from '../common/analysis.ts';
+import { analyse, analysed, jobOf } from '../common/analysis.ts';
 import { resolveAsset } from '../common/assets.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -20,7 +20,7 @@ export async function history(market: MarketDataProvider, query: string, signal:
   return { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, series };
 }
 
-export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
+export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_technical_indicators',
@@ -63,10 +63,11 @@ export function technicalTools({ market }: ServerDeps): ToolDefinition[] {
         // Exactly replay_days scored days, each with the rule's full 300 days behind it, ending
         // horizon_days before the last close (the last day whose outcome is known).
         const candles = lastNDays(series.candles, args.replay_days + 300 + args.horizon_days);
-        const { signal, record } = analyse('not enough history', () => ({
-          signal: compositeRule.evaluate(candles),
-          record: historicalHitRate(candles, compositeRule, args.horizon_days, { replayDays: args.replay_days }),
-        }));
+        // The replay evaluates the rule on every day: hundreds of ms, so it runs in the compute pool.
+        const { signal, record } = await analysed(
+          'not enough history',
+          compute.run('tradingSignal', { candles, horizonDays: args.horizon_days, replayDays: args.replay_days }, jobOf(ctx)),
+        );
         const pct = (x: number | null) => (x === null ? 'n/a' : `${(x * 100).toFixed(1)}%`);
         const said = (label: string, c: typeof record.buy) =>
           c.signals === 0

@@ -5,12 +5,12 @@ import { ApiError } from '../../errors.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { engagement, type Platform, type SocialPost } from '../../providers/social/types.ts';
+import { jobOf } from '../common/analysis.ts';
 import { coverageGaps, resolveWindow, windowFields } from '../common/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, brief, mean, median, noMentions, platformSchema, postView, stanceShares, windowView } from './common.ts';
-import { termCounts } from './terms.ts';
 
 /** Monday of the ISO week holding `day`. */
 export function weekStart(day: string): string {
@@ -29,7 +29,7 @@ function buckets(interval: 'day' | 'week', from: string, to: string): string[] {
 
 const METHOD_SENTIMENT = `VADER compound score (vader-sentiment) with a crypto lexicon (server/analytics/sentiment.ts); stance bullish if compound >= ${STANCE_THRESHOLD}, bearish if <= -${STANCE_THRESHOLD}, else neutral`;
 
-export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
+export function socialTools({ social, market, compute }: ServerDeps): ToolDefinition[] {
   const sourceOf = (platform: Platform) => (social.name === 'snapshot' ? `snapshot:${platform}` : social.name);
 
   async function scoped(args: { asset?: string | undefined; platform: Platform; from?: string | undefined; to?: string | undefined; days: number }, signal: AbortSignal) {
@@ -188,7 +188,10 @@ export function socialTools({ social, market }: ServerDeps): ToolDefinition[] {
           const e = market.registry.get(key);
           return { asset: { id: key, symbol: e?.symbol ?? null, name: e?.name ?? null }, ...r };
         });
-        const terms = rank(termCounts(cur.posts), termCounts(prev)).map(({ key, ...r }) => ({ term: key, ...r }));
+        // Counting terms tokenises every text of both windows (hundreds of ms over a month of
+        // Reddit): a compute-pool job, handed the texts only.
+        const counted = await compute.run('trendingTerms', { current: cur.posts.map((p) => p.text), previous: prev.map((p) => p.text) }, jobOf(ctx));
+        const terms = rank(counted.current, counted.previous).map(({ key, ...r }) => ({ term: key, ...r }));
         return {
           data: {
             platform: args.platform,

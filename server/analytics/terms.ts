@@ -1,7 +1,6 @@
 // Terms for trending topics: words of three or more letters a post contains, counted once per
 // post, leaving out common English words, URL fragments and the names of assets (assets trend
-// on their own list).
-import type { SocialPost } from '../../providers/social/types.ts';
+// on their own list). Over posts' texts only, so the compute pool can count them on a thread.
 
 const STOPWORDS = new Set(
   (
@@ -14,18 +13,19 @@ const STOPWORDS = new Set(
   ).split(/\s+/),
 );
 
-export function postTerms(p: SocialPost): Set<string> {
+export function textTerms(text: string): Set<string> {
   const out = new Set<string>();
-  for (const m of p.text.toLowerCase().matchAll(/[a-z][a-z0-9']{2,}/g)) {
+  for (const m of text.toLowerCase().matchAll(/[a-z][a-z0-9']{2,}/g)) {
     const w = m[0].replace(/'s$/, '');
     if (w.length >= 3 && !STOPWORDS.has(w)) out.add(w);
   }
   return out;
 }
 
-export function termCounts(posts: readonly SocialPost[], exclude: ReadonlySet<string> = ASSET_WORDS): Map<string, number> {
+/** How many of the texts contain each term. */
+export function termCounts(texts: readonly string[], exclude: ReadonlySet<string> = ASSET_WORDS): Map<string, number> {
   const m = new Map<string, number>();
-  for (const p of posts) for (const t of postTerms(p)) if (!exclude.has(t)) m.set(t, (m.get(t) ?? 0) + 1);
+  for (const text of texts) for (const t of textTerms(text)) if (!exclude.has(t)) m.set(t, (m.get(t) ?? 0) + 1);
   return m;
 }
 
