@@ -38,7 +38,7 @@ import { FallbackProjectSource } from './providers/projects/fallback.ts';
 import { DefiLlamaSource } from './providers/projects/live.ts';
 import { GitHubClient } from './providers/github/live.ts';
 import { RedditSource } from './providers/social/live.ts';
-import { serverModules } from './servers/index.ts';
+import { allInOneModule, serverModules } from './servers/index.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
 import { VERSION } from './version.ts';
 import { Payments } from './payments/orders.ts';
@@ -153,10 +153,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     github: config.github ? new GitHubClient({ ...config.github, deadlineMs: config.upstreamDeadlineMs }) : undefined,
     compute,
   };
-  const registry = buildRegistry(
-    serverModules({ servers: config.servers, deps, benchTools: config.benchTools }),
-    config.toolCostOverrides,
-  );
+  const modules = serverModules({ servers: config.servers, deps, benchTools: config.benchTools });
+  const registry = buildRegistry(modules, config.toolCostOverrides);
   metrics.watchPool(db.pool, config.databasePoolMax);
   const keys = new KeyResolver(db, {
     ttlMs: config.keyCacheTtlMs,
@@ -241,6 +239,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
     writeTimeoutMs: config.writeTimeoutMs,
+    allInOne: allInOneModule(modules),
     connections: { maxPipelined: config.maxPipelinedRequests, perAddress: config.maxConnectionsPerAddress },
     version: VERSION,
     plans,

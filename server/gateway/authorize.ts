@@ -2,6 +2,8 @@
 // the account is active.
 import { ApiError } from '../errors.ts';
 import type { KeyGrant } from '../keys/store.ts';
+import type { AllInOne } from '../mcp/registry.ts';
+import type { ServerName } from '../mcp/names.ts';
 import type { Authorized, Routed } from './context.ts';
 
 export function authorize(routed: Routed, grant: KeyGrant): Authorized {
@@ -12,4 +14,40 @@ export function authorize(routed: Routed, grant: KeyGrant): Authorized {
   if (!grant.plan_servers.includes(server)) throw new ApiError('PLAN_FORBIDDEN', undefined, { server, plan: grant.plan });
   if (grant.account_status !== 'active') throw new ApiError('ACCOUNT_SUSPENDED');
   return { ...routed, grant };
+}
+
+/** The servers a grant may use: its key's scope (if any) within its plan's servers. */
+export function permittedServers(grant: KeyGrant, hosted: readonly ServerName[]): ServerName[] {
+  return hosted.filter((s) => grant.plan_servers.includes(s) && (!grant.key_servers || grant.key_servers.includes(s)));
+}
+
+/**
+ * The all-in-one endpoint's row 3: the grant may use at least one hosted server (the view lists
+ * exactly those), and the account is active. A tool of a server outside the grant is refused
+ * per call (toolOutsideGrant), with the same codes as the server's own URL would give.
+ */
+export function authorizeAll(requestId: string, grant: KeyGrant, allInOne: AllInOne): Authorized {
+  const permitted = permittedServers(grant, allInOne.servers);
+  if (permitted.length === 0) {
+    if (grant.key_servers) throw new ApiError('KEY_SCOPE_FORBIDDEN', undefined, { server: 'all', allowed_servers: grant.key_servers });
+    throw new ApiError('PLAN_FORBIDDEN', undefined, { server: 'all', plan: grant.plan });
+  }
+  if (grant.account_status !== 'active') throw new ApiError('ACCOUNT_SUSPENDED');
+  return { requestId, server: allInOne.view(permitted), grant };
+}
+
+/** On the all-in-one endpoint, a tools/call of a server the grant may not use: 403 as that server's URL answers it. */
+export function toolOutsideGrant(authorized: Authorized, allInOne: AllInOne, body: unknown): ApiError | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
+  if (message?.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+  const name = message.params.name;
+  if (authorized.server.tools.has(name)) return undefined;
+  const home = allInOne.homeOf(name);
+  if (!home) return undefined;
+  try {
+    authorize({ requestId: authorized.requestId, server: { ...authorized.server, name: home } }, authorized.grant);
+  } catch (err) {
+    return err as ApiError;
+  }
+  return undefined;
 }

@@ -17,7 +17,7 @@ export async function reserve(meter: CreditMeter, call: Classified & { call: { k
     requestId: call.requestId,
     cost,
     record: true,
-    server: call.server.name,
+    server: call.call.tool.server,
     tool: call.call.tool.name,
     keyId: call.grant.key_id,
   });

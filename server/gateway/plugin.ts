@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorEnvelope, fromFrameworkError, toApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
-import type { Registry } from '../mcp/registry.ts';
+import { ALL_IN_ONE, AllInOne, type AllInOneModule, type Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import type { RequestLogRowJson } from '../public-types.ts';
 import type { CreditMeter } from '../metering/meter.ts';
@@ -14,7 +14,7 @@ import { methodLabel, type Metrics } from '../metrics.ts';
 import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
 import { ProtocolAnswerer, type ProtocolAnswer } from './answer.ts';
 import { authenticate, presentedCredential } from './authenticate.ts';
-import { authorize } from './authorize.ts';
+import { authorize, authorizeAll, toolOutsideGrant } from './authorize.ts';
 import { classify } from './classify.ts';
 import type { Authorized, Classified, Trail } from './context.ts';
 import { reserve } from './meter.ts';
@@ -39,6 +39,8 @@ export interface GatewayDeps {
   tokens?: KeyResolver;
   /** Longest time an answer may take to leave once handed to the socket (delivery.ts). */
   writeTimeoutMs: number;
+  /** The all-in-one endpoint ({base_url}/mcp): its name, icon and own free tools (servers/index.ts). */
+  allInOne: AllInOneModule;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
@@ -80,6 +82,7 @@ declare module 'fastify' {
 export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
   const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
+  const allInOne = new AllInOne(deps.registry, deps.allInOne);
   app.addHook('onClose', async () => answerer.close());
   app.decorateRequest('mcpGateway', null);
 
@@ -88,18 +91,19 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     const state: GatewayRequest = { trail: { creditsUsed: 0 }, resolver: undefined, authorized: undefined };
     request.mcpGateway = state;
     if (request.method === 'OPTIONS') return;
-    const routed = route(deps.registry, request.id, request.params.server ?? '');
-    state.trail.server = routed.server.name;
+    // No server in the path: the all-in-one endpoint, every server the credential may use.
+    const routed = request.params.server === undefined ? undefined : route(deps.registry, request.id, request.params.server);
+    state.trail.server = routed?.server.name ?? ALL_IN_ONE;
     const httpSpan = httpSpanOf(request.raw);
     const { grant, resolver } = await authenticate(deps.keys, request.headers, httpSpan && ((load) => withSpan(httpSpan, load)), deps.tokens);
     state.trail.grant = grant;
     state.resolver = resolver;
     state.trail.remaining = resolver.balanceOf(grant);
-    state.authorized = authorize(routed, grant);
+    state.authorized = routed ? authorize(routed, grant) : authorizeAll(request.id, grant, allInOne);
     resolver.noteUsed(grant.key_id);
   });
 
-  for (const url of ['/:server', '/:server/']) {
+  for (const url of ['/', '/:server', '/:server/']) {
     app.route({
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url,
@@ -117,10 +121,18 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     if (!state || !authorized) throw new Error('gateway: the POST handler ran without the onRequest checks');
     const trail = state.trail;
 
+    if (authorized.server.name === ALL_IN_ONE) {
+      const refused = toolOutsideGrant(authorized, allInOne, request.body);
+      if (refused) throw refused;
+    }
     const call = classify(authorized, request.body, request.headers);
     trail.method = call.call.kind === 'tools/call' ? 'tools/call' : call.call.method;
     trail.era = call.era;
-    if (call.call.kind === 'tools/call') trail.tool = call.call.tool.name;
+    if (call.call.kind === 'tools/call') {
+      trail.tool = call.call.tool.name;
+      // Metered, logged and counted under the server the tool belongs to, on every path.
+      trail.server = call.call.tool.server;
+    }
     trail.span = startMcpSpan(
       {
         method: methodLabel(trail.method),
@@ -160,7 +172,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     trail.creditsUsed = reserved.cost;
     resolver.noteBalance(call.grant.account_id, reserved.decision.balance);
 
-    const labels = { server: call.server.name, tool: call.call.tool.name, plan: call.grant.plan };
+    const labels = { server: call.call.tool.server, tool: call.call.tool.name, plan: call.grant.plan };
     const delivery = new Delivery(reply.raw, reservationPayment(deps.meter, call.requestId), {
       writeTimeoutMs: deps.writeTimeoutMs,
       onSettled: (s) => {
@@ -225,7 +237,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     // Where to get a token (RFC 9728 §5.1); a rejected Bearer value is an invalid_token (RFC 6750 §3.1).
     if (apiError.status === 401) {
       const base = request.server.origins.base;
-      const metadata = `${base}/.well-known/oauth-protected-resource/mcp/${trail?.server ?? ''}`;
+      const metadata = `${base}/.well-known/oauth-protected-resource/mcp${trail?.server && trail.server !== ALL_IN_ONE ? `/${trail.server}` : ''}`;
       const bearer = presentedCredential(request.headers)?.via === 'bearer';
       reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"${bearer ? ', error="invalid_token"' : ''}`);
     }

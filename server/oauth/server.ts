@@ -75,15 +75,17 @@ export class OAuthServer {
     void handler(raw, reply.raw);
   }
 
-  protectedResource(server: string | undefined) {
+  /** RFC 9728 metadata of one server's URL, of the all-in-one endpoint (`all`), or of the whole origin. */
+  protectedResource(server: string | 'all' | undefined) {
     const issuer = this.issuer;
-    const servers = server === undefined ? [...this.deps.servers] : [server];
+    const one = server !== undefined && server !== 'all';
+    const servers = one ? [server] : [...this.deps.servers];
     return {
-      resource: server === undefined ? issuer : `${issuer}/mcp/${server}`,
+      resource: one ? `${issuer}/mcp/${server}` : server === 'all' ? `${issuer}/mcp` : issuer,
       authorization_servers: [issuer],
       scopes_supported: servers,
       bearer_methods_supported: ['header'],
-      resource_name: server === undefined ? 'cryptomcp' : `cryptomcp ${server}`,
+      resource_name: one ? `cryptomcp ${server}` : 'cryptomcp',
       resource_documentation: `${issuer}/app/connect`,
     };
   }
@@ -108,7 +110,8 @@ export async function oauthRoutes(app: FastifyInstance, oauth: OAuthServer): Pro
     reply.code(404).send({ error: 'not_found', error_description: `no protected resource at ${request.url.split('?')[0] ?? ''}` });
 
   app.get('/.well-known/oauth-protected-resource', async () => oauth.protectedResource(undefined));
-  app.get('/.well-known/oauth-protected-resource/mcp', async () => oauth.protectedResource(undefined));
+  // The all-in-one endpoint's own resource: a token for it covers every server the user approves.
+  app.get('/.well-known/oauth-protected-resource/mcp', async () => oauth.protectedResource('all'));
   app.get<{ Params: { server: string } }>('/.well-known/oauth-protected-resource/mcp/:server', async (request, reply) => {
     if (!oauth.deps.servers.includes(request.params.server)) return notFound(request, reply);
     return oauth.protectedResource(request.params.server);

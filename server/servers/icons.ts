@@ -2,7 +2,9 @@
 // clients can tell the nine apart in a connector list.
 import type { ServerName } from '../mcp/names.ts';
 
-const GLYPHS: Record<ServerName, { colour: string; path: string }> = {
+const GLYPHS: Record<ServerName | 'all', { colour: string; path: string }> = {
+  // The all-in-one endpoint: four tiles, one URL for every server.
+  all: { colour: '#111827', path: 'M5 5h6v6H5zM13 5h6v6h-6zM5 13h6v6H5zM13 13h6v6h-6z' },
   'price-prediction': { colour: '#6d28d9', path: 'M5 17l4-5 3 3 6-8M15 7h3v3' },
   'market-intelligence': { colour: '#1d4ed8', path: 'M6 18V11M10 18V7M14 18v-5M18 18V5' },
   'blockchain-explorer': { colour: '#0f766e', path: 'M5 8h5v5H5zM14 11h5v5h-5zM10 10.5h4' },
@@ -14,7 +16,7 @@ const GLYPHS: Record<ServerName, { colour: string; path: string }> = {
   'project-intelligence': { colour: '#4338ca', path: 'M5 19V9l7-4 7 4v10M9 19v-6h6v6' },
 };
 
-export function serverIcon(name: ServerName): string {
+export function serverIcon(name: ServerName | 'all'): string {
   const { colour, path } = GLYPHS[name];
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" width="24" height="24">` +

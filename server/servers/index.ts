@@ -1,5 +1,7 @@
 // The nine servers, each with its data tools plus the three free tools every server has.
 import type { ServerModule } from '../mcp/tool.ts';
+import type { AllInOneModule } from '../mcp/registry.ts';
+import { serverIcon } from './icons.ts';
 import { blockchainExplorer } from './blockchain-explorer/index.ts';
 import { benchTools } from './common/bench-tools.ts';
 import { freeTools } from './common/free-tools.ts';
@@ -44,4 +46,20 @@ export function serverModules({ servers, deps, benchTools: withBench = false }: 
       ...(withBench && spec.name === 'market-intelligence' ? benchTools : []),
     ],
   }));
+}
+
+/**
+ * The all-in-one endpoint ({base_url}/mcp) as a module: its name and description, the chains of
+ * the servers it fronts, and its own three free tools (listed once, describing every tool the
+ * credential may use). Its data tools are the servers' own (mcp/registry.ts, AllInOne).
+ */
+export function allInOneModule(modules: readonly ServerModule[]): AllInOneModule {
+  const spec = {
+    name: 'all' as const,
+    title: 'cryptomcp (all servers)',
+    description: `Every cryptomcp server a credential may use, at one URL: ${modules.map((m) => m.name).join(', ')}. Each tool is metered as on its own server.`,
+    chains: [...new Set(modules.flatMap((m) => m.chains))],
+    dataFreshness: 'As each server states (get_capabilities on a server, or each answer\'s metadata.data_as_of).',
+  };
+  return { ...spec, icon: serverIcon('all'), tools: freeTools(spec) };
 }

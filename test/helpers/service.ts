@@ -120,11 +120,14 @@ export function toolCall(name: string, args: Record<string, unknown> = {}, id: n
 }
 
 /** The MCP SDK's v1 client (the 2025 protocol), connected over real HTTP with the key in x-api-key. */
+/** A server's MCP URL; '' names the all-in-one endpoint ({base_url}/mcp). */
+export function mcpUrl(baseUrl: string, server: string): string {
+  return server === '' ? `${baseUrl}/mcp` : `${baseUrl}/mcp/${server}`;
+}
+
 export async function mcpClient(baseUrl: string, server: string, key: string): Promise<Client> {
   const client = new Client({ name: 'cryptomcp-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }),
-  );
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(baseUrl, server)), { requestInit: { headers: { 'x-api-key': key } } }));
   return client;
 }
 
@@ -137,7 +140,7 @@ export async function mcpClientV2(baseUrl: string, server: string, key: string, 
     { name: 'cryptomcp-test', version: '1.0.0' },
     { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: MODERN_VERSION } } },
   );
-  await client.connect(new V2StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${server}`), { requestInit: { headers: { 'x-api-key': key } } }));
+  await client.connect(new V2StreamableHTTPClientTransport(new URL(mcpUrl(baseUrl, server)), { requestInit: { headers: { 'x-api-key': key } } }));
   return client;
 }
 

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ServerModule, type ToolDefinition } from '../../mcp/tool.ts';
 
-export function freeTools(server: Pick<ServerModule, 'name' | 'title' | 'description' | 'chains' | 'dataFreshness'>): ToolDefinition[] {
+export function freeTools(server: Pick<ServerModule, 'title' | 'description' | 'chains' | 'dataFreshness'> & { name: ServerModule['name'] | 'all' }): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_capabilities',
       title: 'Server capabilities',
       openWorld: false,
-      description: `Returns what the ${server.name} server does: its tools with their credit costs, the chains it covers and how fresh its data is.`,
+      description: `Returns what ${server.name === 'all' ? 'this endpoint offers (every server the credential may use)' : `the ${server.name} server does`}: its tools with their credit costs, the chains it covers and how fresh its data is.`,
       input: z.object({}).strict(),
       credits: 0,
       handler: async (_args, ctx) => ({
