@@ -90,7 +90,7 @@ program
     const baseUrl = c.publicBaseUrl ?? service.url;
     if (json()) {
       // One line, so a supervisor or test can read it as soon as the service is ready.
-      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(otelEnv()), servers: c.servers, demo_key: demo?.key ?? null };
+      const ready = { url: baseUrl, port: service.port, metrics_port: service.metricsPort, tracing: describeTracing(otelEnv()), servers: c.servers, demo_key: demo?.key ?? null, demo_account: demo?.account.id ?? null };
       process.stdout.write(`${JSON.stringify(ready)}\n`);
     } else {
       process.stdout.write(
