@@ -53,6 +53,11 @@ async function withDb<T>(fn: (db: Database) => Promise<T>): Promise<T> {
   }
 }
 
+/** A single-quoted shell word: pastes as is into sh or bash, whatever the value holds. */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
 function describeAccount(a: Account): string {
   return [
     `account  ${a.id}`,
@@ -124,21 +129,24 @@ program
   .description('start a local EVM node (anvil) seeded with tokens, transfers and labelled accounts; Ctrl-C stops it')
   .option('--port <port>', 'RPC port (default: a free port)', (v) => Number(v))
   .action(async (opts: { port?: number }) => {
-    const { startDevnet } = await import('./devnet/devnet.ts');
+    const { devnetSettlementKey, startDevnet } = await import('./devnet/devnet.ts');
     const devnet = await startDevnet({ port: opts.port });
     const file = path.join(config().dataDir, 'devnet', 'manifest.json');
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify(devnet.manifest, null, 2)}\n`);
     const m = devnet.manifest;
-    // What to set for payments on the devnet: its USDC on "ethereum" (the wallet is asked to switch
-    // to the devnet's chain id), one confirmation, and x402 on the same token.
+    // What to set to serve on the devnet: its tokens and labels (the manifest), its USDC on
+    // "ethereum" (the wallet is asked to switch to the devnet's chain id) with one confirmation,
+    // and x402 on the same token, settled with the issuer's funded key.
     const paymentEnv = {
       ETHEREUM_RPC_URL: m.rpc_url,
+      DEVNET_MANIFEST: file,
       PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
       X402_PAY_TO: m.payments.treasury.address,
       X402_NETWORK: `eip155:${m.chain_id}`,
       X402_ASSET: m.payments.usdc.address,
       X402_RPC_URL: m.rpc_url,
+      X402_SETTLEMENT_KEY: devnetSettlementKey(),
     };
     print({ rpc_url: m.rpc_url, chain_id: m.chain_id, manifest: file, payment_env: paymentEnv }, () =>
       [
@@ -148,11 +156,13 @@ program
         `payments: USDC (EIP-3009, domain "${m.payments.usdc.eip712.name}" v${m.payments.usdc.eip712.version}, 6 decimals) at ${m.payments.usdc.address}`,
         `  treasury ${m.payments.treasury.address} (test mnemonic index ${m.payments.treasury.mnemonic_index}): set it as the chain ${m.chain_id} treasury`,
         ...m.payments.payers.map((p) => `  payer    ${p.address} (index ${p.mnemonic_index}): ${Number(p.usdc) / 1e6} USDC and 100 ETH`),
-        'to take payments on the devnet, serve with:',
-        ...Object.entries(paymentEnv).map(([k, v]) => `  ${k}='${v}'`),
-        `  X402_SETTLEMENT_KEY=<the private key of test mnemonic index 10, the USDC issuer; any funded devnet key pays the gas>`,
         `manifest (addresses, labels, transfers, balances, payments): ${file}`,
-        'The on-chain servers read an EVM RPC URL from configuration; point them at the URL above.',
+        '',
+        'to serve on the devnet (on-chain tools and payments), paste this into the shell you run `npm start` from:',
+        '',
+        '  # X402_SETTLEMENT_KEY is test mnemonic index 10 (the USDC issuer, funded for gas): a public devnet-only key',
+        ...Object.entries(paymentEnv).map(([k, v]) => `  export ${k}=${shellQuote(v)}`),
+        '',
         'Ctrl-C stops the node.',
       ].join('\n'),
     );
