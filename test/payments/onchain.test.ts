@@ -316,11 +316,12 @@ describe('the node being down', () => {
     const res = await client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash });
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { provider: 'rpc:base', retrying: true } });
-    await new Promise((r) => setTimeout(r, 600));
+    // The sweep (every 200 ms) retries against the down node at least twice more, crediting nothing.
+    const refused = proxy.refused;
+    await expect.poll(() => proxy.refused, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(refused + 2);
     expect((await accountRow(accountId)).plan).toBe('free');
     proxy.down = false;
-    const deadline = Date.now() + 10_000;
-    while ((await client.get(`/api/orders/${o.id}`)).body.order.status !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(async () => (await client.get(`/api/orders/${o.id}`)).body.order.status, { timeout: 10_000, interval: 100 }).toBe('paid');
     expect(await accountRow(accountId)).toMatchObject({ plan: 'pro', balance: 15000 });
     expect(await paymentsFor(hash)).toBe(1);
   });
