@@ -89,7 +89,7 @@ function provisionPackages(missing: (Requirement & { pkg: string })[], log: (lin
   const pkgs = missing.map((m) => m.pkg);
   if (!isRoot()) {
     for (const m of missing) {
-      log(`provision: ${m.what} is missing and we are not root: install the Debian package "${m.pkg}" (sudo apt-get install -y --no-install-recommends ${m.pkg}); ${m.tests.join(', ')} need it`);
+      log(`provision: not found: ${m.what}. The tests in ${m.tests.join(', ')} need the Debian package "${m.pkg}", which npm test installs only as root: sudo apt-get install -y --no-install-recommends ${m.pkg}`);
     }
     return;
   }
