@@ -77,6 +77,9 @@ export function runningPort(dataDir: string): number | undefined {
   return port;
 }
 
+/** The signal listeners startEmbedded added (one per server this process started). */
+const signalStops = new Set<(...args: never[]) => void>();
+
 /** The uid and gid of the `postgres` user, when we are root (PostgreSQL refuses to run as root). */
 function postgresIds(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -154,22 +157,29 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
-  // If this process ends without stop() (an uncaught error), the server must not outlive it.
-  const onExit = () => child.kill('SIGINT');
-  process.once('exit', onExit);
   let stopping: Promise<void> | undefined;
-  return {
-    url: urlFor(port),
-    port,
-    owned: true,
-    stop: () => {
-      // SIGINT is PostgreSQL's fast shutdown: our connections are closed by now.
-      stopping ??= (async () => {
-        process.removeListener('exit', onExit);
-        child.kill('SIGINT');
-        await exited;
-      })();
-      return stopping;
-    },
+  const stop = () => {
+    // SIGINT is PostgreSQL's fast shutdown: our connections are closed by now.
+    stopping ??= (async () => {
+      process.removeListener('exit', onExit);
+      for (const signal of SIGNALS) process.removeListener(signal, onSignal);
+      signalStops.delete(onSignal);
+      child.kill('SIGINT');
+      await exited;
+    })();
+    return stopping;
   };
+  // The server is outside our process group, so it must not outlive us: when this process ends
+  // without stop() (an uncaught error), or on a signal nobody else handles (Ctrl-C during a CLI
+  // command), stop it. A signal another listener handles (`cryptomcp serve` drains first, then
+  // closes the database, which calls stop()) is left to that listener.
+  const onExit = () => child.kill('SIGINT');
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (process.listeners(signal).some((l) => !signalStops.has(l))) return;
+    void stop().finally(() => process.kill(process.pid, signal));
+  };
+  process.once('exit', onExit);
+  signalStops.add(onSignal);
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  return { url: urlFor(port), port, owned: true, stop };
 }
