@@ -1,7 +1,10 @@
-// `npm test`: lint, typecheck, then the whole vitest suite. Prints the closing line CI reads,
-// "N passed, N failed", from vitest's JSON report, and exits non-zero on any failure.
+// `npm test`: provision what the tests need (scripts/provision.ts), lint, typecheck, then the
+// whole vitest suite. Prints the closing line CI reads, "N passed, N failed", from vitest's JSON
+// report, and exits non-zero on any failure. `npm test -- <paths>` runs only the files matching
+// the paths (vitest's filters) and skips lint and typecheck, which are about the whole tree.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { provision } from './provision.ts';
 
 const REPORT = '.vitest-report.json';
 
@@ -10,6 +13,13 @@ function run(cmd: string, args: string[]): number {
   return res.status ?? 1;
 }
 
+const args = process.argv.slice(2);
+// Vitest's file filters: the positional arguments, less the value of a test-name pattern.
+const filters = args.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern'].includes(args[i - 1] ?? ''));
+
+console.log('== provision');
+provision(filters);
+
 const bin = (name: string) => `node_modules/.bin/${name}`;
 const steps: [string, string, string[]][] = [
   ['lint', bin('eslint'), ['.']],
@@ -17,9 +27,10 @@ const steps: [string, string, string[]][] = [
   // The dashboard's front end has its own settings (DOM, JSX, bundler resolution).
   ['typecheck web', bin('tsc'), ['-p', 'web']],
 ];
-for (const [name, cmd, args] of steps) {
+if (filters.length > 0) console.log('\n== lint and typecheck skipped: only the selected tests run');
+for (const [name, cmd, stepArgs] of filters.length > 0 ? [] : steps) {
   console.log(`\n== ${name}`);
-  if (run(cmd, args) !== 0) {
+  if (run(cmd, stepArgs) !== 0) {
     console.log(`${name} failed`);
     console.log('0 passed, 1 failed');
     process.exit(1);
@@ -28,7 +39,7 @@ for (const [name, cmd, args] of steps) {
 
 console.log('\n== tests');
 fs.rmSync(REPORT, { force: true });
-const status = run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${REPORT}`, ...process.argv.slice(2)]);
+const status = run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${REPORT}`, ...args]);
 let passed = 0;
 let failed = 0;
 let skipped = 0;

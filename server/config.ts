@@ -156,7 +156,8 @@ const bool = switchOf(false);
 const EnvSchema = z.object({
   PORT: intFrom(8080),
   HOST: z.string().default('0.0.0.0'),
-  METRICS_PORT: intFrom(9464),
+  // Unset: 9464, or any free port when PORT=0, so instances started side by side never collide.
+  METRICS_PORT: z.coerce.number().int().min(0).optional(),
   METRICS_ENABLED: switchOf(true),
   PUBLIC_BASE_URL: publicUrl.optional(),
   DATABASE_URL: z.string().url().optional(),
@@ -479,7 +480,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     host: e.HOST,
-    metricsPort: e.METRICS_PORT,
+    metricsPort: e.METRICS_PORT ?? (e.PORT === 0 ? 0 : 9464),
     metricsEnabled: e.METRICS_ENABLED,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,

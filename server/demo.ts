@@ -1,6 +1,6 @@
 // What `npm start` prints on a fresh database: a demo account's key (once), the nine URLs, and
 // client configurations in the two shapes the service documents.
-import { accountCreate, type Account } from './accounts/accounts.ts';
+import { accountCreate, accountGet, accountIdByWallet, type Account } from './accounts/accounts.ts';
 import type { Database } from './db/pool.ts';
 import { keyCreate } from './keys/store.ts';
 import type { ServerName } from './mcp/names.ts';
@@ -8,10 +8,23 @@ import type { ServerName } from './mcp/names.ts';
 /** The demo account's wallet: a fixed, well-formed address that nobody holds a key for. */
 export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
 
-/** Creates the demo account and key if the database has no accounts yet. */
-export async function ensureDemoAccount(db: Database): Promise<{ account: Account; key: string } | undefined> {
+export interface DemoAccount {
+  account: Account;
+  /** The key's plaintext, only on the start that created the account (it is never stored). */
+  key?: string;
+}
+
+/**
+ * On a database with no accounts, creates the demo account and its key. On a later start, the
+ * demo account as it is now (its key was shown once), if it is there.
+ */
+export async function ensureDemoAccount(db: Database): Promise<DemoAccount | undefined> {
   const existing = await db.query<{ n: number }>('SELECT count(*) AS n FROM accounts');
-  if (existing.rows[0]!.n > 0) return undefined;
+  if (existing.rows[0]!.n > 0) {
+    const id = await accountIdByWallet(db, 'ethereum', DEMO_WALLET);
+    const account = id === undefined ? undefined : await accountGet(db, id);
+    return account && { account };
+  }
   const account = await accountCreate(db, { wallet: DEMO_WALLET, chain: 'ethereum', plan: 'free' });
   const { plaintext } = await keyCreate(db, account.id, { name: 'demo', description: 'Created by npm start on a fresh database.' });
   return { account, key: plaintext };
@@ -43,7 +56,7 @@ export function banner(opts: {
   /** Where traces go and what share is sampled (describeTracing); no line when absent. */
   tracing?: string;
   servers: readonly ServerName[];
-  demo?: { account: Account; key: string };
+  demo?: DemoAccount;
 }): string {
   const lines = [
     `cryptomcp is serving ${opts.servers.length} MCP server${opts.servers.length === 1 ? '' : 's'} on ${opts.baseUrl}`,
@@ -54,7 +67,17 @@ export function banner(opts: {
     '',
     ...opts.servers.map((s) => `  ${s.padEnd(22)} ${opts.baseUrl}/mcp/${s}`),
   ];
-  if (opts.demo) {
+  if (opts.demo && opts.demo.key === undefined) {
+    const { account } = opts.demo;
+    lines.push(
+      '',
+      `The demo account ${account.id} (${account.plan} plan, ${account.balance} credits left) is from an earlier start; its key was shown only then.`,
+      `To get a key: sign in to the dashboard (${opts.baseUrl}/app/) with your wallet for an account of your own,`,
+      'or create a key for the demo account (from this folder, with the same DATA_DIR or DATABASE_URL):',
+      '',
+      `  npx cryptomcp keys create --account ${account.id} --name demo`,
+    );
+  } else if (opts.demo?.key !== undefined) {
     const configs = clientConfigs(opts.baseUrl, opts.demo.key, opts.servers);
     lines.push(
       '',

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { planList, type Plan } from './accounts/plans.ts';
 import { buildApp } from './app.ts';
 import { createComputePool } from './compute/pool.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { migrate, migrationsCurrent } from './db/migrate.ts';
 import { openDatabase, type Database } from './db/pool.ts';
 import { KeyResolver } from './keys/resolver.ts';
@@ -267,9 +267,16 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   };
   // On the socket's 'listening' event, so the origin is settled before any connection is read.
   app.server.once('listening', () => origins.listening(listenUrl(config.host, portOf())));
-  await app.listen({ port: config.port, host: config.host });
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  try {
+    await listening('PORT', config.port, config.host, () => app.listen({ port: config.port, host: config.host }));
+    metricsServer = config.metricsEnabled ? await listening('METRICS_PORT', config.metricsPort, config.host, () => serveMetrics(metrics, config.metricsPort, config.host)) : undefined;
+  } catch (err) {
+    clearInterval(migrateTimer);
+    await app.close();
+    throw err;
+  }
   const port = portOf();
-  const metricsServer = config.metricsEnabled ? await serveMetrics(metrics, config.metricsPort, config.host) : undefined;
   meter.start();
   payments.start((err) => log(`payment verification deferred: ${(err as Error).message}`));
   const touchTimer = setInterval(() => {
@@ -318,6 +325,25 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       return closing;
     },
   };
+}
+
+/**
+ * Runs `listen`; a port that is taken (or not ours to open) stops the start with a message naming
+ * the variable and the port, not an internal error.
+ */
+async function listening<T>(variable: 'PORT' | 'METRICS_PORT', port: number, host: string, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint =
+      variable === 'PORT'
+        ? 'set PORT to a free port (PORT=0 picks any free port)'
+        : 'set METRICS_PORT to a free port (0 picks any free port), or METRICS_ENABLED=false';
+    if (code === 'EADDRINUSE') throw new ConfigError(`${variable} ${port} is already in use on ${host}: ${hint}`);
+    if (code === 'EACCES') throw new ConfigError(`${variable} ${port} cannot be opened on ${host} (permission denied): ${hint}`);
+    throw err;
+  }
 }
 
 /** True if the promise settled within ms. */

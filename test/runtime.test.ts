@@ -1,5 +1,6 @@
 // startService as an SRE configures it: which servers a process hosts, repriced tools, config
 // that fails fast, and a shutdown that lets in-flight calls finish (and charges them).
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../server/config.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
@@ -109,6 +110,63 @@ describe('SIGTERM on a serve process', () => {
       expect(await exited).toBe(0);
     } finally {
       await stopServer(server.child);
+    }
+  });
+});
+
+describe('ports', () => {
+  it('METRICS_PORT follows PORT=0 (any free port) when unset; otherwise 9464 unless set', () => {
+    expect(loadConfig({ PORT: '0' }).metricsPort).toBe(0);
+    expect(loadConfig({ PORT: '8080' }).metricsPort).toBe(9464);
+    expect(loadConfig({}).metricsPort).toBe(9464);
+    expect(loadConfig({ PORT: '0', METRICS_PORT: '9500' }).metricsPort).toBe(9500);
+  });
+
+  it('two services with PORT=0 and no METRICS_PORT start side by side, each on its own metrics port', async () => {
+    const unset = { METRICS_PORT: undefined };
+    const [a, b] = await Promise.all([startTestService(db.url, unset), startTestService(db.url, unset)]);
+    try {
+      expect(a.metricsPort).not.toBeNull();
+      expect(a.metricsPort).not.toBe(b.metricsPort);
+      for (const svc of [a, b]) expect((await fetch(`http://127.0.0.1:${svc.metricsPort}/metrics`)).status).toBe(200);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  for (const variable of ['PORT', 'METRICS_PORT'] as const) {
+    it(`a busy ${variable} stops the start with a ConfigError naming ${variable} and the port`, async () => {
+      const busy = net.createServer();
+      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+      const port = (busy.address() as net.AddressInfo).port;
+      try {
+        const started = startTestService(db.url, { [variable]: String(port) });
+        await expect(started).rejects.toThrow(ConfigError);
+        await expect(started).rejects.toThrow(new RegExp(`^${variable} ${port} is already in use on 127\\.0\\.0\\.1: `));
+      } finally {
+        await new Promise((resolve) => busy.close(resolve));
+      }
+    });
+  }
+
+  it('`cryptomcp serve` on a busy PORT exits 2 with that message on stderr, not INTERNAL_ERROR', async () => {
+    const { spawn } = await import('node:child_process');
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as net.AddressInfo).port;
+    try {
+      const child = spawn(process.execPath, ['server/cli.ts', 'serve'], {
+        env: { ...process.env, DATABASE_URL: db.url, PORT: String(port), METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code, stderr).toBe(2);
+      expect(stderr).toContain(`PORT ${port} is already in use on 127.0.0.1: set PORT to a free port`);
+      expect(stderr).not.toMatch(/INTERNAL_ERROR/);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
     }
   });
 });

@@ -1,15 +1,19 @@
 // `npm start` as a new user runs it: on an empty data folder it initialises the embedded
 // PostgreSQL, serves the nine servers, and prints a demo key (once), the nine URLs and two
-// ready-to-paste client configurations that work with a real MCP client. SIGTERM stops the
-// whole process group, PostgreSQL included; a second start on the same folder keeps the data
-// and prints no new key.
+// ready-to-paste client configurations that work with a real MCP client. With PORT=0 and no
+// METRICS_PORT a second instance starts beside the first. Ctrl-C (SIGINT to the whole process
+// group, as a terminal sends it) drains a call in flight, settles it and writes its request-log
+// row before PostgreSQL stops, within 5 s. A later start keeps the data, prints no new key but
+// says how to get one, and SIGTERM to the node process alone stops PostgreSQL too.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { urlFor } from '../server/db/embedded.ts';
 import { SERVER_NAMES } from '../server/mcp/names.ts';
-import { mcpClient } from './helpers/service.ts';
+import { mcpClient, post, toolCall } from './helpers/service.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const KEY_RE = /cmcp_[0-9A-Za-z]{38}/g;
@@ -27,7 +31,10 @@ class Started {
   readonly exited: Promise<void>;
 
   constructor(dataDir: string) {
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1' };
+    // Bench tools for the slow call in flight at Ctrl-C. No METRICS_PORT: with PORT=0 it must
+    // follow (any free port), or the second instance beside the first could not start.
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CRYPTOMCP_BENCH_TOOLS: '1' };
+    delete env.METRICS_PORT;
     delete env.DATABASE_URL; // the embedded database is what npm start is about
     for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name]; // and tracing off
     this.child = spawn('npm', ['start'], { cwd: REPO, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -152,13 +159,16 @@ async function stopAndCheck(run: Started, dir: string, target: 'group' | 'node')
   if (target === 'group') {
     run.signal('SIGTERM');
   } else {
-    // Not `sh -c node server/cli.ts ...` (npm's shell): the node process itself.
-    const node = groupMembers(run.child.pid!).find((p) => /^\d+ \S*node( --\S+)* server\/cli\.ts serve\b/.test(p));
-    expect(node, `no cryptomcp node process in the group:\n${groupMembers(run.child.pid!).join('\n')}`).toBeDefined();
-    process.kill(Number(node!.split(' ')[0]), 'SIGTERM');
+    process.kill(nodeOf(run), 'SIGTERM');
   }
   const exited = await Promise.race([run.exited.then(() => true), sleep(STOP_TIMEOUT_MS).then(() => false)]);
   expect(exited, `npm start did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM\nstderr:\n${run.stderr}`).toBe(true);
+  await expectAllStopped(run, dir, 'SIGTERM');
+  if (target === 'node') expect(run.exitCode, `stderr:\n${run.stderr}`).toBe(0);
+}
+
+/** Every process of the group has exited and PostgreSQL let go of the folder cleanly. */
+async function expectAllStopped(run: Started, dir: string, signal: string): Promise<void> {
   let left: string[];
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   do {
@@ -166,17 +176,38 @@ async function stopAndCheck(run: Started, dir: string, target: 'group' | 'node')
     if (left.length === 0) break;
     await sleep(100);
   } while (Date.now() < deadline);
-  expect(left, `processes left running after SIGTERM:\n${left.join('\n')}\nstderr:\n${run.stderr}`).toEqual([]);
+  expect(left, `processes left running after ${signal}:\n${left.join('\n')}\nstderr:\n${run.stderr}`).toEqual([]);
   // A clean PostgreSQL shutdown removes its lock file; a killed postmaster leaves it behind.
   expect(fs.existsSync(path.join(dir, 'postgres', 'postmaster.pid')), 'postmaster.pid left behind: PostgreSQL was not shut down cleanly').toBe(false);
-  expect(run.stderr).toContain('SIGTERM: draining in-flight requests and stopping');
-  if (target === 'node') expect(run.exitCode, `stderr:\n${run.stderr}`).toBe(0);
+  expect(run.stderr).toContain(`${signal}: draining in-flight requests and stopping`);
+}
+
+/** The pid of the cryptomcp node process (not npm, not npm's `sh -c`). */
+function nodeOf(run: Started): number {
+  const node = groupMembers(run.child.pid!).find((p) => /^\d+ \S*node( --\S+)* server\/cli\.ts serve\b/.test(p));
+  expect(node, `no cryptomcp node process in the group:\n${groupMembers(run.child.pid!).join('\n')}`).toBeDefined();
+  return Number(node!.split(' ')[0]);
+}
+
+function metricsPortOf(banner: string): number {
+  const port = /metrics: http:\/\/localhost:(\d+)\/metrics/.exec(banner)?.[1];
+  expect(port, `no metrics URL in the banner:\n${banner}`).toBeDefined();
+  expect(Number(port)).toBeGreaterThan(0);
+  return Number(port);
+}
+
+/** The embedded PostgreSQL's port, from the banner's database line. */
+function databasePortOf(banner: string): number {
+  const port = /database: embedded PostgreSQL in \S+ \(127\.0\.0\.1:(\d+)\)/.exec(banner)?.[1];
+  expect(port, `no database line in the banner:\n${banner}`).toBeDefined();
+  return Number(port);
 }
 
 describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 2 * STOP_TIMEOUT_MS }, () => {
   let dir: string;
   const runs: Started[] = [];
   let demoKey: string | undefined;
+  let first: { run: Started; base: string; metricsPort: number } | undefined;
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-start-'));
@@ -188,7 +219,7 @@ describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('prints the banner with the nine URLs, a demo key shown once, and both client configurations; the key works (free plan, 150 credits); SIGTERM to the group stops every process and PostgreSQL cleanly', async () => {
+  it('prints the banner with the nine URLs, a metrics port of its own, a demo key shown once, and both client configurations; the key works (free plan, 150 credits)', async () => {
     const run = new Started(dir);
     runs.push(run);
     await run.waitFor('banner with both client configurations', (out) => BANNER_RE.test(out) && parses(out, EDITOR));
@@ -236,26 +267,100 @@ describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(processesUsing(dir).length, 'the embedded PostgreSQL should run from the data folder').toBeGreaterThan(0);
+    // METRICS_PORT unset with PORT=0: any free port, printed, and serving.
+    const metricsPort = metricsPortOf(out);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(200);
+    first = { run, base, metricsPort };
 
-    await stopAndCheck(run, dir, 'group');
   });
 
-  it('a second start on the same folder prints no new demo key and the first key still works (data persisted); SIGTERM to the node process alone stops PostgreSQL too', async () => {
+  it('a second `PORT=0 npm start` beside the first starts on ports of its own; its banner names the demo account and how to get a key, and that command works', async () => {
+    expect(first, 'the first start did not come up').toBeDefined();
+    const run = new Started(dir);
+    runs.push(run);
+    await run.waitFor('the restart banner', (out) => BANNER_RE.test(out) && /keys create --account \S+ --name demo\s*$/m.test(out));
+    const out = run.stdout;
+    const base = BANNER_RE.exec(out)![1]!;
+    expect(base).not.toBe(first!.base);
+    const metricsPort = metricsPortOf(out);
+    expect(metricsPort).not.toBe(first!.metricsPort);
+    for (const b of [base, first!.base]) expect((await fetch(`${b}/readyz`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).status).toBe(200);
+
+    // No key again, but what to do instead: the account, the dashboard, and a command to paste.
+    expect(out).not.toMatch(/cmcp_/);
+    expect(out).not.toContain(DESKTOP);
+    const account = /The demo account (\S+) \(free plan, 150 credits left\)/.exec(out);
+    expect(account, out).not.toBeNull();
+    expect(out).toContain(`sign in to the dashboard (${base}/app/)`);
+    const command = /^\s*(npx cryptomcp keys create --account (\S+) --name demo)\s*$/m.exec(out)!;
+    expect(command[2]).toBe(account![1]);
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir };
+    delete env.DATABASE_URL;
+    const created = execFileSync('sh', ['-c', command[1]!], { cwd: REPO, env, encoding: 'utf8' });
+    const key = /^(cmcp_[0-9A-Za-z]{38})$/m.exec(created)?.[1];
+    expect(key, created).toBeDefined();
+    expect((await usage(base, 'market-intelligence', key!)).data).toMatchObject({ plan: 'free', balance: 150 });
+
+    // This one joined the first's PostgreSQL: stopping it leaves the first serving.
+    process.kill(nodeOf(run), 'SIGTERM');
+    await run.exited;
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect((await fetch(`${first!.base}/readyz`)).status).toBe(200);
+  });
+
+  it('Ctrl-C (SIGINT to the process group) with a slow call in flight: the call is answered, then PostgreSQL stops cleanly, all within 5 s', async () => {
+    expect(first && demoKey, 'the first start did not come up').toBeTruthy();
+    const { run, base } = first!;
+    const db = new pg.Client({ connectionString: urlFor(databasePortOf(run.stdout)) });
+    await db.connect();
+    const inFlight = post(`${base}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 1500 }), { 'x-api-key': demoKey! });
+    try {
+      // In flight for sure once its reservation is written (the tool runs after it).
+      const reserves = async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM credit_ledger WHERE kind = 'reserve' AND tool = 'bench_sleep'`)).rows[0]!.n;
+      await expect.poll(reserves, { timeout: 15_000, interval: 20 }).toBe(1);
+    } finally {
+      await db.end();
+    }
+    const signalled = Date.now();
+    run.signal('SIGINT');
+    const res = await inFlight;
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.headers.get('x-credits-used')).toBe('1');
+    const exited = await Promise.race([run.exited.then(() => true), sleep(STOP_TIMEOUT_MS).then(() => false)]);
+    const took = Date.now() - signalled;
+    expect(exited, `npm start did not exit within ${STOP_TIMEOUT_MS} ms of SIGINT\nstderr:\n${run.stderr}`).toBe(true);
+    expect(took, `stopping took ${took} ms\nstderr:\n${run.stderr}`).toBeLessThan(5000);
+    expect(run.stderr).toContain('SIGINT: draining in-flight requests and stopping');
+    await expectAllStopped(run, dir, 'SIGINT');
+  });
+
+  it('a start after the Ctrl-C prints no new key, keeps the data, and shows the call in flight charged exactly once and in the request log; SIGTERM to the node process alone stops PostgreSQL too', async () => {
     expect(demoKey, 'the first start did not produce a key').toBeDefined();
     const run = new Started(dir);
     runs.push(run);
-    await run.waitFor('banner with the nine URLs', (out) => BANNER_RE.test(out) && out.includes('/mcp/project-intelligence'));
-    await sleep(500); // anything printed after the banner would be here by now
+    await run.waitFor('the restart banner', (out) => BANNER_RE.test(out) && /keys create --account \S+ --name demo\s*$/m.test(out));
     const out = run.stdout;
     const base = BANNER_RE.exec(out)![1]!;
     for (const s of SERVER_NAMES) expect(out).toContain(`${base}/mcp/${s}`);
     expect(out).not.toMatch(/cmcp_/);
-    expect(out).not.toMatch(/demo account/i);
     expect(out).not.toContain(DESKTOP);
     expect(out).not.toContain(EDITOR);
+    // The demo account has paid for the one call: 150 - 1.
+    expect(out).toMatch(/The demo account \S+ \(free plan, 149 credits left\)/);
 
     const env = await usage(base, 'kol-analytics', demoKey!);
-    expect(env.data).toMatchObject({ plan: 'free', balance: 150 });
+    expect(env.data).toMatchObject({ plan: 'free', balance: 149 });
+    const db = new pg.Client({ connectionString: urlFor(databasePortOf(out)) });
+    await db.connect();
+    try {
+      const ledger = await db.query(`SELECT kind, delta, resolution FROM credit_ledger WHERE tool = 'bench_sleep' ORDER BY id`);
+      expect(ledger.rows).toEqual([{ kind: 'reserve', delta: -1, resolution: 'charged' }]);
+      const log = await db.query(`SELECT tool, status, credits FROM request_log WHERE tool = 'bench_sleep'`);
+      expect(log.rows).toEqual([{ tool: 'bench_sleep', status: 200, credits: 1 }]);
+    } finally {
+      await db.end();
+    }
 
     await stopAndCheck(run, dir, 'node');
   });

@@ -15,6 +15,7 @@ import {
   http,
   parseEther,
   parseUnits,
+  toHex,
   type Abi,
   type Address,
   type Hex,
@@ -278,6 +279,14 @@ async function seed(rpcUrl: string): Promise<DevnetManifest> {
     balances,
     payments: await seedPayments(rpcUrl),
   };
+}
+
+/**
+ * The key the service settles x402 payments with on the devnet: the USDC issuer's (test mnemonic
+ * index 10), funded with gas by seedPayments. Public and worthless, like the mnemonic.
+ */
+export function devnetSettlementKey(): Hex {
+  return toHex(mnemonicToAccount(MNEMONIC, { addressIndex: PAYMENT_INDICES.issuer }).getHdKey().privateKey!);
 }
 
 /** The payment accounts and the USDC-like token, deployed by an issuer of their own after everything else. */

@@ -1,9 +1,14 @@
-// The `cryptomcp` CLI end to end, as an SRE runs it: a real process (`node server/cli.ts ...`)
-// against this file's own database (DATABASE_URL), `--json` output parsed, exit codes checked,
-// the effects checked in SQL and against a real running service on the same database.
+// The `cryptomcp` CLI end to end, as an SRE runs it, against this file's own database
+// (DATABASE_URL): `--json` output parsed, exit codes checked, the effects checked in SQL and
+// against a real running service on the same database. Most cases run the command line in
+// process (runCli: the same parser, handlers, output and exit code as the binary, without a Node
+// start and an import of the whole graph per case); a few run the real process (`node
+// server/cli.ts ...`), for what only a process shows: exit status, stdout/stderr, the
+// migrations on an empty database and a key used by the MCP client.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../server/cli.ts';
 import { loadMigrations } from '../../server/db/migrate.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
@@ -34,8 +39,20 @@ interface CliResult {
   stderr: string;
 }
 
+/** Runs `cryptomcp <args>` in process against `databaseUrl` (this file's database by default). */
+async function cli(args: string[], databaseUrl = db.url): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: (text) => (stdout += text),
+    stderr: (text) => (stderr += text),
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+  });
+  return { code, stdout, stderr };
+}
+
 /** Runs `cryptomcp <args>` as a process on Node 24, against `databaseUrl` (this file's database by default). */
-function cli(args: string[], databaseUrl = db.url): Promise<CliResult> {
+function cliProcess(args: string[], databaseUrl = db.url): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['server/cli.ts', ...args], {
       cwd: REPO,
@@ -169,7 +186,7 @@ describe('cryptomcp plans list', { timeout: 120_000 }, () => {
   });
 
   it('human output has one readable line per plan with its credits, renewal, rate, burst and key cap', async () => {
-    const res = await cli(['plans', 'list']);
+    const res = await cliProcess(['plans', 'list']);
     expect(res.code).toBe(0);
     expect(() => JSON.parse(res.stdout)).toThrow();
     const lines = res.stdout.trim().split('\n');
@@ -199,7 +216,7 @@ describe('cryptomcp migrate', { timeout: 120_000 }, () => {
   it('applies every pending migration on an empty database, then reports current', async () => {
     const empty = await createTestDatabase({ migrate: false });
     try {
-      const first = await cli(['--json', 'migrate'], empty.url);
+      const first = await cliProcess(['--json', 'migrate'], empty.url);
       expect(first.code, first.stderr).toBe(0);
       expect(JSON.parse(first.stdout)).toEqual({ applied: loadMigrations().map((m) => m.version) });
       const second = await cli(['--json', 'migrate'], empty.url);
@@ -258,7 +275,7 @@ describe('cryptomcp accounts', { timeout: 120_000 }, () => {
   });
 
   it('create: human error output goes to stderr with the code, exit 1', async () => {
-    const res = await cli(['accounts', 'create', '--wallet', '0x123']);
+    const res = await cliProcess(['accounts', 'create', '--wallet', '0x123']);
     expect(res.code).toBe(1);
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/INVALID_PARAMS/);
@@ -350,7 +367,7 @@ describe('cryptomcp accounts', { timeout: 120_000 }, () => {
 describe('cryptomcp keys', { timeout: 120_000 }, () => {
   it('create: prints a plaintext key once, matching cmcp_ + 38 base62, which works with the MCP SDK client against the running service', async () => {
     const a = await newFreeAccount();
-    const res = await cli(['--json', 'keys', 'create', '--account', a.id, '--name', 'laptop', '--description', 'my laptop']);
+    const res = await cliProcess(['--json', 'keys', 'create', '--account', a.id, '--name', 'laptop', '--description', 'my laptop']);
     expect(res.code, res.stderr).toBe(0);
     const k = JSON.parse(res.stdout) as KeyJson;
     expect(k.key).toMatch(KEY_RE);
@@ -424,12 +441,15 @@ describe('cryptomcp keys', { timeout: 120_000 }, () => {
       fails(['keys', 'create', '--account', '00000000-0000-4000-8000-000000000000', '--name', 'x'], 'NOT_FOUND'),
     ]);
     expect(servers.details.issues).toEqual([expect.objectContaining({ path: 'servers.1' })]);
+    // The message names the bad server and every valid one, not "The tool arguments are invalid."
+    expect(servers.message).toContain('"nope"');
+    for (const name of SERVER_NAMES) expect(servers.message).toContain(name);
     expect(past.details.issues).toEqual([expect.objectContaining({ path: 'expires_at' })]);
     expect(vague.details.issues).toEqual([expect.objectContaining({ path: 'expires_at' })]);
     expect(long.details.issues).toEqual([expect.objectContaining({ path: 'name' })]);
     expect(await countRows('api_keys')).toBe(before);
 
-    // Three at once from three processes: the cap holds across concurrent CLI runs.
+    // Three at once, each on its own connection: the cap holds across concurrent CLI runs.
     await Promise.all([0, 1, 2].map((i) => ok(['keys', 'create', '--account', a.id, '--name', `k${i}`])));
     const full = await fails(['keys', 'create', '--account', a.id, '--name', 'k3'], 'KEY_LIMIT_REACHED');
     expect(full.details.max_keys).toBe(3);

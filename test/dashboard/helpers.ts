@@ -4,9 +4,7 @@
 import { generateKeyPairSync, sign as edSign, type KeyObject } from 'node:crypto';
 import { base58 } from '@scure/base';
 import { createSignInMessageText } from '@solana/wallet-standard-util';
-import solc from 'solc';
-import fs from 'node:fs';
-import path from 'node:path';
+import { compileSolidity } from '../../scripts/devnet-compile.ts';
 import { createWalletClient, http, type Hex, type LocalAccount } from 'viem';
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
@@ -153,22 +151,12 @@ contract OwnedWallet {
 
 /** Deploys the contract wallet for `owner` (from mnemonic index 7); `chainId`: the node's, when not anvil's default 31337. */
 export async function deploySmartWallet(rpcUrl: string, owner: `0x${string}`, chainId: number = foundry.id): Promise<`0x${string}`> {
-  const root = path.resolve(import.meta.dirname, '../..');
-  const input = {
+  // Compiled once per source change (cached by input hash), not on every run.
+  const out = compileSolidity({
     language: 'Solidity',
     sources: { 'OwnedWallet.sol': { content: WALLET_SOURCE } },
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-  };
-  const findImports = (p: string) => {
-    const file = path.join(root, 'node_modules', p);
-    return fs.existsSync(file) ? { contents: fs.readFileSync(file, 'utf8') } : { error: `not found: ${p}` };
-  };
-  const out = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
-  if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  });
   const artifact = out.contracts['OwnedWallet.sol']!['OwnedWallet']!;
   const deployer = mnemonicToAccount(MNEMONIC, { addressIndex: 7 });
   const chain = { ...foundry, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } };

@@ -224,7 +224,13 @@ describe('dashboard in Chromium', () => {
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Export CSV' }).click();
     const csv = fs.readFileSync((await (await download).path())!, 'utf8');
-    expect(csv).toBe(`day,server,tool,calls,credits\r\n${new Date().toISOString().slice(0, 10)},market-intelligence,get_prices,1,${spent}\r\n`);
+    // The row's day is the UTC day the database recorded the call on, read back from it, not the
+    // test's clock now: a call at 23:59:59 is still in yesterday's row after midnight.
+    const { rows } = await db.query<{ day: string }>(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM credit_ledger WHERE kind = 'reserve' AND tool = 'get_prices'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(csv).toBe(`day,server,tool,calls,credits\r\n${rows[0]!.day},market-intelligence,get_prices,1,${spent}\r\n`);
     await shot('4-usage');
     await expectAccessible();
   });
@@ -358,14 +364,19 @@ describe('dashboard in Chromium', () => {
     await page.locator('tbody tr', { hasText: 'ci runner' }).first().getByText('active').waitFor();
     await page.getByLabel('Rotation grace period for ci runner').first().selectOption({ label: 'Revoke the old key now' });
     const asked = dialogs.length;
+    const utcDay = () => new Date().toISOString().slice(0, 10);
+    const dayBefore = utcDay();
     await page.getByRole('button', { name: 'Rotate ci runner' }).first().click();
     await expect.poll(() => page.getByTestId('new-key').textContent()).not.toBe(oldKey);
     // Rotation asks first, and says what happens to the old key.
     expect(dialogs.slice(asked)).toEqual([expect.stringMatching(/^Rotate "ci runner" .*the old key stops working at once\.$/)]);
     const newKey = (await page.getByTestId('new-key').textContent())!;
-    // The new key is named apart from the old one.
-    const rotatedName = `ci runner (rotated ${new Date().toISOString().slice(0, 10)})`;
-    await page.getByRole('heading', { name: `Your new key “${rotatedName}”` }).waitFor();
+    // The new key is named apart from the old one, after the UTC day of the rotation (the day
+    // the click was made on, or the next if midnight passed meanwhile: not the test's clock now).
+    const heading = page.getByRole('heading', { name: /^Your new key “ci runner \(rotated \d{4}-\d{2}-\d{2}\)”$/ });
+    await heading.waitFor();
+    const rotatedName = /“(.*)”/.exec((await heading.textContent())!)![1]!;
+    expect([`ci runner (rotated ${dayBefore})`, `ci runner (rotated ${utcDay()})`]).toContain(rotatedName);
     await page.locator('tbody tr', { hasText: rotatedName }).waitFor();
     expect(await mcpStatus(oldKey)).toEqual({ status: 401, code: 'API_KEY_REVOKED' });
     const oldRow = page.locator('tbody tr', { hasText: 'Replaced by a rotation' });

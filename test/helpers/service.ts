@@ -13,7 +13,8 @@ import { SERVER_NAMES } from '../../server/mcp/names.ts';
 
 export async function startTestService(
   databaseUrl: string,
-  env: Record<string, string> = {},
+  /** Overrides; undefined unsets a default (e.g. METRICS_PORT, to see it follow PORT=0). */
+  env: Record<string, string | undefined> = {},
   opts: { now?: () => Date } = {},
 ): Promise<RunningService> {
   const config = loadConfig({

@@ -39,13 +39,15 @@ export async function usdcBalance(m: DevnetManifest, owner: Address): Promise<bi
 }
 
 /** A JSON-RPC pass-through to the node that can be switched off (answers 503, as a load balancer does). */
-export async function rpcProxy(target: string): Promise<{ url: string; down: boolean; close(): Promise<void> }> {
-  const state = { down: false };
+export async function rpcProxy(target: string): Promise<{ url: string; down: boolean; refused: number; close(): Promise<void> }> {
+  // refused: requests answered 503 while down, so a test can wait for retries instead of sleeping.
+  const state = { down: false, refused: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (state.down) {
+        state.refused += 1;
         res.writeHead(503).end('upstream down');
         return;
       }

@@ -4,7 +4,7 @@
 // and credits it once — sequentially, concurrently, and across two replicas — and refuses, with a
 // coded error and nothing credited, every transaction that does not pay the order.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeFunctionData, getAddress, type Address } from 'viem';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
@@ -81,8 +81,10 @@ async function accountRow(id: string) {
 const paymentsFor = async (hash: string) =>
   (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM payments WHERE tx_hash = $1', [hash.toLowerCase()])).rows[0]!.n;
 
-// One account pays throughout; its own wallet is linked by signing in.
-let buyer: { client: CookieClient; accountId: string };
+// One account pays throughout; its own wallet is linked by signing in. Signed in on first use,
+// so any test also runs alone (vitest -t).
+let buyerOnce: Promise<{ client: CookieClient; accountId: string }> | undefined;
+const theBuyer = () => (buyerOnce ??= signedIn());
 
 describe('prices as configuration', () => {
   it('the catalog shows plan prices in integer USD cents, the credit packs and the chains paid on', async () => {
@@ -99,7 +101,7 @@ describe('prices as configuration', () => {
   });
 
   it('an order fixes amount (cents as token base units), chain, token, treasury and expiry', async () => {
-    buyer = await signedIn();
+    const buyer = await theBuyer();
     const o = await order(buyer.client);
     expect(o).toMatchObject({ amount: '29000000', chain: 'ethereum', token: usdc.toLowerCase(), treasury: treasury.toLowerCase(), price_cents: 2900 });
     const plans = await buyer.client.get('/api/plans');
@@ -109,6 +111,7 @@ describe('prices as configuration', () => {
 
 describe('buying a plan on chain', () => {
   it('buy Basic from a linked wallet: unconfirmed until 2 confirmations, then plan basic, 5,000 credits, a one-month period, a purchase row with chain and hash', async () => {
+    const buyer = await theBuyer();
     const o = await order(buyer.client);
     const before = await usdcBalance(devnet.manifest, treasury);
     const hash = await transferToken(devnet.manifest, payer, usdc, treasury, BigInt(o.amount));
@@ -137,6 +140,7 @@ describe('buying a plan on chain', () => {
   });
 
   it('the same hash submitted again — for the same order or another — is refused and credited once', async () => {
+    const buyer = await theBuyer();
     const first = await order(buyer.client, { kind: 'pack', item: 'credits-1k', chain: 'ethereum' });
     const hash = await transferToken(devnet.manifest, payer, usdc, treasury, BigInt(first.amount));
     await mine(1);
@@ -154,6 +158,7 @@ describe('buying a plan on chain', () => {
   });
 
   it('two concurrent submissions of one hash, to two replicas and to one, credit it once (the unique chain+hash constraint)', async () => {
+    const buyer = await theBuyer();
     const replicaClient = new CookieClient(replica.url);
     replicaClient.jar.set('cmcp_session', buyer.client.jar.get('cmcp_session')!);
     replicaClient.csrf = buyer.client.csrf;
@@ -183,14 +188,19 @@ describe('buying a plan on chain', () => {
 });
 
 describe('refusals: a coded error and nothing credited', () => {
+  // The balance before each test: none of these may change it.
   let snapshotBalance: number;
+  beforeEach(async () => {
+    snapshotBalance = (await accountRow((await theBuyer()).accountId)).balance;
+  });
   const unchanged = async () => {
-    expect((await accountRow(buyer.accountId)).balance).toBe(snapshotBalance);
-    expect(await ledgerSum(db, buyer.accountId)).toBe(snapshotBalance);
+    const { accountId } = await theBuyer();
+    expect((await accountRow(accountId)).balance).toBe(snapshotBalance);
+    expect(await ledgerSum(db, accountId)).toBe(snapshotBalance);
   };
 
   it('wrong token, wrong recipient, short amount: PAYMENT_MISMATCH naming the field, expected and found', async () => {
-    snapshotBalance = (await accountRow(buyer.accountId)).balance;
+    const buyer = await theBuyer();
     // Another seeded token, sent by one of the seeded wallets that holds it.
     const other = devnet.manifest.tokens.find((t) => t.kind === 'plain')!;
     const holders = Object.entries(devnet.manifest.balances[other.symbol] ?? {}).filter(([, amount]) => BigInt(amount) >= 29_000_000n).map(([a]) => a.toLowerCase());
@@ -215,6 +225,7 @@ describe('refusals: a coded error and nothing credited', () => {
   });
 
   it('a reverted transaction: PAYMENT_MISMATCH on status', async () => {
+    const buyer = await theBuyer();
     const o = await order(buyer.client);
     const c = devnetClients(devnet.manifest);
     // More USDC than the payer holds: the token reverts. Gas is given so the wallet does not refuse to send it.
@@ -233,6 +244,7 @@ describe('refusals: a coded error and nothing credited', () => {
   });
 
   it('sent from a wallet not linked to the account: WALLET_NOT_LINKED', async () => {
+    const buyer = await theBuyer();
     const o = await order(buyer.client);
     const hash = await transferToken(devnet.manifest, stranger, usdc, treasury, BigInt(o.amount));
     await mine(2);
@@ -243,6 +255,7 @@ describe('refusals: a coded error and nothing credited', () => {
   });
 
   it('unknown order, another account’s order, expired order, malformed hash, unconfigured chain, unknown plan', async () => {
+    const buyer = await theBuyer();
     const hash = await transferToken(devnet.manifest, payer, usdc, treasury, 29_000_000n);
     await mine(2);
     const unknown = await buyer.client.post(`/api/orders/${randomUUID()}/submit`, { tx_hash: hash });
@@ -273,6 +286,7 @@ describe('refusals: a coded error and nothing credited', () => {
   });
 
   it('a reorg before confirmation credits nothing: the transaction dropped from the chain is never credited', async () => {
+    const buyer = await theBuyer();
     const o = await order(buyer.client);
     const c = devnetClients(devnet.manifest);
     const snapshot = await c.test.snapshot();
@@ -302,11 +316,12 @@ describe('the node being down', () => {
     const res = await client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash });
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { provider: 'rpc:base', retrying: true } });
-    await new Promise((r) => setTimeout(r, 600));
+    // The sweep (every 200 ms) retries against the down node at least twice more, crediting nothing.
+    const refused = proxy.refused;
+    await expect.poll(() => proxy.refused, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(refused + 2);
     expect((await accountRow(accountId)).plan).toBe('free');
     proxy.down = false;
-    const deadline = Date.now() + 10_000;
-    while ((await client.get(`/api/orders/${o.id}`)).body.order.status !== 'paid' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(async () => (await client.get(`/api/orders/${o.id}`)).body.order.status, { timeout: 10_000, interval: 100 }).toBe('paid');
     expect(await accountRow(accountId)).toMatchObject({ plan: 'pro', balance: 15000 });
     expect(await paymentsFor(hash)).toBe(1);
   });
@@ -393,6 +408,14 @@ describe('what a payment buys', () => {
 
 describe('receipts', () => {
   it('Usage lists purchases with chain and hash, as CSV and as a printable receipt page', async () => {
+    const buyer = await theBuyer();
+    // The Basic plan bought above; bought here when this test runs alone.
+    if (!(await buyer.client.get('/api/purchases')).body.purchases.some((p: { kind: string }) => p.kind === 'plan')) {
+      const o = await order(buyer.client);
+      const hash = await transferToken(devnet.manifest, payer, usdc, treasury, BigInt(o.amount));
+      await mine(1);
+      expect((await buyer.client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash })).status).toBe(200);
+    }
     const list = await buyer.client.get('/api/purchases');
     expect(list.status).toBe(200);
     const plan = list.body.purchases.find((p: { kind: string }) => p.kind === 'plan');
