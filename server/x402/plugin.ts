@@ -24,7 +24,7 @@ import type { Database } from '../db/pool.ts';
 import { ApiError, errorEnvelope, fromFrameworkError, toApiError } from '../errors.ts';
 import type { KeyGrant } from '../keys/store.ts';
 import { SERVER_NAMES } from '../mcp/names.ts';
-import { withoutAccountTools } from '../mcp/registry.ts';
+import { ALL_IN_ONE, AllInOne, withoutAccountTools } from '../mcp/registry.ts';
 import type { MeterDecision } from '../metering/meter.ts';
 import { ProtocolAnswerer, type ProtocolAnswer } from '../gateway/answer.ts';
 import { singleHeader } from '../gateway/authenticate.ts';
@@ -46,7 +46,7 @@ export interface X402Deps {
   db: Database;
 }
 
-type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs'> & X402Deps;
+type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs' | 'allInOne'> & X402Deps;
 
 /** The tool's price in the asset's base units: credits × micro-USD per credit, scaled to the decimals. */
 export function priceOf(credits: number, config: X402Config): bigint {
@@ -109,6 +109,10 @@ declare module 'fastify' {
 export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promise<void> {
   const { config } = deps;
   const registry = withoutAccountTools(deps.registry);
+  // /x402/mcp: every server at one URL, as on /mcp, without the tools that need an account.
+  const allInOne = new AllInOne(registry, { ...deps.allInOne, tools: deps.allInOne.tools.filter((t) => t.accountBound !== true) }).view(SERVER_NAMES);
+  const routeOf = (request: FastifyRequest<{ Params: { server?: string } }>) =>
+    request.params.server === undefined ? { requestId: request.id, server: allInOne } : route(registry, request.id, request.params.server);
   const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
@@ -118,39 +122,40 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   app.addHook('onClose', async () => answerer.close());
   app.decorateRequest('x402Trail', null);
 
-  for (const url of ['/:server', '/:server/']) {
+  for (const url of ['/', '/:server', '/:server/']) {
     app.route({
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url,
-      handler: async (request: FastifyRequest<{ Params: { server: string } }>, reply) => {
-        route(registry, request.id, request.params.server);
+      handler: async (request: FastifyRequest<{ Params: { server?: string } }>, reply) => {
+        routeOf(request);
         reply.header('allow', 'POST');
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
     });
-    app.post(url, (request: FastifyRequest<{ Params: { server: string } }>, reply) => handle(request, reply));
+    app.post(url, (request: FastifyRequest<{ Params: { server?: string } }>, reply) => handle(request, reply));
   }
 
-  async function handle(request: FastifyRequest<{ Params: { server: string } }>, reply: FastifyReply): Promise<FastifyReply> {
-    const routed = route(registry, request.id, request.params.server);
+  async function handle(request: FastifyRequest<{ Params: { server?: string } }>, reply: FastifyReply): Promise<FastifyReply> {
+    const routed = routeOf(request);
     const call = classify({ ...routed, grant: anonymousGrant(config) }, request.body, request.headers);
     if (call.call.kind !== 'tools/call') {
       connectLimiter.admit(`x402:${request.ip}`);
       return send(reply, await answerer.answer(call, request.headers, undefined));
     }
     const toolCall = { ...call, call: call.call };
-    const trail: X402Trail = { server: call.server.name, tool: toolCall.call.tool.name };
+    // Counted and paid under the server the tool belongs to, whichever URL was called.
+    const trail: X402Trail = { server: toolCall.call.tool.server, tool: toolCall.call.tool.name };
     request.x402Trail = trail;
     addressLimiter.admit(request.ip);
     const credits = toolCall.call.tool.credits;
     if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
 
     const requirements = requirementsOf(credits, config);
-    const resourceUrl = `${request.server.origins.base}/x402/mcp/${call.server.name}`;
+    const resourceUrl = `${request.server.origins.base}/x402/mcp${call.server.name === ALL_IN_ONE ? '' : `/${call.server.name}`}`;
     const paymentRequired = (error?: string): PaymentRequired => ({
       x402Version: 2,
       ...(error ? { error } : {}),
-      resource: { url: resourceUrl, description: `${call.server.name}.${trail.tool}: ${credits} credits`, mimeType: 'application/json' },
+      resource: { url: resourceUrl, description: `${trail.server}.${trail.tool}: ${credits} credits`, mimeType: 'application/json' },
       accepts: [requirements],
     });
     const refuse = (code: 'PAYMENT_REQUIRED' | 'PAYMENT_INVALID', reason: string, extra: Record<string, unknown> = {}): never => {
@@ -204,7 +209,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
           settled = { success: false, errorReason: (err as { errorReason?: string }).errorReason ?? 'settle_error', transaction: '', network: requirements.network };
         }
         if (!settled.success) return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
-        await recordRevenue(deps, request, { payload, requirements, settled, payer, credits, server: call.server.name, tool: trail.tool });
+        await recordRevenue(deps, request, { payload, requirements, settled, payer, credits, server: trail.server, tool: trail.tool });
         return settled;
       });
     } finally {

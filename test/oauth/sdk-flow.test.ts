@@ -10,6 +10,7 @@ import { accountIdByWallet } from '../../server/accounts/accounts.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, startTestService } from '../helpers/service.ts';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { approve, MemoryOAuthProvider, openConsent, REDIRECT_URL, startHost } from './helpers.ts';
 
 const SERVER = 'market-intelligence';
@@ -47,8 +48,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function connectWith(provider: MemoryOAuthProvider): Promise<Client> {
-  const url = new URL(`${service.url}/mcp/${SERVER}`);
+async function connectWith(provider: MemoryOAuthProvider, path = `/mcp/${SERVER}`, approved: string[] = [SERVER]): Promise<Client> {
+  const url = new URL(`${service.url}${path}`);
   const first = new Client({ name: 'oauth-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
   await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
@@ -56,8 +57,8 @@ async function connectWith(provider: MemoryOAuthProvider): Promise<Client> {
 
   const wallet = privateKeyToAccount(generatePrivateKey());
   const walk = await openConsent(service.url, provider.authorizationUrl!, wallet);
-  expect(walk.details.servers).toContain(SERVER);
-  const callback = await approve(walk, [SERVER]);
+  expect(walk.details.servers).toEqual(expect.arrayContaining(approved));
+  const callback = await approve(walk, approved);
   expect(callback.searchParams.get('iss'), 'RFC 9207: the authorization response names the issuer').toBe(service.url);
   await transport.finishAuth(callback.searchParams);
 
@@ -99,5 +100,28 @@ describe('the v2 SDK client connects through OAuth and its paid call is charged 
     expect(cimdFetches).toBeGreaterThan(fetchesBefore);
     await paidCallCharges(client);
     await client.close();
+  });
+});
+
+describe('one connector for every server: the all-in-one endpoint {base_url}/mcp', () => {
+  it('one OAuth connection and one consent listing every server; the client sees the approved servers’ tools and its call is charged', async () => {
+    const provider = new MemoryOAuthProvider();
+    const approved = ['market-intelligence', 'kol-analytics'];
+    const client = await connectWith(provider, '/mcp', approved);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_prices', 'rank_kols', 'get_capabilities']));
+    // Servers the user did not approve are not offered, and calling one is refused.
+    expect(names).not.toContain('forecast_price');
+    await expect(client.callTool({ name: 'forecast_price', arguments: { asset: 'bitcoin', horizon: 7 } })).rejects.toThrow();
+    await paidCallCharges(client);
+    await client.close();
+  });
+
+  it('the consent for /mcp offers all nine servers', async () => {
+    const provider = new MemoryOAuthProvider();
+    const first = new Client({ name: 'oauth-test', version: '1.0.0' });
+    await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { authProvider: provider }))).rejects.toBeInstanceOf(UnauthorizedError);
+    const walk = await openConsent(service.url, provider.authorizationUrl!, privateKeyToAccount(generatePrivateKey()));
+    expect([...walk.details.servers].sort()).toEqual([...SERVER_NAMES].sort());
   });
 });

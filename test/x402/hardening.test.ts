@@ -182,6 +182,27 @@ describe('tools bound to an account', () => {
   });
 });
 
+describe('the all-in-one endpoint /x402/mcp', () => {
+  it('lists both servers’ tools without the account-bound ones, and a paid call there is paid and recorded under the tool’s server', async () => {
+    const list = await post(`${service.url}/x402/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(list.status).toBe(200);
+    const names = (list.body as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_prices', 'get_whale_transactions', 'get_capabilities']));
+    for (const bound of ['watch_address', 'get_watch_activity', 'get_usage']) expect(names).not.toContain(bound);
+    expect(names.filter((n) => n === 'get_capabilities')).toHaveLength(1);
+
+    const unpaid = await post(`${service.url}/x402/mcp`, call('get_prices', { assets: ['bitcoin'] }));
+    expect(unpaid.status).toBe(402);
+    const payer = devnetAccount(12);
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const paid = await post(`${service.url}/x402/mcp`, call('get_prices', { assets: ['bitcoin'] }), { 'payment-signature': await signed(payer.address, payer) });
+    expect(paid.status).toBe(200);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PRICE);
+    const row = await db.query<{ item: string }>(`SELECT item FROM payments WHERE kind = 'x402' ORDER BY created_at DESC LIMIT 1`);
+    expect(row.rows[0]!.item).toBe('market-intelligence.get_prices');
+  });
+});
+
 describe('an unauthenticated flood of free calls', () => {
   it('is bounded per client address: past the burst, 429 with Retry-After', async () => {
     const flooded = await startTestService(db.url, { ...x402Env(), X402_ADDRESS_REQUESTS_PER_MINUTE: '60', X402_ADDRESS_BURST: '30', MAX_CONNECTIONS_PER_ADDRESS: '0' });
