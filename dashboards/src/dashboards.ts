@@ -95,6 +95,15 @@ const meteringRows: RowSpec[] = [
     ],
   },
   {
+    title: 'Compute pool',
+    panels: [
+      { title: 'Compute jobs by outcome', description: 'CPU-bound tool jobs (forecasts, backtests, signals) per second, by task and outcome (completed, failed, cancelled when the client left, refused when a queue was full).', unit: 'ops', width: 12, queries: [{ expr: `sum by (task, outcome) (rate(cryptomcp_compute_jobs_total[${R}]))`, legend: '{{task}} {{outcome}}' }] },
+      { title: 'Compute jobs running and waiting', description: 'Jobs on a worker thread and jobs queued for one, all pods, with the threads available.', unit: 'short', width: 12, queries: [{ expr: 'sum by (state) (cryptomcp_compute_inflight)', legend: '{{state}}' }, { expr: 'sum(cryptomcp_compute_threads_max)', legend: 'threads' }] },
+      { title: 'Wait for a compute thread', description: 'Percentiles of how long a heavy call waited for a worker thread (its account share or the pool full).', unit: 's', queries: quantiles('cryptomcp_compute_wait_seconds', '') },
+      { title: 'Compute job run time', description: 'Percentiles of a job\'s time on a worker thread.', unit: 's', queries: quantiles('cryptomcp_compute_run_seconds', '') },
+    ],
+  },
+  {
     title: 'Database pool',
     panels: [
       { title: 'Pool connections', description: 'PostgreSQL pool connections in use and idle, with the pool maximum, all pods.', unit: 'short', width: 12, queries: [{ expr: 'sum by (state) (cryptomcp_db_pool_connections)', legend: '{{state}}' }, { expr: 'sum(cryptomcp_db_pool_max)', legend: 'max' }] },
