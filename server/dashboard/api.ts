@@ -27,12 +27,12 @@ import { offerSweep } from './offers.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { paymentRoutes } from './payments.ts';
 import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
+import { configRoutes } from './routes/config.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { accountOf, SESSION_COOKIE, sessionOf } from './session.ts';
 import { nonceRateLimit, signIn } from './signIn.ts';
 import { dashboardSweep, sessionByToken } from './store.ts';
-import { SIGN_IN_CHAINS } from './verify.ts';
 
 export interface DashboardDeps {
   db: Database;
@@ -102,13 +102,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
   };
   const consent = deps.oauth && { db, oauth: deps.oauth.server, tokens: deps.oauth.tokens };
 
-  app.get('/config', async () => ({
-    mcp_base_url: deps.origins.base,
-    servers: [...deps.registry.values()].map((s) => ({ name: s.name, description: s.description })),
-    chains: Object.entries(SIGN_IN_CHAINS).map(([id, network]) => ({ id: Number(id), network })),
-    walletconnect_project_id: settings.walletConnectProjectId ?? null,
-    request_log_retention_days: settings.requestLogRetentionDays,
-  }));
+  configRoutes(app, { registry: deps.registry, origins, settings });
   if (consent) consentPublicRoutes(app, consent);
   signInRoutes(app, signing);
 
