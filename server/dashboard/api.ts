@@ -5,15 +5,13 @@
 // server/oauth/consent.ts).
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { publicPlan, type Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
-import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiKey } from '../keys/store.ts';
-import { refuseControlCharacters } from '../lib/text.ts';
 import type { Registry } from '../mcp/registry.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
@@ -21,9 +19,10 @@ import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
 import type { PublicOrigins } from '../origin.ts';
 import type { Payments } from '../payments/orders.ts';
-import { credentialStatus, parseBody, refuseNulInput } from './body.ts';
-import { idempotencySweep, keyCreateIdempotent, parseIdempotencyKey } from './idempotency.ts';
+import { parseBody, refuseNulInput } from './body.ts';
+import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
+import { keyRoutes } from './routes/keys.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { paymentRoutes } from './payments.ts';
 import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
@@ -58,11 +57,6 @@ const RequestsQuery = z.object({
   before: z.coerce.number().int().positive().optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
-
-/** A key's name is one line; its description may have line breaks. */
-const KEY_TEXT = { name: 'line', description: 'text' } as const;
-
-const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(30 * 86400) });
 
 export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const { db, settings, origins } = deps;
@@ -121,59 +115,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     if (consent) consentSessionRoutes(authed, consent, (request) => sessionOf(request).account_id);
     sessionRoutes(authed, { db, plans: deps.plans });
     walletRoutes(authed, signing);
-    authed.get('/keys', async (request) => {
-      const keys = await keyListByAccount(db, sessionOf(request).account_id);
-      const account = await accountOf(db, request);
-      const plan = (await deps.plans()).find((p) => p.name === account.plan);
-      return { keys: keys.map((k) => keyView(k)).reverse(), max_keys: plan?.max_keys ?? null };
-    });
-
-    // With an Idempotency-Key header, the same header within 24 hours answers the key the first
-    // request made (200, Idempotent-Replayed: true, plaintext null: the secret is never stored).
-    authed.post('/keys', async (request, reply) => {
-      const accountId = sessionOf(request).account_id;
-      refuseControlCharacters(request.body, KEY_TEXT);
-      const settings = (request.body ?? {}) as never;
-      const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-      if (idempotencyKey === undefined) {
-        const { key, plaintext } = await keyCreate(db, accountId, settings);
-        return reply.code(201).send({ key: keyView(key), plaintext });
-      }
-      const result = await keyCreateIdempotent(db, accountId, idempotencyKey, settings);
-      if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send({ key: keyView(result.key), plaintext: null, replayed: true });
-      return reply.code(201).send({ key: keyView(result.key), plaintext: result.plaintext });
-    });
-
-    const ownedKey = async (request: FastifyRequest): Promise<ApiKey> => {
-      const id = (request.params as { id: string }).id;
-      const key = (await keyListByAccount(db, sessionOf(request).account_id)).find((k) => k.id === id);
-      if (!key) throw new ApiError('NOT_FOUND', 'No key with this id on your account.', { key: id });
-      return key;
-    };
-
-    // Edit an active key's name, description, servers or expiry (null clears the last three).
-    authed.patch('/keys/:id', async (request) => {
-      refuseControlCharacters(request.body, KEY_TEXT);
-      const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
-      // Servers and expiry are part of what the gateway checks: this pod's cached grants must go.
-      deps.keys.clear();
-      return { key: keyView(key) };
-    });
-
-    authed.post('/keys/:id/revoke', async (request) => {
-      const key = await keyRevoke(db, (await ownedKey(request)).id);
-      // The gateway caches key lookups briefly; drop this pod's cache so the revocation is immediate here.
-      deps.keys.clear();
-      return { key: keyView(key) };
-    });
-
-    authed.post('/keys/:id/rotate', async (request, reply) => {
-      const { grace_seconds } = parseBody(RotateBody, request.body);
-      const old = await ownedKey(request);
-      const rotated = await keyRotate(db, sessionOf(request).account_id, old.id, grace_seconds);
-      deps.keys.clear();
-      return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
-    });
+    keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
 
     // `days` (last N days) or `from` and `to` (YYYY-MM-DD, UTC, both included).
     authed.get('/usage', async (request) => {
@@ -258,20 +200,3 @@ function pick(query: unknown, field: string): Record<string, unknown> {
   const value = ((query ?? {}) as Record<string, unknown>)[field];
   return value === undefined ? {} : { [field]: value };
 }
-
-function keyView(k: ApiKey) {
-  return {
-    id: k.id,
-    name: k.name,
-    description: k.description,
-    prefix: k.prefix,
-    servers: k.servers,
-    created_at: k.created_at.toISOString(),
-    last_used_at: k.last_used_at?.toISOString() ?? null,
-    expires_at: k.expires_at?.toISOString() ?? null,
-    revoked_at: k.revoked_at?.toISOString() ?? null,
-    rotated_from: k.rotated_from,
-    status: credentialStatus(k),
-  };
-}
-
