@@ -23,9 +23,9 @@ import { parseBody, refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { requestLogPage, requestLogSweep } from './requestLog.ts';
 import { paymentRoutes } from './payments.ts';
-import { parseRange, usageBreakdown, usageCsv, usageDaily } from './usage.ts';
 import { configRoutes } from './routes/config.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
 import { walletRoutes } from './routes/wallets.ts';
@@ -117,20 +117,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     walletRoutes(authed, signing);
     keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
 
-    // `days` (last N days) or `from` and `to` (YYYY-MM-DD, UTC, both included).
-    authed.get('/usage', async (request) => {
-      const range = parseRange(request.query);
-      const accountId = sessionOf(request).account_id;
-      return { ...(await deps.usage.usage(accountId)), ...range, daily: await usageDaily(db, accountId, range) };
-    });
-
-    // What the gateway logged in the range: by day, key, server/tool and error code, with
-    // succeeded, failed and rate-limited (429) apart; optionally one key's requests only.
-    authed.get('/usage/breakdown', async (request) => {
-      const range = parseRange(omit(request.query, 'key'));
-      const { key } = parseBody(z.object({ key: z.string().uuid().optional() }), pick(request.query, 'key'));
-      return usageBreakdown(db, sessionOf(request).account_id, range, { keyId: key, retentionDays: settings.requestLogRetentionDays });
-    });
+    usageRoutes(authed, { db, usage: deps.usage, settings });
 
     // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
     authed.get('/requests', async (request) => {
@@ -142,15 +129,6 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
         { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit },
         settings.requestLogRetentionDays,
       );
-    });
-
-    authed.get('/usage.csv', async (request, reply) => {
-      const range = parseRange(request.query);
-      const csv = await usageCsv(db, sessionOf(request).account_id, range);
-      return reply
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="cryptomcp-usage-${range.from}-${range.to}.csv"`)
-        .send(csv);
     });
 
     if (deps.payments) {
@@ -190,13 +168,4 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 function csrfMatches(presented: string | string[] | undefined, expected: string): boolean {
   if (typeof presented !== 'string' || presented.length !== expected.length) return false;
   return timingSafeEqual(Buffer.from(presented), Buffer.from(expected));
-}
-
-/** The query without one field, and with only that field (the range and key are parsed apart). */
-function omit(query: unknown, field: string): Record<string, unknown> {
-  return Object.fromEntries(Object.entries((query ?? {}) as Record<string, unknown>).filter(([k]) => k !== field));
-}
-function pick(query: unknown, field: string): Record<string, unknown> {
-  const value = ((query ?? {}) as Record<string, unknown>)[field];
-  return value === undefined ? {} : { [field]: value };
 }
