@@ -6,7 +6,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { publicPlan, type Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
@@ -19,12 +18,13 @@ import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
 import type { PublicOrigins } from '../origin.ts';
 import type { Payments } from '../payments/orders.ts';
-import { parseBody, refuseNulInput } from './body.ts';
+import { refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { requestRoutes } from './routes/requests.ts';
 import { usageRoutes } from './routes/usage.ts';
-import { requestLogPage, requestLogSweep } from './requestLog.ts';
+import { requestLogSweep } from './requestLog.ts';
 import { paymentRoutes } from './payments.ts';
 import { configRoutes } from './routes/config.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
@@ -48,15 +48,6 @@ export interface DashboardDeps {
   /** On-chain payments (issue 21); absent: the Plans page offers no purchase. */
   payments?: Payments;
 }
-
-const RequestsQuery = z.object({
-  key: z.string().uuid().optional(),
-  server: z.string().max(64).optional(),
-  tool: z.string().max(128).optional(),
-  status: z.union([z.enum(['ok', 'error', 'rate_limited']), z.string().regex(/^[1-5]\d{2}$/)]).optional(),
-  before: z.coerce.number().int().positive().optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-});
 
 export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const { db, settings, origins } = deps;
@@ -119,18 +110,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
 
     usageRoutes(authed, { db, usage: deps.usage, settings });
 
-    // The request log: newest first, filtered by key, server, tool and status, paged by `before`.
-    authed.get('/requests', async (request) => {
-      const q = parseBody(RequestsQuery, request.query);
-      const status = q.status === undefined ? undefined : /^\d{3}$/.test(q.status) ? Number(q.status) : (q.status as 'ok' | 'error' | 'rate_limited');
-      return requestLogPage(
-        db,
-        sessionOf(request).account_id,
-        { key_id: q.key, server: q.server, tool: q.tool, status, before: q.before, limit: q.limit },
-        settings.requestLogRetentionDays,
-      );
-    });
-
+    requestRoutes(authed, { db, settings });
     if (deps.payments) {
       const payments = deps.payments;
       await authed.register(async (paid) =>
