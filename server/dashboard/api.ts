@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
-import { publicPlan, type Plan } from '../accounts/plans.ts';
+import type { Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
@@ -22,6 +22,7 @@ import { refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { planRoutes } from './routes/plans.ts';
 import { requestRoutes } from './routes/requests.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { requestLogSweep } from './requestLog.ts';
@@ -29,7 +30,7 @@ import { paymentRoutes } from './payments.ts';
 import { configRoutes } from './routes/config.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
 import { walletRoutes } from './routes/wallets.ts';
-import { accountOf, SESSION_COOKIE, sessionOf } from './session.ts';
+import { SESSION_COOKIE, sessionOf } from './session.ts';
 import { nonceRateLimit, signIn } from './signIn.ts';
 import { dashboardSweep, sessionByToken } from './store.ts';
 
@@ -118,30 +119,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
       );
     }
 
-    authed.get('/plans', async (request) => {
-      const account = await accountOf(db, request);
-      return {
-        current: account.plan,
-        contact: settings.contact ?? null,
-        paid_until: account.paid_until?.toISOString() ?? null,
-        // Plans bought to start when the paid time before them ends.
-        scheduled: (
-          await db.query<{ plan: string; starts_at: Date; ends_at: Date }>('SELECT plan, starts_at, ends_at FROM plan_schedule WHERE account_id = $1 ORDER BY starts_at', [account.id])
-        ).rows.map((r) => ({ plan: r.plan, starts_at: r.starts_at.toISOString(), ends_at: r.ends_at.toISOString() })),
-        free_allowance: account.free_allowance,
-        topup: account.topup,
-        // What can be bought, and where it can be paid (empty: payments are off).
-        packs: deps.payments?.packs ?? [],
-        chains: (deps.payments?.chains ?? []).map((c) => ({
-          chain: c.chain,
-          chain_id: c.chainId,
-          token: c.token,
-          decimals: c.decimals,
-          confirmations: c.confirmations,
-        })),
-        plans: (await deps.plans()).map((p) => ({ ...publicPlan(p), display_name: p.display_name, current: p.name === account.plan })),
-      };
-    });
+    planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });
 }
 
