@@ -21,14 +21,14 @@ import type { Payments } from '../payments/orders.ts';
 import { refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
+import { requestLogSweep } from './requestLog.ts';
+import { configRoutes } from './routes/config.ts';
 import { keyRoutes } from './routes/keys.ts';
+import { orderRoutes } from './routes/orders.ts';
 import { planRoutes } from './routes/plans.ts';
 import { requestRoutes } from './routes/requests.ts';
-import { usageRoutes } from './routes/usage.ts';
-import { requestLogSweep } from './requestLog.ts';
-import { paymentRoutes } from './payments.ts';
-import { configRoutes } from './routes/config.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { SESSION_COOKIE, sessionOf } from './session.ts';
 import { nonceRateLimit, signIn } from './signIn.ts';
@@ -108,17 +108,9 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     sessionRoutes(authed, { db, plans: deps.plans });
     walletRoutes(authed, signing);
     keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
-
     usageRoutes(authed, { db, usage: deps.usage, settings });
-
     requestRoutes(authed, { db, settings });
-    if (deps.payments) {
-      const payments = deps.payments;
-      await authed.register(async (paid) =>
-        paymentRoutes(paid, { db, payments, plans: deps.plans, accountIdOf: (request) => sessionOf(request).account_id, onCredited: () => deps.keys.clear() }),
-      );
-    }
-
+    if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });
 }
