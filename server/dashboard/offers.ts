@@ -73,3 +73,14 @@ export function mergeStatement(offer: Pick<WalletOffer, 'id' | 'account_id' | 's
     `move there and it stops being a separate login. Offer ${offer.id}.`
   );
 }
+
+/** An offer as the page gets it; a merge's with the statement both wallets sign and what it would bring. */
+export function offerView(offer: WalletOffer, source?: Record<string, unknown>) {
+  return {
+    id: offer.id,
+    kind: offer.kind,
+    wallet: { family: offer.family, chain: offer.chain, address: offer.address },
+    expires_at: offer.expires_at.toISOString(),
+    ...(offer.kind === 'merge' ? { statement: mergeStatement(offer), source: { id: offer.source_account_id, ...source } } : {}),
+  };
+}

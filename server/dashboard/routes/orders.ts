@@ -3,17 +3,18 @@
 // printable page). Errors are the registry's payment codes (DESIGN.md §5b).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Database } from '../db/pool.ts';
-import { ApiError } from '../errors.ts';
-import type { Plan } from '../accounts/plans.ts';
-import { formatUnits, orderView, type Payments } from '../payments/orders.ts';
-import type { PurchaseJson } from '../public-types.ts';
-import { parseBody } from './body.ts';
+import type { Database } from '../../db/pool.ts';
+import { ApiError } from '../../errors.ts';
+import type { Plan } from '../../accounts/plans.ts';
+import type { KeyResolver } from '../../keys/resolver.ts';
+import { formatUnits, orderView, type Payments } from '../../payments/orders.ts';
+import type { PurchaseJson } from '../../public-types.ts';
+import { parseBody } from '../body.ts';
+import { sessionOf } from '../session.ts';
 
 const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64), chain: z.string().min(1).max(16) });
 const QuoteQuery = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64) });
 const SubmitBody = z.object({ tx_hash: z.string().min(1).max(200) });
-
 
 /** A purchase as read from the database: the JSON one's fields, with its token's decimals and a Date. */
 export interface Purchase extends Omit<PurchaseJson, 'amount_display' | 'created_at'> {
@@ -89,45 +90,45 @@ td{font-family:ui-monospace,monospace;word-break:break-all}@media print{button{d
 <p>Paid on chain in USDC; the transaction above is the proof of payment.</p></body></html>`;
 }
 
-export interface PaymentRouteDeps {
+export interface OrderRouteDeps {
   db: Database;
   payments: Payments;
   plans: () => Promise<Plan[]>;
-  accountIdOf: (request: FastifyRequest) => string;
-  /** Told when an order is credited (the key cache holds balances and plans). */
-  onCredited: () => void;
+  /** Cleared on this pod when an order is credited (the key cache holds balances and plans). */
+  keys: KeyResolver;
 }
 
-export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps): Promise<void> {
+export function orderRoutes(app: FastifyInstance, deps: OrderRouteDeps): void {
   const { payments } = deps;
+  const accountIdOf = (request: FastifyRequest): string => sessionOf(request).account_id;
 
   // What buying it would do (the plan-change rule and its numbers), asked before any order exists.
   app.get('/orders/quote', async (request, reply) => {
     const body = parseBody(QuoteQuery, request.query);
     reply.header('cache-control', 'no-store');
-    return { quote: await payments.quote(deps.accountIdOf(request), body, await deps.plans()) };
+    return { quote: await payments.quote(accountIdOf(request), body, await deps.plans()) };
   });
 
   app.post('/orders', async (request, reply) => {
     const body = parseBody(OrderBody, request.body);
-    const accountId = deps.accountIdOf(request);
+    const accountId = accountIdOf(request);
     const plans = await deps.plans();
     const order = await payments.create(accountId, body, plans);
     const quote = await payments.quote(accountId, body, plans);
     return reply.code(201).send({ order: orderView(order), chain_id: payments.chains.find((c) => c.chain === order.chain)?.chainId ?? null, quote });
   });
 
-  app.get('/orders', async (request) => ({ orders: (await payments.list(deps.accountIdOf(request))).map(orderView) }));
+  app.get('/orders', async (request) => ({ orders: (await payments.list(accountIdOf(request))).map(orderView) }));
 
   app.get('/orders/:id', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    return { order: orderView(await payments.get(deps.accountIdOf(request), (request.params as { id: string }).id)) };
+    return { order: orderView(await payments.get(accountIdOf(request), (request.params as { id: string }).id)) };
   });
 
   app.post('/orders/:id/submit', async (request) => {
     const { tx_hash } = parseBody(SubmitBody, request.body);
-    const paid = await payments.submit(deps.accountIdOf(request), (request.params as { id: string }).id, tx_hash.trim());
-    deps.onCredited();
+    const paid = await payments.submit(accountIdOf(request), (request.params as { id: string }).id, tx_hash.trim());
+    deps.keys.clear();
     return { order: orderView(paid.order), account: { plan: paid.plan, balance: paid.balance, paid_until: paid.paid_until?.toISOString() ?? null } };
   });
 
@@ -143,17 +144,17 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRouteDeps
     }
   });
 
-  app.get('/purchases', async (request) => ({ purchases: (await purchaseList(deps.db, deps.accountIdOf(request))).map(purchaseView) }));
+  app.get('/purchases', async (request) => ({ purchases: (await purchaseList(deps.db, accountIdOf(request))).map(purchaseView) }));
 
   app.get('/purchases.csv', async (request, reply) =>
     reply
       .header('content-type', 'text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="cryptomcp-purchases.csv"')
-      .send(purchasesCsv(await purchaseList(deps.db, deps.accountIdOf(request)))),
+      .send(purchasesCsv(await purchaseList(deps.db, accountIdOf(request)))),
   );
 
   app.get('/purchases/:id/receipt', async (request, reply) => {
-    const accountId = deps.accountIdOf(request);
+    const accountId = accountIdOf(request);
     const id = (request.params as { id: string }).id;
     const purchase = (await purchaseList(deps.db, accountId)).find((p) => p.id === id);
     if (!purchase) throw new ApiError('NOT_FOUND', 'No purchase with this id on your account.', { purchase: id });
