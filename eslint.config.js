@@ -80,7 +80,8 @@ const LAYERS = {
   devnet: ['db', 'lib', 'errors.ts'],
   // server/'s own files: settings, metrics, the demo seed.
   'config.ts': ['errors.ts', 'lib', 'mcp', 'public-types.ts', contract('providers')],
-  'metrics.ts': ['telemetry'],
+  // The metrics registry reads the tallies in telemetry/ and the compute pool's stats shape.
+  'metrics.ts': ['telemetry', typeOnly('compute')],
   'connections.ts': ['errors.ts', 'db', 'lib'],
   'demo.ts': ['accounts', 'db', 'keys', 'mcp', 'errors.ts', 'lib'],
   // The composition roots wire everything.
