@@ -11,7 +11,9 @@ const OPERATOR_BOUNDARY = {
 // ---- server/'s layers as allow-lists (DESIGN.md §2, docs/development.md "Where things are") ----
 // Each layer names the layers it may import; any other import of server/'s own code fails lint
 // (eslint-plugin-boundaries resolves each import to its file, so depth and `.ts` specifiers don't
-// matter). Imports inside one layer are free. test/lint/boundaries.test.ts probes every rule.
+// matter). Imports inside one folder are free; server/'s own files (config.ts, app.ts, ...) are
+// a layer each, held to their lists among themselves too. test/lint/boundaries.test.ts probes
+// every rule.
 //
 // A layer is a folder of server/ ('mcp'), 'servers/*' (each of the nine servers, one element
 // apiece, so a server never imports another), 'servers/common', 'servers' (deps.ts, spec.ts,
@@ -132,6 +134,11 @@ function allowed(item) {
   return [{ to, ...(kind ? { dependency: { kind: TYPE_KINDS } } : {}) }];
 }
 const POLICIES = [
+  // Inside a folder anything goes; server/'s own files are one element too, but each has a list.
+  {
+    from: { element: { type: ALL_LAYERS.filter((l) => !TOP_FILES.includes(l)) } },
+    allow: { dependency: { relationship: { to: 'internal' } } },
+  },
   ...Object.entries(LAYERS).filter(([, list]) => list.length > 0).map(([layer, list]) => ({ from: entity(layer), allow: list.flatMap(allowed) })),
   ...NARROW.map(({ from, to, kind }) => ({
     from: { file: { path: from } },
@@ -197,7 +204,7 @@ export default tseslint.config(
     rules: {
       // Anything local that no policy allows fails, including a file outside every layer (a new
       // folder must be given its allow-list here before it can import or be imported).
-      'boundaries/dependencies': ['error', { default: 'disallow', checkUnknownLocals: true, policies: POLICIES }],
+      'boundaries/dependencies': ['error', { default: 'disallow', checkUnknownLocals: true, checkInternals: true, policies: POLICIES }],
     },
   },
   {

@@ -159,6 +159,11 @@ describe('every other layer of server/ imports only what its list names', () => 
     ['server/origin.ts', "import { openDatabase } from './db/pool.ts';"],
     ['server/public-types.ts', "import { openDatabase } from './db/pool.ts';"],
     ['server/errors.ts', "import { ProviderError } from './providers/market/types.ts';"],
+    // server/'s own files are held to their lists among themselves too.
+    ['server/origin.ts', "import { loadConfig } from './config.ts';"],
+    ['server/version.ts', "import { ApiError } from './errors.ts';"],
+    ['server/metrics.ts', "import { startService } from './runtime.ts';"],
+    ['server/config.ts', "import { buildApp } from './app.ts';"],
     // A folder no list declares can import nothing until it is given one.
     ['server/newroom/thing.ts', "import { addDays } from '../lib/dates.ts';"],
   ])('%s refuses %s', async (file, line) => {
@@ -181,7 +186,14 @@ describe('every other layer of server/ imports only what its list names', () => 
       "import { SERVER_NAMES } from '../mcp/names.ts';",
       "import { inSpan } from '../telemetry/tracing.ts';",
     ]);
-    await accepted('server/runtime.ts', ["import { Payments } from './payments/orders.ts';", "import { serverModules } from './servers/index.ts';"]);
+    await accepted('server/runtime.ts', [
+      "import { buildApp } from './app.ts';",
+      "import { Payments } from './payments/orders.ts';",
+      "import { serverModules } from './servers/index.ts';",
+    ]);
+    await accepted('server/config.ts', ["import { PAYMENT_CHAIN_NAMES } from './public-types.ts';", "import { DEFAULT_RPC_URLS } from './providers/evm/types.ts';"]);
+    // Inside a folder anything goes.
+    await accepted('server/providers/evm/explorer.ts', ["import { fetchJson } from '../http.ts';"]);
   });
 });
 
