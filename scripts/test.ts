@@ -49,11 +49,13 @@ try {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests?: number;
-    numFailedTestSuites?: number;
+    testResults?: { status: string; assertionResults: { status: string }[] }[];
   };
   passed = report.numPassedTests;
-  // A file that fails to load has no failed test but a failed suite: count it as a failure.
-  failed = report.numFailedTests + (report.numFailedTests === 0 ? (report.numFailedTestSuites ?? 0) : 0);
+  // A file that failed without a failed test (it did not load, or a beforeAll threw and its tests
+  // were skipped) is a failure too, whatever other files did.
+  const failedFiles = (report.testResults ?? []).filter((f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed')).length;
+  failed = report.numFailedTests + failedFiles;
   skipped = report.numPendingTests + (report.numTodoTests ?? 0);
 } catch {
   failed = Math.max(1, failed);

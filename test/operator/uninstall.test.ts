@@ -37,7 +37,7 @@ let rendered: Rendered[];
 const finalizers = (name: string) => (api.get('PlanPolicy', undefined, name)?.metadata.finalizers as string[] | undefined) ?? [];
 
 beforeAll(async () => {
-  const { stdout } = await run(path.join(ROOT, '.tools/helm'), ['template', 'shop', path.join(ROOT, 'charts/cryptomcp'), '--namespace', 'cryptomcp'], { maxBuffer: 32 * 1024 * 1024 });
+  const { stdout } = await run(path.join(ROOT, '.tools/helm'), ['template', 'shop', path.join(ROOT, 'charts/cryptomcp'), '--namespace', 'cryptomcp', '--set', 'web.publicBaseUrl=https://mcp.example.com'], { maxBuffer: 32 * 1024 * 1024 });
   rendered = YAML.parseAllDocuments(stdout).map((d) => d.toJS() as Rendered | null).filter((o): o is Rendered => o !== null);
   api = new StandInApiServer({ bookmarkIntervalMs: 200 });
   await api.start();
