@@ -10,19 +10,17 @@
 // - one authorization sent twice at once to one replica runs the tool once (the in-process replay guard);
 // - tools bound to an account are neither listed nor callable;
 // - a price that rounds to 0 in the asset's base units stops the start-up.
-import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
-import { encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAbi, toHex, type Address, type LocalAccount } from 'viem';
+import { toHex, type Address, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { loadConfig } from '../../server/config.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService } from '../helpers/service.ts';
-import { devnetAccount, devnetClients, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../payments/helpers.ts';
+import { devnetAccount, usdcBalance } from '../payments/helpers.ts';
+import { authorizationUsed as usedOnChain, devnetRequirements, signedPayment } from './helpers.ts';
 
 let db: TestDatabase;
 let devnet: Devnet;
@@ -58,37 +56,10 @@ afterAll(async () => {
 const url = (s: RunningService, server = 'market-intelligence') => `${s.url}/x402/mcp/${server}`;
 const call = (name: string, args: Record<string, unknown> = {}, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
-function requirements(): PaymentRequirements {
-  return { scheme: 'exact', network: `eip155:${devnet.manifest.chain_id}`, asset: usdc, amount: PRICE.toString(), payTo: treasury, maxTimeoutSeconds: 120, extra: { name: 'USD Coin', version: '2' } };
-}
-
 /** An EIP-3009 authorization naming `from`, signed by `signer` (the same account unless forging). */
-async function signed(from: Address, signer: LocalAccount): Promise<string> {
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  const authorization = { from, to: treasury, value: PRICE, validAfter: now - 600n, validBefore: now + 120n, nonce: toHex(randomBytes(32)) };
-  const signature = await signer.signTypedData({
-    domain: { name: 'USD Coin', version: '2', chainId: devnet.manifest.chain_id, verifyingContract: usdc },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message: authorization,
-  });
-  const payload: PaymentPayload = {
-    x402Version: 2,
-    accepted: requirements(),
-    payload: { signature, authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() } },
-  };
-  return encodePaymentSignatureHeader(payload);
-}
+const signed = (from: Address, signer: LocalAccount) => signedPayment(devnet.manifest, devnetRequirements(devnet.manifest, PRICE), from, { signer });
 
-const authorizationUsed = async (from: Address, header: string) => {
-  const nonce = (JSON.parse(Buffer.from(header, 'base64').toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload.authorization.nonce;
-  return devnetClients(devnet.manifest).pub.readContract({
-    address: usdc,
-    abi: parseAbi(['function authorizationState(address, bytes32) view returns (bool)']),
-    functionName: 'authorizationState',
-    args: [from, nonce],
-  });
-};
+const authorizationUsed = (from: Address, header: string) => usedOnChain(devnet.manifest, from, header);
 
 /** A paid call from another process that gives up after `afterMs` (this process may be held by a CPU-bound tool). */
 async function abandonPaid(target: string, body: unknown, header: string, afterMs: number): Promise<void> {

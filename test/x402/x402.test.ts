@@ -5,16 +5,15 @@
 // settled and the treasury's balance rises by exactly the price. Every bad payment is refused
 // with PAYMENT_INVALID and moves no money; a failed tool is not paid; a settlement that fails
 // after the tool ran withholds the answer (a remote facilitator stand-in that refuses to settle).
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAbi, toHex, type Address, type LocalAccount } from 'viem';
+import { toHex, type Address, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
@@ -22,7 +21,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { inEra, post, startTestService } from '../helpers/service.ts';
 import { loadConfig } from '../../server/config.ts';
 import { startService } from '../../server/runtime.ts';
-import { devnetAccount, devnetClients, TRANSFER_WITH_AUTHORIZATION_TYPES, usdcBalance } from '../payments/helpers.ts';
+import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
+import { authorizationUsed as usedOnChain, devnetRequirements, signedPayment, type AuthorizationOptions } from './helpers.ts';
 
 let db: TestDatabase;
 let devnet: Devnet;
@@ -88,58 +88,12 @@ afterAll(async () => {
 const url = (s: RunningService = service) => `${s.url}/x402/mcp/market-intelligence`;
 const call = (name = 'get_prices', args: Record<string, unknown> = { assets: ['bitcoin'] }) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
-function requirements(): PaymentRequirements {
-  return {
-    scheme: 'exact',
-    network: `eip155:${devnet.manifest.chain_id}`,
-    asset: usdc,
-    amount: PRICE.toString(),
-    payTo: treasury,
-    maxTimeoutSeconds: 120,
-    extra: { name: 'USD Coin', version: '2' },
-  };
-}
+const requirements = () => devnetRequirements(devnet.manifest, PRICE);
 
 /** An EIP-3009 authorization signed by hand, to make the bad ones a wallet never would. */
-async function signed(
-  from: LocalAccount,
-  opts: { validAfter?: bigint; validBefore?: bigint; domainName?: string; signer?: LocalAccount; value?: bigint } = {},
-): Promise<string> {
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  const authorization = {
-    from: from.address,
-    to: treasury,
-    value: opts.value ?? PRICE,
-    validAfter: opts.validAfter ?? now - 600n,
-    validBefore: opts.validBefore ?? now + 120n,
-    nonce: toHex(randomBytes(32)),
-  };
-  const signature = await (opts.signer ?? from).signTypedData({
-    domain: { name: opts.domainName ?? 'USD Coin', version: '2', chainId: devnet.manifest.chain_id, verifyingContract: usdc },
-    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
-    primaryType: 'TransferWithAuthorization',
-    message: authorization,
-  });
-  const payload: PaymentPayload = {
-    x402Version: 2,
-    accepted: requirements(),
-    payload: {
-      signature,
-      authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() },
-    },
-  };
-  return encodePaymentSignatureHeader(payload);
-}
+const signed = (from: LocalAccount, opts: AuthorizationOptions = {}) => signedPayment(devnet.manifest, requirements(), from, opts);
 
-const authorizationUsed = async (from: Address, header: string) => {
-  const nonce = (JSON.parse(Buffer.from(header, 'base64').toString()) as { payload: { authorization: { nonce: `0x${string}` } } }).payload.authorization.nonce;
-  return devnetClients(devnet.manifest).pub.readContract({
-    address: usdc,
-    abi: parseAbi(['function authorizationState(address, bytes32) view returns (bool)']),
-    functionName: 'authorizationState',
-    args: [from, nonce],
-  });
-};
+const authorizationUsed = (from: Address, header: string) => usedOnChain(devnet.manifest, from, header);
 
 describe('free and unpaid', () => {
   it('initialize and tools/list need no payment and no key', async () => {
