@@ -65,6 +65,7 @@ export function banner(opts: {
     `  catalog:  ${opts.baseUrl}/v1/catalog    metrics: ${opts.metricsPort === null ? 'off (METRICS_ENABLED=false)' : `http://localhost:${opts.metricsPort}/metrics`}`,
     ...(opts.tracing ? [`  tracing:  ${opts.tracing}`] : []),
     '',
+    `  ${'every server, one URL'.padEnd(22)} ${opts.baseUrl}/mcp`,
     ...opts.servers.map((s) => `  ${s.padEnd(22)} ${opts.baseUrl}/mcp/${s}`),
   ];
   if (opts.demo && opts.demo.key === undefined) {

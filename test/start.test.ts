@@ -227,6 +227,7 @@ describe('npm start on an empty data folder', { timeout: 2 * START_TIMEOUT_MS + 
     const base = BANNER_RE.exec(out)![1]!;
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(base).not.toMatch(/:0$/);
+    expect(out).toMatch(new RegExp(`every server, one URL\\s+${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/mcp\\n`));
     for (const s of SERVER_NAMES) expect(out).toContain(`${base}/mcp/${s}`);
     // The dashboard's address, and it answers the web app there.
     expect(out).toContain(`dashboard: ${base}/app/`);
