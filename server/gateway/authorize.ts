@@ -7,13 +7,19 @@ import type { ServerName } from '../mcp/names.ts';
 import type { Authorized, Routed } from './context.ts';
 
 export function authorize(routed: Routed, grant: KeyGrant): Authorized {
-  const server = routed.server.name;
-  if (grant.key_servers && !grant.key_servers.includes(server)) {
-    throw new ApiError('KEY_SCOPE_FORBIDDEN', undefined, { server, allowed_servers: grant.key_servers });
-  }
-  if (!grant.plan_servers.includes(server)) throw new ApiError('PLAN_FORBIDDEN', undefined, { server, plan: grant.plan });
+  const refused = serverRefusal(routed.server.name, grant);
+  if (refused) throw refused;
   if (grant.account_status !== 'active') throw new ApiError('ACCOUNT_SUSPENDED');
   return { ...routed, grant };
+}
+
+/** Why the grant may not use `server` (its key's scope, then its plan), or undefined. */
+function serverRefusal(server: string, grant: KeyGrant): ApiError | undefined {
+  if (grant.key_servers && !grant.key_servers.includes(server)) {
+    return new ApiError('KEY_SCOPE_FORBIDDEN', undefined, { server, allowed_servers: grant.key_servers });
+  }
+  if (!grant.plan_servers.includes(server)) return new ApiError('PLAN_FORBIDDEN', undefined, { server, plan: grant.plan });
+  return undefined;
 }
 
 /** The servers a grant may use: its key's scope (if any) within its plan's servers. */
@@ -43,11 +49,5 @@ export function toolOutsideGrant(authorized: Authorized, allInOne: AllInOne, bod
   const name = message.params.name;
   if (authorized.server.tools.has(name)) return undefined;
   const home = allInOne.homeOf(name);
-  if (!home) return undefined;
-  try {
-    authorize({ requestId: authorized.requestId, server: { ...authorized.server, name: home } }, authorized.grant);
-  } catch (err) {
-    return err as ApiError;
-  }
-  return undefined;
+  return home ? serverRefusal(home, authorized.grant) : undefined;
 }

@@ -107,8 +107,17 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
   };
 }
 
-function serverOf(id: string, name: RegisteredServer['name'], mod: Omit<ServerModule, 'name' | 'tools'>, tools: Map<string, RegisteredTool>): RegisteredServer {
+/** What a server's tool map determines: the map itself, the infos tools see and the tools/list answer. */
+function toolsPart(tools: Map<string, RegisteredTool>): Pick<RegisteredServer, 'tools' | 'toolInfos' | 'toolList'> {
   const all = [...tools.values()];
+  return {
+    tools,
+    toolInfos: all.map(({ name, description, credits, input }) => ({ name, description, credits, input })),
+    toolList: all.map((t) => t.listing),
+  };
+}
+
+function serverOf(id: string, name: RegisteredServer['name'], mod: Omit<ServerModule, 'name' | 'tools'>, tools: Map<string, RegisteredTool>): RegisteredServer {
   return {
     id,
     name,
@@ -117,9 +126,7 @@ function serverOf(id: string, name: RegisteredServer['name'], mod: Omit<ServerMo
     icons: [{ src: `data:image/svg+xml;base64,${Buffer.from(mod.icon).toString('base64')}`, mimeType: 'image/svg+xml', sizes: ['any'] }],
     chains: mod.chains,
     dataFreshness: mod.dataFreshness,
-    tools,
-    toolInfos: all.map(({ name, description, credits, input }) => ({ name, description, credits, input })),
-    toolList: all.map((t) => t.listing),
+    ...toolsPart(tools),
   };
 }
 
@@ -150,14 +157,7 @@ export function withoutAccountTools(registry: Registry): Registry {
   const open: Registry = new Map();
   for (const [name, server] of registry) {
     const tools = new Map([...server.tools].filter(([, t]) => t.definition.accountBound !== true));
-    const all = [...tools.values()];
-    open.set(name, {
-      ...server,
-      id: `${server.id}:open`,
-      tools,
-      toolInfos: server.toolInfos.filter((t) => tools.has(t.name)),
-      toolList: all.map((t) => t.listing),
-    });
+    open.set(name, { ...server, id: `${server.id}:open`, ...toolsPart(tools) });
   }
   return open;
 }

@@ -4,14 +4,13 @@
 // both wallets over the merge statement, moving balance, keys and wallets with the ledger invariant
 // (balance = sum of the ledger) holding for both accounts, also while calls are being metered; a
 // wallet can be unlinked, never the last one.
-import { createSignInMessageText } from '@solana/wallet-standard-util';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountIdByWallet } from '../../server/accounts/accounts.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
-import { CookieClient, signInEvm, signInSolana, siweMessage, solanaSign, solanaWallet, type SolanaTestWallet } from './helpers.ts';
+import { CookieClient, signInEvm, signInSolana, signStatement, siweMessage, solanaWallet, type SolanaTestWallet } from './helpers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -27,27 +26,6 @@ afterAll(async () => {
 });
 
 const fresh = () => privateKeyToAccount(generatePrivateKey());
-type Signer = { kind: 'evm'; account: PrivateKeyAccount } | { kind: 'solana'; wallet: SolanaTestWallet };
-
-/** A link-nonce message with the given statement, signed by the signer (what the merge dialog asks each wallet for). */
-async function signStatement(client: CookieClient, signer: Signer, statement: string) {
-  const nonce = (await client.get('/api/wallets/nonce')).body;
-  if (signer.kind === 'evm') {
-    const message = siweMessage(signer.account, nonce, { statement });
-    return { family: 'evm', message, signature: await signer.account.signMessage({ message }) };
-  }
-  const message = createSignInMessageText({
-    domain: nonce.domain,
-    address: signer.wallet.address,
-    statement,
-    uri: nonce.uri,
-    version: '1',
-    chainId: 'mainnet',
-    nonce: nonce.nonce,
-    issuedAt: new Date().toISOString(),
-  });
-  return { family: 'solana', message, signature: solanaSign(signer.wallet, message) };
-}
 
 /** Signs in with A (EVM) in one browser, and with S (Solana) in another: two accounts. */
 async function twoAccounts() {

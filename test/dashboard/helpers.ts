@@ -6,7 +6,7 @@ import { base58 } from '@scure/base';
 import { createSignInMessageText } from '@solana/wallet-standard-util';
 import { compileSolidity } from '../../scripts/devnet-compile.ts';
 import { createWalletClient, http, type Hex, type LocalAccount } from 'viem';
-import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { createSiweMessage } from 'viem/siwe';
 
@@ -111,6 +111,29 @@ export function solanaWallet(): SolanaTestWallet {
 
 export function solanaSign(wallet: SolanaTestWallet, message: string): string {
   return edSign(null, Buffer.from(message, 'utf8'), wallet.privateKey).toString('base64');
+}
+
+/** A wallet that signs in the tests: an EVM account or a Solana test wallet. */
+export type Signer = { kind: 'evm'; account: PrivateKeyAccount } | { kind: 'solana'; wallet: SolanaTestWallet };
+
+/** A link-nonce message with the given statement, signed by the signer (what the merge dialog asks each wallet for). */
+export async function signStatement(client: CookieClient, signer: Signer, statement: string) {
+  const nonce = (await client.get('/api/wallets/nonce')).body;
+  if (signer.kind === 'evm') {
+    const message = siweMessage(signer.account, nonce, { statement });
+    return { family: 'evm', message, signature: await signer.account.signMessage({ message }) };
+  }
+  const message = createSignInMessageText({
+    domain: nonce.domain,
+    address: signer.wallet.address,
+    statement,
+    uri: nonce.uri,
+    version: '1',
+    chainId: 'mainnet',
+    nonce: nonce.nonce,
+    issuedAt: new Date().toISOString(),
+  });
+  return { family: 'solana', message, signature: solanaSign(signer.wallet, message) };
 }
 
 export async function signInSolana(client: CookieClient, wallet: SolanaTestWallet, path = '/api/auth/nonce', post = '/api/auth/sign-in') {

@@ -3,13 +3,12 @@
 // in — with two signatures the attacker owns. Before, each round added 150 credits (150 → 1,200).
 // Now the new account opens with 0 credits and says so, and a merge never moves a free allowance,
 // so no round adds anything; a fresh wallet's own allowance stays on its own account too.
-import { createSignInMessageText } from '@solana/wallet-standard-util';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, startTestService } from '../helpers/service.ts';
-import { CookieClient, signInEvm, signInSolana, siweMessage, solanaSign, solanaWallet, type SolanaTestWallet } from './helpers.ts';
+import { CookieClient, signInEvm, signInSolana, signStatement, siweMessage, solanaWallet, type Signer } from './helpers.ts';
 
 let db: TestDatabase;
 let service: RunningService;
@@ -37,26 +36,6 @@ afterEach(async () => {
 });
 
 const fresh = () => privateKeyToAccount(generatePrivateKey());
-type Signer = { kind: 'evm'; account: PrivateKeyAccount } | { kind: 'solana'; wallet: SolanaTestWallet };
-
-async function signStatement(client: CookieClient, signer: Signer, statement: string) {
-  const nonce = (await client.get('/api/wallets/nonce')).body;
-  if (signer.kind === 'evm') {
-    const message = siweMessage(signer.account, nonce, { statement });
-    return { family: 'evm', message, signature: await signer.account.signMessage({ message }) };
-  }
-  const message = createSignInMessageText({
-    domain: nonce.domain,
-    address: signer.wallet.address,
-    statement,
-    uri: nonce.uri,
-    version: '1',
-    chainId: 'mainnet',
-    nonce: nonce.nonce,
-    issuedAt: new Date().toISOString(),
-  });
-  return { family: 'solana', message, signature: solanaSign(signer.wallet, message) };
-}
 
 /** From `client`'s session, proves `signer`'s wallet for linking; answers the HTTP result. */
 async function link(client: CookieClient, signer: Signer) {

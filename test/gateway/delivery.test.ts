@@ -2,10 +2,10 @@
 // its answer is written to the socket; a client that goes away first is refunded, whether the
 // tool notices (and stops) or not, alone or fifty at once, and the ledger invariant holds
 // (balance = the sum of the account's ledger, grants included; nothing left unresolved).
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { abandonFromAnotherProcess } from '../helpers/process.ts';
 import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 
 let db: TestDatabase;
@@ -41,20 +41,6 @@ async function abandon(key: string, args: Record<string, unknown>, afterMs: numb
     },
   );
   clearTimeout(timer);
-}
-
-/**
- * Posts a tools/call from another process and gives up after `afterMs`: this process's event loop
- * (which also runs the service) may be held by a CPU-bound tool, so its timers could not abort in time.
- */
-async function abandonFromAnotherProcess(key: string, tool: string, args: Record<string, unknown>, afterMs: number): Promise<void> {
-  const script = `
-    fetch(process.argv[1], { method: 'POST', headers: JSON.parse(process.argv[2]), body: process.argv[3], signal: AbortSignal.timeout(Number(process.argv[4])) })
-      .then(() => process.exit(3), (e) => process.exit(e.name === 'TimeoutError' || e.name === 'AbortError' ? 0 : 4));`;
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key };
-  const child = spawn(process.execPath, ['-e', script, url, JSON.stringify(headers), JSON.stringify(toolCall(tool, args)), String(afterMs)], { stdio: 'ignore' });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the client process ended with ${code} (3: answered before it gave up)`);
 }
 
 async function unresolved(accountId: string): Promise<number> {
@@ -95,7 +81,7 @@ describe('a client that disconnects before the answer is refunded', () => {
 
   it('a CPU-bound call given up mid-way is refunded, though the tool held the event loop until it ended', async () => {
     const { account, key } = await createAccountWithKey(db);
-    await abandonFromAnotherProcess(key, 'bench_spin', { ms: 1500 }, 400);
+    await abandonFromAnotherProcess(url, { 'x-api-key': key }, toolCall('bench_spin', { ms: 1500 }), 400);
     await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(150);
     expect(await ledgerSum(db, account.id)).toBe(150);

@@ -79,3 +79,18 @@ export async function stopServer(child: ChildProcess, timeoutMs = 5000): Promise
     await exited;
   }
 }
+
+/**
+ * POSTs `body` to `url` from another process and gives up (aborts) after `afterMs`: this process
+ * runs the service too, and a CPU-bound tool may hold its event loop, so its own timers could not
+ * abort in time. Throws if the call was answered before the client gave up.
+ */
+export async function abandonFromAnotherProcess(url: string, headers: Record<string, string>, body: unknown, afterMs: number): Promise<void> {
+  const script = `
+    fetch(process.argv[1], { method: 'POST', headers: JSON.parse(process.argv[2]), body: process.argv[3], signal: AbortSignal.timeout(Number(process.argv[4])) })
+      .then(() => process.exit(3), (e) => process.exit(e.name === 'TimeoutError' || e.name === 'AbortError' ? 0 : 4));`;
+  const allHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
+  const child = spawn(process.execPath, ['-e', script, url, JSON.stringify(allHeaders), JSON.stringify(body), String(afterMs)], { stdio: 'ignore' });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the client process ended with ${code} (3: answered before it gave up)`);
+}

@@ -10,7 +10,6 @@
 // - one authorization sent twice at once to one replica runs the tool once (the in-process replay guard);
 // - tools bound to an account are neither listed nor callable;
 // - a price that rounds to 0 in the asset's base units stops the start-up.
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toHex, type Address, type LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -18,6 +17,7 @@ import { loadConfig } from '../../server/config.ts';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { abandonFromAnotherProcess } from '../helpers/process.ts';
 import { post, startTestService } from '../helpers/service.ts';
 import { devnetAccount, usdcBalance } from '../payments/helpers.ts';
 import { authorizationUsed as usedOnChain, devnetRequirements, signedPayment } from './helpers.ts';
@@ -61,16 +61,8 @@ const signed = (from: Address, signer: LocalAccount) => signedPayment(devnet.man
 
 const authorizationUsed = (from: Address, header: string) => usedOnChain(devnet.manifest, from, header);
 
-/** A paid call from another process that gives up after `afterMs` (this process may be held by a CPU-bound tool). */
-async function abandonPaid(target: string, body: unknown, header: string, afterMs: number): Promise<void> {
-  const script = `
-    fetch(process.argv[1], { method: 'POST', headers: JSON.parse(process.argv[2]), body: process.argv[3], signal: AbortSignal.timeout(Number(process.argv[4])) })
-      .then(() => process.exit(3), (e) => process.exit(e.name === 'TimeoutError' || e.name === 'AbortError' ? 0 : 4));`;
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'payment-signature': header };
-  const child = spawn(process.execPath, ['-e', script, target, JSON.stringify(headers), JSON.stringify(body), String(afterMs)], { stdio: 'ignore' });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the client process ended with ${code} (3: answered before it gave up)`);
-}
+/** A paid call from another process that gives up after `afterMs`. */
+const abandonPaid = (target: string, body: unknown, header: string, afterMs: number) => abandonFromAnotherProcess(target, { 'payment-signature': header }, body, afterMs);
 
 describe('the per-payer bucket counts only verified payments', () => {
   it('forged payloads naming a real payer are refused as invalid and leave that payer able to pay', async () => {
