@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createWalletClient, http as viemHttp, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { WEB_DIST } from '../../server/dashboard/ui.ts';
@@ -19,7 +19,7 @@ import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients } from '../payments/helpers.ts';
 import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
-import { injectWallets, type InjectedWallets } from './wallets.ts';
+import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
@@ -45,15 +45,7 @@ beforeAll(async () => {
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const wallet = createWalletClient({ account: payer, chain: devnetClients(m).chain, transport: viemHttp(m.rpc_url) });
-  wallets = await injectWallets(context, payer, {
-    evmRpcUrl: m.rpc_url,
-    sendEvmTransaction: async (tx) => {
-      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
-      sent.push(hash);
-      return hash;
-    },
-  });
+  wallets = await injectWallets(context, payer, { evmRpcUrl: m.rpc_url, sendEvmTransaction: sendingFrom(payer, devnetClients(m).chain, m.rpc_url, sent) });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
 }, 120_000);

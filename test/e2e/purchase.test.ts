@@ -15,7 +15,7 @@ import { base58 } from '@scure/base';
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWalletClient, http as viemHttp, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { WEB_DIST } from '../../server/dashboard/ui.ts';
@@ -25,7 +25,7 @@ import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
 import { CHROMIUM, CHROMIUM_ARGS } from './browser.ts';
-import { injectWallets, type InjectedWallets } from './wallets.ts';
+import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
@@ -103,15 +103,10 @@ beforeAll(async () => {
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const wallet = createWalletClient({ account: payer, chain: devnetClients(m).chain, transport: viemHttp(m.rpc_url) });
   wallets = await injectWallets(context, payer, {
     // Reads (gas, fees, nonce, blocks) go to the node, and a send is signed by the payer's key and sent to anvil.
     evmRpcUrl: m.rpc_url,
-    sendEvmTransaction: async (tx) => {
-      const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
-      sent.push(hash);
-      return hash;
-    },
+    sendEvmTransaction: sendingFrom(payer, devnetClients(m).chain, m.rpc_url, sent),
     // "Sent": the stand-in now knows it as a finalized transfer of what the instruction says.
     sendSolanaTransaction: (transaction, signature) => {
       const tx = getTransactionDecoder().decode(transaction);

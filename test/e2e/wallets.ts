@@ -10,7 +10,7 @@ import { generateKeyPairSync, sign as edSign } from 'node:crypto';
 import { base58 } from '@scure/base';
 import { getTransactionDecoder } from '@solana/kit';
 import type { BrowserContext } from 'playwright-core';
-import type { Hex, LocalAccount } from 'viem';
+import { createWalletClient, http as viemHttp, type Chain, type Hex, type LocalAccount } from 'viem';
 
 export interface InjectedWallets {
   /** Switch the EVM account the injected provider signs with. */
@@ -222,5 +222,18 @@ export async function injectWallets(context: BrowserContext, evm: LocalAccount, 
       reject = opts.reject ?? false;
       rejectSwitch = opts.rejectSwitch ?? false;
     },
+  };
+}
+
+/**
+ * A sendEvmTransaction that signs with `payer`'s key and sends to the node at `rpcUrl` (the
+ * devnet), recording each hash in `sent`: what a wallet extension does when the page asks it to pay.
+ */
+export function sendingFrom(payer: LocalAccount, chain: Chain, rpcUrl: string, sent: Hex[]): NonNullable<WalletOptions['sendEvmTransaction']> {
+  const wallet = createWalletClient({ account: payer, chain, transport: viemHttp(rpcUrl) });
+  return async (tx) => {
+    const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
+    sent.push(hash);
+    return hash;
   };
 }
