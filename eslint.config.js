@@ -104,8 +104,6 @@ const NARROW = [
   { from: 'server/metering/usage.ts', to: ['server/mcp/tool.ts'], kind: 'type' },
   // A plan row answers in the public Plan shape (types only).
   { from: 'server/accounts/plans.ts', to: ['server/public-types.ts'], kind: 'type' },
-  // The Connected apps API lives in oauth/ but shares the dashboard's credential status.
-  { from: 'server/oauth/consent.ts', to: ['server/dashboard/body.ts'] },
   // The request log is written from what the gateway hands it (types only).
   { from: 'server/dashboard/requestLog.ts', to: ['server/gateway/plugin.ts'], kind: 'type' },
   // x402 prices in the token's base units with the converter next to its settings.

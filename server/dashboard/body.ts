@@ -1,12 +1,12 @@
 // A request body (or params) checked against its schema: the data, or 400 INVALID_PARAMS naming
-// each field that is wrong. Shared by every /api route module.
+// each field that is wrong. Shared by every /api route module, all of which sit behind
+// refuseNulInput (registered once in api.ts), so a NUL never reaches a schema here.
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError } from '../errors.ts';
 import { refuseNul } from '../lib/text.ts';
 
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  refuseNul(body);
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) {
     throw new ApiError('INVALID_PARAMS', 'The request fields are invalid.', {
@@ -24,11 +24,4 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
 export async function refuseNulInput(request: FastifyRequest): Promise<void> {
   // Named as parseBody names them: by the field's own path, wherever it came in.
   for (const input of [request.params, request.query, request.body]) refuseNul(input);
-}
-
-/** What a credential (an API key, an OAuth connection) is now: revoked wins over expired. */
-export function credentialStatus(c: { revoked_at: Date | null; expires_at: Date | null }, now = Date.now()): 'active' | 'revoked' | 'expired' {
-  if (c.revoked_at) return 'revoked';
-  if (c.expires_at && c.expires_at.getTime() <= now) return 'expired';
-  return 'active';
 }

@@ -14,7 +14,7 @@ import type { KeyResolver } from '../keys/resolver.ts';
 import { serversOfResource } from './provider.ts';
 import type { OAuthServer } from './server.ts';
 import { connectionCreate, connectionListByAccount, connectionRevoke, type Connection } from './store.ts';
-import { credentialStatus } from '../dashboard/body.ts';
+import { credentialStatus } from '../lib/credentials.ts';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 

@@ -9,7 +9,8 @@ import { ApiError } from '../../errors.ts';
 import type { KeyResolver } from '../../keys/resolver.ts';
 import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiKey } from '../../keys/store.ts';
 import { refuseControlCharacters } from '../../lib/text.ts';
-import { credentialStatus, parseBody } from '../body.ts';
+import { parseBody } from '../body.ts';
+import { credentialStatus } from '../../lib/credentials.ts';
 import { keyCreateIdempotent, parseIdempotencyKey } from '../idempotency.ts';
 import { accountOf, sessionOf } from '../session.ts';
 
