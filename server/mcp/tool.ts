@@ -43,8 +43,8 @@ export interface ToolContext {
   tools: readonly ToolInfo[];
 }
 
-export interface ToolOutput {
-  data: unknown;
+export interface ToolOutput<D = unknown> {
+  data: D;
   /** Where the numbers came from: 'snapshot', 'live:<provider>', 'account', ... */
   source: string;
   /** The date the data is current to (ISO 8601), or null when it is live/now. */
@@ -73,7 +73,7 @@ export interface WriteAnnotations {
   destructiveHint: boolean;
 }
 
-export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
+export interface ToolDefinition<S extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
   name: string;
   /** A short human name, shown by clients in place of the snake_case name. */
   title: string;
@@ -87,10 +87,16 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   openWorld?: boolean;
   /** true: it reads or changes the caller's own account (usage, watchlists), so it is not offered without one (x402). */
   accountBound?: boolean;
-  handler: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolOutput>;
+  /**
+   * The shape of `data` in a successful answer (fields, types, units in .describe(), nullability).
+   * The handler's return type is inferred from it, so the shape is written once; the registry
+   * publishes it as the `data` part of the tool's outputSchema.
+   */
+  output?: O;
+  handler: (args: z.infer<S>, ctx: ToolContext) => Promise<ToolOutput<z.input<O>>>;
 }
 
-export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
+export function defineTool<S extends z.ZodObject, O extends z.ZodType = z.ZodType>(def: ToolDefinition<S, O>): ToolDefinition {
   return def as unknown as ToolDefinition;
 }
 
