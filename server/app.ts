@@ -12,6 +12,7 @@ import type { ConnectLimit } from './gateway/rate-limit.ts';
 import type { Registry } from './mcp/registry.ts';
 import { oauthRoutes, type OAuthServer } from './oauth/server.ts';
 import { HEADERS_TIMEOUT_MS, limitConnections, REQUEST_TIMEOUT_MS, type ConnectionLimits } from './connections.ts';
+import { landingPage } from './dashboard/landing.ts';
 import type { PublicOrigins } from './origin.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
@@ -119,7 +120,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys, oauth, origins: deps.origins };
     await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
     await app.register(async (ui) => dashboardUi(ui), { prefix: '/app' });
-    app.get('/', async (_request, reply) => reply.redirect('/app/'));
+    // The public page: product, servers, prices in dollars, before any sign-in (server/dashboard/landing.ts).
+    app.get('/', async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+        .header('x-content-type-options', 'nosniff')
+        .send(landingPage({ origin: deps.origins.base, registry: deps.registry, plans: await deps.plans(), payments: deps.catalogPayments })),
+    );
   }
   return app;
 }
