@@ -48,6 +48,9 @@ const PACKAGES: (Requirement & { pkg: string })[] = [
     tests: ['test/observability'],
     present: () => executable(process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus') && executable(process.env.PROMTOOL_BIN ?? '/usr/bin/promtool'),
   },
+  // The container image, built without a Docker engine (scripts/build-image.ts).
+  { pkg: 'mmdebstrap', what: '/usr/bin/mmdebstrap', tests: ['test/image'], present: () => executable('/usr/bin/mmdebstrap') },
+  { pkg: 'umoci', what: '/usr/bin/umoci', tests: ['test/image'], present: () => executable('/usr/bin/umoci') },
 ];
 
 function testFiles(dir: string): string[] {
