@@ -222,6 +222,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       metrics.revenue.inc({ source: order.kind, chain: order.chain }, order.price_cents * 10_000);
       keys.clear();
     },
+    onVerifyError: (chain) => metrics.paymentVerifyErrors.inc({ chain }),
     solanaBlockhash: () => deps.solana.latestBlockhash(),
   });
   const x402 = config.x402;

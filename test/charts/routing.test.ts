@@ -243,7 +243,38 @@ describe('images, secrets, monitoring and policies', () => {
     const objects = await render(...INGRESS, '--set', 'operator.watchNamespaces={team-a,cryptomcp}', '--set', 'monitoring.serviceMonitor.enabled=true');
     const sm = objects.find((o) => o.kind === 'ServiceMonitor')!;
     expect(sm.spec.namespaceSelector.matchNames).toEqual(['cryptomcp', 'team-a']);
+    // The absence alerts select on `component`, copied from each Service's label.
+    expect(sm.spec.endpoints[0].relabelings).toEqual([{ sourceLabels: ['__meta_kubernetes_service_label_app_kubernetes_io_component'], targetLabel: 'component' }]);
+    const rules = fs.readFileSync(path.join(ROOT, 'dashboards/rules/cryptomcp.rules.yaml'), 'utf8') + fs.readFileSync(path.join(ROOT, 'dashboards/rules/cryptomcp-operator.rules.yaml'), 'utf8');
+    const components = [...rules.matchAll(/up\{component="([a-z-]+)"\}/g)].map((m) => m[1]);
+    expect(new Set(components)).toEqual(new Set(['web', 'gateway', 'mcp-server', 'operator']));
+    const services = (await cluster(...INGRESS)).filter((o) => o.kind === 'Service');
+    for (const c of new Set(components)) expect(services.some((s) => s.metadata.labels?.['app.kubernetes.io/component'] === c), `a Service labelled ${c}`).toBe(true);
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-cryptomcp-mcp-servers');
     expect(policies.map((p) => p.metadata.namespace)).toEqual(['cryptomcp', 'team-a']);
+  });
+});
+
+describe('dashboards the chart ships', () => {
+  it('each has cluster and namespace variables (and server where its metrics have one), and every query of a raw metric filters by them', () => {
+    const dir = path.join(PLATFORM, 'files/dashboards');
+    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBe(5);
+    for (const file of files) {
+      const model = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as { templating: { list: { name: string; type: string; includeAll?: boolean; allValue?: string }[] }; panels: { targets?: { expr: string }[] }[] };
+      const vars = model.templating.list.map((v) => v.name);
+      const server = file.includes('overview') || file.includes('servers');
+      expect(vars, file).toEqual(['datasource', 'cluster', 'namespace', ...(server ? ['server'] : [])]);
+      for (const v of model.templating.list.filter((x) => x.type === 'query')) expect([v.includeAll, v.allValue], `${file} ${v.name}`).toEqual([true, '.*']);
+      const exprs = model.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
+      expect(exprs.length, file).toBeGreaterThan(3);
+      for (const expr of exprs) {
+        for (const m of expr.matchAll(/\b((?:cryptomcp|mcp_server)_[a-z0-9_]+)(\{[^}]*\})?/g)) {
+          expect(m[2], `${file}: ${expr}`).toContain('cluster=~"$cluster"');
+          expect(m[2], `${file}: ${expr}`).toContain('namespace=~"$namespace"');
+        }
+      }
+      if (server) expect(exprs.some((e) => e.includes('server=~"$server"')), file).toBe(true);
+    }
   });
 });
