@@ -15,7 +15,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { spawnServer, stopServer, type ServerProcess } from '../helpers/process.ts';
-import { createAccountWithKey, createUnlimitedPlan, toolCall } from '../helpers/service.ts';
+import { createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
 
 const PROPAGATION_MS = 500;
 
@@ -156,3 +156,19 @@ describe('a rolling update under continuous traffic', { timeout: 180_000 }, () =
     }
   });
 });
+
+describe('draining after SIGTERM (in process)', () => {
+  it('for DRAIN_DELAY_MS the service still answers calls, each with Connection: close, and /readyz says not ready; then it stops listening', async () => {
+    const svc = await startTestService(db.url, { DRAIN_DELAY_MS: '1500' });
+    const closed = svc.close();
+    const ready = await fetch(`${svc.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'not ready', checks: { serving: false } });
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'draining' }), { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('connection')).toBe('close');
+    await closed;
+    await expect(fetch(`${svc.url}/healthz`)).rejects.toThrow();
+  });
+});
+
