@@ -236,6 +236,8 @@ describe('images, secrets, monitoring and policies', () => {
     expect(web).toMatch(/^[a-f0-9]{64}$/);
     expect(gateway).toBe(web);
     expect((await checksum('--set', 'database.existingSecret=other'))[0]).not.toBe(web);
+    expect((await checksum('--set', 'web.oauth.cookieSecretRef.name=oauth'))[0]).not.toBe(web);
+    expect((await checksum('--set', 'web.payments.x402.payTo=0x1111111111111111111111111111111111111111', '--set', 'web.payments.x402.settlementKeySecretRef.name=x402'))[0]).not.toBe(web);
     expect(fs.readFileSync(path.join(PLATFORM, 'templates/_helpers.tpl'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
   });
 

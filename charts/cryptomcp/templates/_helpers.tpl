@@ -67,7 +67,9 @@ as the operator rolls its MCPServer pods (whose config-hash covers their Secrets
 nothing under `helm template`, so the names and keys alone are hashed there.
 */}}
 {{- define "cryptomcp.secretsChecksum" -}}
-{{- $refs := list (dict "name" .Values.database.existingSecret "key" .Values.database.key) (include "cryptomcp.cookieSecretRef" . | fromJson) -}}
+{{- /* The chart-made cookie key never changes (and does not exist yet at the first install): left out. */ -}}
+{{- $refs := list (dict "name" .Values.database.existingSecret "key" .Values.database.key) -}}
+{{- if .Values.web.oauth.cookieSecretRef.name }}{{ $refs = append $refs (include "cryptomcp.cookieSecretRef" . | fromJson) }}{{ end -}}
 {{- with .Values.web.payments.x402.settlementKeySecretRef }}{{ if .name }}{{ $refs = append $refs (dict "name" .name "key" (.key | default "key")) }}{{ end }}{{ end -}}
 {{- $seen := list -}}
 {{- range $refs -}}
