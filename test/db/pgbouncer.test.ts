@@ -5,6 +5,8 @@
 // no failure (no named prepared statement to collide: "prepared statement ... already exists"),
 // every call charged exactly once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOperatorDatabase } from '../../operator/db/pool.ts';
+import { loadMigrations, migrate, migrationsCurrent } from '../../server/db/migrate.ts';
 import { createDatabase } from '../../server/db/pool.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -37,6 +39,32 @@ describe('behind PgBouncer in transaction mode', () => {
       expect(inside).toBe('1234ms');
     } finally {
       await pool.close();
+    }
+  });
+
+  it("the operator's pool connects through it too", async () => {
+    const operator = createOperatorDatabase(bouncer.url);
+    try {
+      expect((await operator.query<{ n: number }>('SELECT count(*) AS n FROM plans')).rows[0]!.n).toBeGreaterThan(0);
+    } finally {
+      await operator.close();
+    }
+  });
+
+  it('`migrate` through it applies every migration of a fresh database, twice at once (the advisory lock is a transaction lock)', async () => {
+    const fresh = await createTestDatabase({ migrate: false });
+    const via = await startPgBouncer(fresh.url, { mode: 'transaction', poolSize: 2 });
+    const podA = createDatabase({ url: via.url, max: 2 });
+    const podB = createDatabase({ url: via.url, max: 2 });
+    try {
+      const [a, b] = await Promise.all([migrate(podA.pool), migrate(podB.pool)]);
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual(loadMigrations().map((m) => m.version));
+      expect(await migrationsCurrent(fresh.pool)).toBe(true);
+    } finally {
+      await podA.close();
+      await podB.close();
+      await via.stop();
+      await fresh.drop();
     }
   });
 
