@@ -65,40 +65,44 @@ export function createDatabase({ url, max = 20, statementTimeoutMs = STATEMENT_T
   const connect = () => pool.connect().catch((err: unknown): never => {
     throw new DatabaseUnavailableError(err);
   });
+  /**
+   * Runs fn on a checked-out connection and gives it back, dropped if it broke. A connection
+   * that dies while checked out (the server crashed) also emits 'error': heard here (as
+   * pool.query does), or it would be an uncaught exception.
+   */
+  const withClient = async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+    const client = await connect();
+    let broken: Error | undefined;
+    const onError = (err: Error) => (broken = err);
+    client.on('error', onError);
+    try {
+      return await fn(client);
+    } catch (err) {
+      if (isConnectionError(err)) broken ??= err as Error;
+      throw err;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  };
 
   return {
     pool,
     description: description ?? redact(url),
-    async query(text, values) {
-      const client = await connect();
-      let broken: Error | undefined;
-      try {
-        return await client.query(text, values);
-      } catch (err) {
-        if (isConnectionError(err)) broken = err as Error;
-        return wrap(err);
-      } finally {
-        // A connection that failed is dropped, not handed out again.
-        client.release(broken);
-      }
-    },
-    async transaction(fn) {
-      const client = await connect();
-      let broken: Error | undefined;
-      try {
+    query: (text, values) => withClient((client) => client.query(text, values)).catch(wrap),
+    transaction: (fn) =>
+      withClient(async (client) => {
         // One round trip (the simple protocol takes both statements).
         await client.query(`BEGIN; SET LOCAL statement_timeout = ${timeout}`);
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        if (isConnectionError(err)) broken = err as Error;
-        else await client.query('ROLLBACK').catch(() => {});
-        return wrap(err);
-      } finally {
-        client.release(broken);
-      }
-    },
+        try {
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          if (!isConnectionError(err)) await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      }).catch(wrap),
     async close() {
       await pool.end();
       await onClose?.();
