@@ -218,7 +218,11 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
         } catch (err) {
           settled = { success: false, errorReason: (err as { errorReason?: string }).errorReason ?? 'settle_error', transaction: '', network: requirements.network };
         }
-        if (!settled.success) return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
+        if (!settled.success) {
+          // Ours to fix (the settlement key, the node, the facilitator), not the payer's: counted apart.
+          trail.outcome = 'SETTLEMENT_FAILED';
+          return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
+        }
         await recordRevenue(deps, request, { payload, requirements, settled, payer, credits, server: trail.server, tool: trail.tool });
         return settled;
       });
