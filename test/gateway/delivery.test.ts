@@ -7,6 +7,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { abandonFromAnotherProcess } from '../helpers/process.ts';
 import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
@@ -52,12 +53,21 @@ async function unresolved(accountId: string): Promise<number> {
 }
 
 /** Waits until every reservation of the account is resolved (settled or refunded). */
-async function settled(accountId: string, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  while ((await unresolved(accountId)) > 0) {
-    if (Date.now() > until) throw new Error(`reservations still unresolved after ${deadlineMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+async function settled(accountId: string): Promise<void> {
+  await eventually(async () => (await unresolved(accountId)) === 0, 10_000, 'every reservation resolved');
+}
+
+/**
+ * Waits until `ms` after `since`: the end of a tool that ignores the abort and sleeps that long.
+ * Not a guess at how long something takes: the late answer after the refund is the case under
+ * test, and the tool's own timer is when it comes.
+ */
+async function pastToolEnd(since: number, ms: number): Promise<void> {
+  const left = since + ms - Date.now();
+  if (left > 0) await new Promise((r) => setTimeout(r, left));
+  // The service runs in this process: its tool's timer has fired and the late answer been handled
+  // (no I/O before the settle queue); whatever that queued for settlement is written now.
+  await svc.meter.flushSettled();
 }
 
 describe('a client that disconnects before the answer is refunded', () => {
@@ -71,10 +81,12 @@ describe('a client that disconnects before the answer is refunded', () => {
 
   it('a tool that ignores the abort and finishes later is still refunded, never charged', async () => {
     const { account, key } = await createAccountWithKey(db);
+    const started = Date.now();
     await abandon(key, { ms: 800, ignore_abort: true }, 200);
     await settled(account.id);
     // Past the tool's end: the late answer must not turn the refund into a charge.
-    await new Promise((r) => setTimeout(r, 1000));
+    await pastToolEnd(started, 800);
+    await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(150);
     expect(await ledgerSum(db, account.id)).toBe(150);
   });
@@ -90,22 +102,25 @@ describe('a client that disconnects before the answer is refunded', () => {
   it('the v1 SDK client giving up on a slow call (its request timeout) is not charged', async () => {
     const { account, key } = await createAccountWithKey(db);
     const client = await mcpClient(svc.url, 'market-intelligence', key);
+    const started = Date.now();
     await expect(client.callTool({ name: 'bench_sleep', arguments: { ms: 1500, ignore_abort: true } }, undefined, { timeout: 300 })).rejects.toThrow();
     await client.close();
-    await new Promise((r) => setTimeout(r, 1800));
+    await pastToolEnd(started, 1500);
     await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(150);
   });
 
   it('50 clients giving up at once beside 20 answered calls: exactly the 20 are charged, the ledger balances', async () => {
     const { account, key } = await createAccountWithKey(db, { plan: 'roomy' });
+    const started = Date.now();
     const answered = Array.from({ length: 20 }, (_, i) => post(url, toolCall('bench_sleep', { ms: 100 }, `ok-${i}`), { 'x-api-key': key }));
     const gaveUp = Array.from({ length: 50 }, (_, i) => abandon(key, { ms: 2000, ignore_abort: i % 2 === 0 }, 150 + (i % 5) * 20, `gone-${i}`));
     const results = await Promise.all(answered);
     await Promise.all(gaveUp);
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
     await settled(account.id);
-    await new Promise((r) => setTimeout(r, 2200));
+    await pastToolEnd(started, 2000);
+    await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(1000 - 20);
     expect(await ledgerSum(db, account.id)).toBe(1000 - 20);
     expect(await unresolved(account.id)).toBe(0);

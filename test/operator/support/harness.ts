@@ -46,7 +46,15 @@ export function startOperator(api: StandInApiServer, db: Database, overrides: Pa
   return { controller, metrics, logs, stop: () => controller.stop() };
 }
 
-export { eventually } from '../../helpers/wait.ts';
+import { eventually } from '../../helpers/wait.ts';
+
+export { eventually };
+
+/** Resolves once the stand-in has sent its watches `rounds` more rounds of bookmarks (live watches, time passing). */
+export async function bookmarkRounds(api: StandInApiServer, rounds = 3): Promise<void> {
+  const target = api.bookmarkRounds + rounds;
+  await eventually(() => api.bookmarkRounds >= target, 20_000, `${rounds} rounds of bookmarks`);
+}
 
 /** Resolves once the stand-in has taken no writes for quietMs (the operator has settled). */
 export async function settled(api: StandInApiServer, quietMs = 600, timeoutMs = 20_000): Promise<void> {
