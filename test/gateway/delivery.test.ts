@@ -24,24 +24,32 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Posts a tools/call and gives up (aborts the request) after `afterMs`. */
-async function abandon(key: string, args: Record<string, unknown>, afterMs: number, id: number | string = 1): Promise<void> {
+/**
+ * Posts a bench_sleep tools/call per element of `calls` (its arguments) for the account of `key`,
+ * and gives up on all of them (aborts the requests) once the service has reserved credits for
+ * each: the client leaves while the tool runs, whatever the machine's load, rather than after a
+ * guessed number of milliseconds.
+ */
+async function abandon(key: string, accountId: string, calls: Record<string, unknown>[]): Promise<void> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), afterMs);
-  await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
-    body: JSON.stringify(toolCall('bench_sleep', args, id)),
-    signal: controller.signal,
-  }).then(
-    () => {
-      throw new Error('the call was answered before the client gave up');
-    },
-    (err: unknown) => {
-      if ((err as Error).name !== 'AbortError') throw err;
-    },
+  const requests = calls.map((args, i) =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key },
+      body: JSON.stringify(toolCall('bench_sleep', args, `gone-${i}`)),
+      signal: controller.signal,
+    }).then(
+      () => {
+        throw new Error('the call was answered before the client gave up');
+      },
+      (err: unknown) => {
+        if ((err as Error).name !== 'AbortError') throw err;
+      },
+    ),
   );
-  clearTimeout(timer);
+  await eventually(async () => (await unresolved(accountId)) >= calls.length, 10_000, `${calls.length} reservations`);
+  controller.abort();
+  await Promise.all(requests);
 }
 
 async function unresolved(accountId: string): Promise<number> {
@@ -73,7 +81,7 @@ async function pastToolEnd(since: number, ms: number): Promise<void> {
 describe('a client that disconnects before the answer is refunded', () => {
   it('the tool stops when the client goes away; the call is refunded', async () => {
     const { account, key } = await createAccountWithKey(db);
-    await abandon(key, { ms: 3000 }, 300);
+    await abandon(key, account.id, [{ ms: 3000 }]);
     await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(150);
     expect(await ledgerSum(db, account.id)).toBe(150);
@@ -82,10 +90,10 @@ describe('a client that disconnects before the answer is refunded', () => {
   it('a tool that ignores the abort and finishes later is still refunded, never charged', async () => {
     const { account, key } = await createAccountWithKey(db);
     const started = Date.now();
-    await abandon(key, { ms: 800, ignore_abort: true }, 200);
+    await abandon(key, account.id, [{ ms: 1500, ignore_abort: true }]);
     await settled(account.id);
     // Past the tool's end: the late answer must not turn the refund into a charge.
-    await pastToolEnd(started, 800);
+    await pastToolEnd(started, 1500);
     await settled(account.id);
     expect(await balanceOf(db, account.id)).toBe(150);
     expect(await ledgerSum(db, account.id)).toBe(150);
@@ -111,18 +119,21 @@ describe('a client that disconnects before the answer is refunded', () => {
   });
 
   it('50 clients giving up at once beside 20 answered calls: exactly the 20 are charged, the ledger balances', async () => {
-    const { account, key } = await createAccountWithKey(db, { plan: 'roomy' });
+    // Two accounts on one plan, so each count is exact: the answered calls' and the abandoned ones'.
+    const answering = await createAccountWithKey(db, { plan: 'roomy' });
+    const leaving = await createAccountWithKey(db, { plan: 'roomy' });
     const started = Date.now();
-    const answered = Array.from({ length: 20 }, (_, i) => post(url, toolCall('bench_sleep', { ms: 100 }, `ok-${i}`), { 'x-api-key': key }));
-    const gaveUp = Array.from({ length: 50 }, (_, i) => abandon(key, { ms: 2000, ignore_abort: i % 2 === 0 }, 150 + (i % 5) * 20, `gone-${i}`));
+    const answered = Array.from({ length: 20 }, (_, i) => post(url, toolCall('bench_sleep', { ms: 100 }, `ok-${i}`), { 'x-api-key': answering.key }));
+    // Half the tools stop when the client goes, half ignore it and end later.
+    const gaveUp = abandon(leaving.key, leaving.account.id, Array.from({ length: 50 }, (_, i) => ({ ms: 2000, ignore_abort: i % 2 === 0 })));
     const results = await Promise.all(answered);
-    await Promise.all(gaveUp);
+    await gaveUp;
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
-    await settled(account.id);
     await pastToolEnd(started, 2000);
-    await settled(account.id);
-    expect(await balanceOf(db, account.id)).toBe(1000 - 20);
-    expect(await ledgerSum(db, account.id)).toBe(1000 - 20);
-    expect(await unresolved(account.id)).toBe(0);
+    for (const { account } of [answering, leaving]) await settled(account.id);
+    expect(await balanceOf(db, answering.account.id)).toBe(1000 - 20);
+    expect(await ledgerSum(db, answering.account.id)).toBe(1000 - 20);
+    expect(await balanceOf(db, leaving.account.id)).toBe(1000);
+    expect(await ledgerSum(db, leaving.account.id)).toBe(1000);
   });
 });
