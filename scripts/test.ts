@@ -7,16 +7,28 @@
 // Lint and typecheck are CPU only, and the suite spends much of its time waiting on PostgreSQL,
 // anvil, Chromium and child processes: run one after the other before the tests, they added
 // about three minutes to the run; beside the tests, at a lower scheduling priority (nice 10), they
-// use the CPU the tests leave idle. Their output is held and printed after the tests', so the two
-// do not interleave.
+// use the CPU the tests leave idle, and once the tests are done they go back to the normal
+// priority (on a machine shared with other work, nice 10 alone could starve them). Their output is
+// held and printed after the tests', so the two do not interleave.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { provision } from './provision.ts';
 
 const REPORT = '.vitest-report.json';
-/** Below the tests' priority: lint and typecheck take the CPU the tests leave idle. */
+/** Below the tests' priority while they run: lint and typecheck take the CPU the tests leave idle. */
 const CHECKS_NICENESS = 10;
+let checksNiceness = CHECKS_NICENESS;
+/** The check running now, to be given the normal priority back when the tests end. */
+let runningCheck: number | undefined;
+
+function renice(pid: number, niceness: number): void {
+  try {
+    os.setPriority(pid, niceness);
+  } catch {
+    // Not permitted here (raising priority back needs privileges): the check keeps the one it has.
+  }
+}
 
 /** Runs a command with the terminal, without blocking this process (the checks' output is read meanwhile). */
 function run(cmd: string, args: string[]): Promise<number> {
@@ -39,11 +51,8 @@ function check(name: string, cmd: string, args: string[]): Promise<CheckResult> 
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      if (child.pid !== undefined) os.setPriority(child.pid, CHECKS_NICENESS);
-    } catch {
-      // Not permitted here: the check still runs, at the tests' priority.
-    }
+    runningCheck = child.pid;
+    if (child.pid !== undefined && checksNiceness !== 0) renice(child.pid, checksNiceness);
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -79,6 +88,8 @@ console.log(filters.length > 0 ? '\n== lint and typecheck skipped: only the sele
 console.log('\n== tests');
 fs.rmSync(REPORT, { force: true });
 const status = await run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${REPORT}`, ...args]);
+checksNiceness = 0;
+if (runningCheck !== undefined) renice(runningCheck, 0);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
