@@ -169,6 +169,8 @@ export class StandInApiServer {
   readonly writes: string[] = [];
   /** Every request: "<method> <path>". */
   readonly requests: string[] = [];
+  /** Rounds of bookmarks sent to the open watches: a clock the watchers hear ("nothing happened for three rounds"). */
+  bookmarkRounds = 0;
 
   private readonly opts: StandInOptions;
 
@@ -812,6 +814,7 @@ export class StandInApiServer {
       if (!w.bookmarks) continue;
       w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.resource.kind, apiVersion: gv(w.resource), metadata: { resourceVersion: String(this.rv) } } })}\n`);
     }
+    this.bookmarkRounds += 1;
   }
 }
 
