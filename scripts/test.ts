@@ -12,6 +12,7 @@
 // held and printed after the tests', so the two do not interleave.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 import { provision } from './provision.ts';
 
@@ -84,6 +85,22 @@ async function lintAndTypecheck(): Promise<CheckResult[]> {
 }
 const checks = filters.length > 0 ? Promise.resolve([]) : lintAndTypecheck();
 console.log(filters.length > 0 ? '\n== lint and typecheck skipped: only the selected tests run' : '\n== lint and typecheck: running beside the tests, reported after them');
+
+// The container image (test/image runs both entry points in it) is built beside lint and the
+// first test files: most of its time is spent downloading and unpacking Debian packages and npm
+// tarballs, not on the CPU. The test waits for it (CRYPTOMCP_IMAGE_DIR); run alone, it builds it.
+const IMAGE_TEST = 'test/image/image.test.ts';
+if (filters.length === 0 || filters.some((f) => IMAGE_TEST.includes(f.replace(/^\.\//, '').replace(/\/$/, '')))) {
+  const dir = path.resolve('.data/image');
+  // Gone before the test can look: a finished build of an earlier run must not pass for this one.
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync('.data', { recursive: true });
+  const log = fs.openSync('.data/image-build.log', 'w');
+  const build = spawn(process.execPath, ['scripts/build-image.ts', '--out', dir], { stdio: ['ignore', log, log] });
+  build.unref();
+  process.env.CRYPTOMCP_IMAGE_DIR = dir;
+  console.log(`\n== image: building in the background into ${path.relative('.', dir)} (log: .data/image-build.log)`);
+}
 
 console.log('\n== tests');
 fs.rmSync(REPORT, { force: true });
