@@ -46,7 +46,7 @@ export interface X402Deps {
   db: Database;
 }
 
-type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs' | 'allInOne'> & X402Deps;
+type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs' | 'allInOne' | 'modernViaSdk'> & X402Deps;
 
 /** The tool's price in the asset's base units: credits × micro-USD per credit, scaled to the decimals. */
 export function priceOf(credits: number, config: X402Config): bigint {
@@ -113,7 +113,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   const allInOne = new AllInOne(registry, { ...deps.allInOne, tools: deps.allInOne.tools.filter((t) => t.accountBound !== true) }).view(SERVER_NAMES);
   const routeOf = (request: FastifyRequest<{ Params: { server?: string } }>) =>
     request.params.server === undefined ? { requestId: request.id, server: allInOne } : route(registry, request.id, request.params.server);
-  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'), { modernViaSdk: deps.modernViaSdk });
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
   const payerLimiter = new ConnectLimiter(config.rateLimit);
