@@ -111,7 +111,8 @@ async function startReference(args: string[]): Promise<{ port: number; child: Ch
 
 /** Starts `cryptomcp serve` with `env` (on the servers' core when pinned); stopped on exit. */
 async function startService(databaseUrl: string, env: Record<string, string>): Promise<Omit<Target, 'label' | 'name'>> {
-  const { port, metricsPort, child } = await spawnServer(databaseUrl, env, SERVER_WRAPPER);
+  // Up to 2 minutes to start: on a shared machine under load, 30 s was not always enough.
+  const { port, metricsPort, child } = await spawnServer(databaseUrl, env, SERVER_WRAPPER, 120_000);
   children.push(child);
   return { port, metricsPort, child };
 }
