@@ -244,6 +244,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
+    modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
     tokens,
