@@ -17,7 +17,19 @@ import { SERVER_NAMES } from '../server/mcp/names.ts';
 import { createAccountWithKey, createUnlimitedPlan, startTestService } from '../test/helpers/service.ts';
 
 /** Tokens of each listing at 6c4bf33 (bench/NOTES.md, "bench:context"). */
-const BEFORE: Record<string, number> = {};
+const BEFORE: Record<string, number> = {
+  'price-prediction': 4289,
+  'market-intelligence': 3631,
+  'blockchain-explorer': 4355,
+  'token-intelligence': 2813,
+  'portfolio-analytics': 2159,
+  'whale-intelligence': 3976,
+  'social-intelligence': 3602,
+  'kol-analytics': 3399,
+  'project-intelligence': 3699,
+  'the nine together': 31923,
+  'all-in-one (/mcp)': 24694,
+};
 
 /**
  * The discovery mode of the all-in-one endpoint (issue 32 item 2), once it exists: the URL whose
