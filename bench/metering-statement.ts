@@ -28,7 +28,7 @@ async function main() {
       // Sorted, as the gateway's meter sends them (the statement locks accounts in id order).
       const accounts = Array.from({ length: size }, () => ids[Math.floor(Math.random() * ids.length)]!).sort();
       const column = <T>(value: T) => accounts.map(() => value);
-      return db.prepared('bench_meter_reserve_batch', 'SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
+      return db.query('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
         accounts,
         accounts.map(() => `bench-metering:${requests++}`),
         column(1),
@@ -44,7 +44,7 @@ async function main() {
     console.log('  statement                                   p50 ms   p99 ms   per call');
     const row = (name: string, r: { p50: number; p99: number }, calls = 1) =>
       console.log(`  ${name.padEnd(42)} ${r.p50.toFixed(2).padStart(7)}  ${r.p99.toFixed(2).padStart(7)}   ${((r.p50 / calls) * 1000).toFixed(0).padStart(5)} us`);
-    const select1 = await timed(SAMPLES, () => db.prepared('bench_select_1', 'SELECT 1', []));
+    const select1 = await timed(SAMPLES, () => db.query('SELECT 1', []));
     row('SELECT 1 (the round trip)', select1);
     let i = 0;
     const update = await timed(Math.min(SAMPLES, 300), () => db.query('UPDATE accounts SET updated_at = now() WHERE id = $1', [ids[i++ % ids.length]]));

@@ -5,11 +5,14 @@
 // The README's KOL figures are this command's output.
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { exclusionOf, isRetweet, type Exclusion } from '../server/analytics/calls.ts';
+import { EXCLUSIONS, exclusionOf, isRetweet, type Exclusion } from '../server/analytics/calls.ts';
 import { stanceOf } from '../server/analytics/sentiment.ts';
 import { lazySocialDataset } from '../server/providers/social/snapshot.ts';
 
 const FIXTURE = fileURLToPath(new URL('../test/fixtures/kol-calls-labelled.tsv', import.meta.url));
+
+export const LABELS = ['call', 'advert', 'not_a_view', 'other_asset'] as const;
+export type Label = (typeof LABELS)[number];
 
 export interface Share {
   n: number;
@@ -21,7 +24,7 @@ export interface Share {
 export interface SampleMeasure {
   sample: string;
   rows: number;
-  labels: Record<'call' | 'advert' | 'other_asset', number>;
+  labels: Record<Label, number>;
   /** Of the rows labelled advert or other_asset, how many the rule leaves out. */
   non_calls_excluded: Share;
   /** Of the adverts, how many the rule leaves out (for any reason). */
@@ -51,7 +54,8 @@ export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candida
     .split('\n')
     .filter((l) => l && !l.startsWith('#') && !l.startsWith('sample\t'))
     .map((l) => {
-      const [sample, id, asset, label] = l.split('\t') as [string, string, string, 'call' | 'advert' | 'other_asset'];
+      const [sample, id, asset, label] = l.split('\t') as [string, string, string, Label];
+      if (!LABELS.includes(label)) throw new Error(`row ${id}: unknown label ${label}`);
       const post = byId.get(id);
       if (!post) throw new Error(`post ${id} of the labelled sample is not in the social dataset`);
       return { sample, asset, label, excluded: exclusionOf(post, asset) };
@@ -62,12 +66,12 @@ export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candida
     const ads = rs.filter((r) => r.label === 'advert');
     const calls = rs.filter((r) => r.label === 'call');
     const kept = rs.filter((r) => r.excluded === null);
-    const by = { retweet: 0, advert: 0, several_assets: 0, other_asset: 0 };
+    const by = Object.fromEntries(EXCLUSIONS.map((e) => [e, 0])) as Record<Exclusion, number>;
     for (const r of rs) if (r.excluded) by[r.excluded]++;
     return {
       sample,
       rows: rs.length,
-      labels: { call: calls.length, advert: ads.length, other_asset: rs.length - calls.length - ads.length },
+      labels: Object.fromEntries(LABELS.map((l) => [l, rs.filter((r) => r.label === l).length])) as Record<Label, number>,
       non_calls_excluded: wilson(non.filter((r) => r.excluded !== null).length, non.length),
       adverts_excluded: wilson(ads.filter((r) => r.excluded !== null).length, ads.length),
       calls_kept: wilson(calls.filter((r) => r.excluded === null).length, calls.length),
@@ -75,7 +79,7 @@ export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candida
       excluded_by: by,
     };
   });
-  const tweetBy = { retweet: 0, advert: 0, several_assets: 0, other_asset: 0 };
+  const tweetBy = Object.fromEntries(EXCLUSIONS.map((e) => [e, 0])) as Record<Exclusion, number>;
   let candidates = 0;
   let calls = 0;
   for (const p of posts) {
@@ -94,7 +98,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const m = measureCallRule();
   const pct = (s: Share) => (s.share === null ? 'n/a' : `${(s.share * 100).toFixed(1)}% (${s.k}/${s.n}; 95% ${(s.ci95![0] * 100).toFixed(1)}-${(s.ci95![1] * 100).toFixed(1)}%)`);
   for (const s of m.samples) {
-    console.log(`${s.sample}: ${s.rows} rows labelled ${s.labels.call} call, ${s.labels.advert} advert, ${s.labels.other_asset} other_asset`);
+    console.log(`${s.sample}: ${s.rows} rows labelled ${LABELS.map((l) => `${s.labels[l]} ${l}`).join(', ')}`);
     console.log(`  non-calls left out: ${pct(s.non_calls_excluded)}`);
     console.log(`  adverts left out:   ${pct(s.adverts_excluded)}`);
     console.log(`  calls kept:         ${pct(s.calls_kept)}`);

@@ -2,14 +2,17 @@
 // from the registry (docs/tools.md) and for tests that call handlers directly. Only the snapshot
 // providers are real; what a tool would need beyond them is absent (undefined).
 import { createComputePool } from '../server/compute/pool.ts';
+import { registryServerJson } from '../server/mcp/cards.ts';
 import { buildRegistry, type Registry } from '../server/mcp/registry.ts';
+import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from '../server/gateway/classify.ts';
+import { VERSION } from '../server/version.ts';
 import { SERVER_NAMES } from '../server/mcp/names.ts';
 import { loadSnapshot, SnapshotProvider } from '../server/providers/market/snapshot.ts';
 import { lazyProjectsData, SnapshotProjectSource } from '../server/providers/projects/snapshot.ts';
 import { lazySocialDataset, SnapshotSocialSource } from '../server/providers/social/snapshot.ts';
 import { createTokenRegistry } from '../server/providers/tokens.ts';
 import type { ServerDeps } from '../server/servers/deps.ts';
-import { serverModules } from '../server/servers/index.ts';
+import { allInOneModule, serverModules } from '../server/servers/index.ts';
 
 let deps: ServerDeps | undefined;
 
@@ -38,4 +41,16 @@ export function offlineDeps(): ServerDeps {
 /** The registry of all nine servers at their default costs. */
 export function offlineRegistry(): Registry {
   return buildRegistry(serverModules({ servers: SERVER_NAMES, deps: offlineDeps() }));
+}
+
+/** server.json for the MCP Registry, as `npm run registry:server-json` writes it. */
+export function offlineServerJson(): string {
+  const modules = serverModules({ servers: SERVER_NAMES, deps: offlineDeps() });
+  const source = {
+    registry: buildRegistry(modules),
+    allInOne: allInOneModule(modules),
+    version: VERSION,
+    protocolVersions: [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS],
+  };
+  return `${JSON.stringify(registryServerJson(source), null, 2)}\n`;
 }

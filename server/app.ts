@@ -1,6 +1,7 @@
 // buildApp wires the HTTP surface and never listens: tests call inject() or listen on port 0.
+import { createHash } from 'node:crypto';
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { publicPlan, type Plan } from './accounts/plans.ts';
 import type { CreditPack } from './config.ts';
 import { x402Plugin, type X402Deps } from './x402/plugin.ts';
@@ -9,9 +10,12 @@ import { dashboardUi } from './dashboard/ui.ts';
 import { ApiError, BODY_LIMIT_BYTES, errorEnvelope, fromFrameworkError } from './errors.ts';
 import { gatewayPlugin, type GatewayDeps } from './gateway/plugin.ts';
 import type { ConnectLimit } from './gateway/rate-limit.ts';
+import { aiCatalog, AI_CATALOG_TYPE, serverCards, SERVER_CARD_TYPE, type CardSource } from './mcp/cards.ts';
 import type { Registry } from './mcp/registry.ts';
+import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from './gateway/classify.ts';
 import { oauthRoutes, type OAuthServer } from './oauth/server.ts';
 import { HEADERS_TIMEOUT_MS, limitConnections, REQUEST_TIMEOUT_MS, type ConnectionLimits } from './connections.ts';
+import { landingPage } from './dashboard/landing.ts';
 import type { PublicOrigins } from './origin.ts';
 import { endHttpSpan, enterHttpSpan, httpSpanOf, logTraceIds, requestIdForNewRequest, withSpan } from './telemetry/tracing.ts';
 
@@ -38,7 +42,7 @@ export interface AppDeps extends GatewayDeps {
 }
 
 
-const EXPOSED_HEADERS = ['x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'payment-required', 'payment-response'];
+const EXPOSED_HEADERS = ['etag', 'x-request-id', 'x-credits-used', 'x-credits-remaining', 'ratelimit', 'ratelimit-policy', 'retry-after', 'www-authenticate', 'payment-required', 'payment-response'];
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -93,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'OPTIONS'],
-    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'payment-signature', 'x-payment'],
+    allowedHeaders: ['if-none-match', 'x-api-key', 'authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'payment-signature', 'x-payment'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });
@@ -105,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.get('/v1/catalog', async () => catalog(deps.registry, await deps.plans(), deps.connectLimit, deps.catalogPayments));
 
+  await app.register(async (scope) => discoveryDocuments(scope, deps));
   await app.register(async (mcp) => gatewayPlugin(mcp, deps), { prefix: '/mcp' });
   if (deps.oauth) {
     const oauth = deps.oauth;
@@ -119,9 +124,55 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const dashboard = { ...deps.dashboard, registry: deps.registry, plans: deps.plans, usage: deps.usage, keys: deps.keys, oauth, origins: deps.origins };
     await app.register(async (api) => dashboardApi(api, dashboard), { prefix: '/api' });
     await app.register(async (ui) => dashboardUi(ui), { prefix: '/app' });
-    app.get('/', async (_request, reply) => reply.redirect('/app/'));
+    // The public page: product, servers, prices in dollars, before any sign-in (server/dashboard/landing.ts).
+    app.get('/', async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+        .header('x-content-type-options', 'nosniff')
+        .send(landingPage({ origin: deps.origins.base, registry: deps.registry, plans: await deps.plans(), payments: deps.catalogPayments })),
+    );
   }
   return app;
+}
+
+/**
+ * The server cards (<mcp-url>/server-card) and the AI catalog (/.well-known/ai-catalog.json): public
+ * and keyless, registered beside the gateway (whose hooks stay in its own plugin; a static
+ * /mcp/server-card wins over /mcp/:server). Written from the configured origin, once per origin.
+ */
+async function discoveryDocuments(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const source: CardSource = {
+    registry: deps.registry,
+    allInOne: deps.allInOne,
+    version: deps.version,
+    protocolVersions: [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS],
+  };
+  let built: { base: string; cards: Map<string, string>; catalog: string } | undefined;
+  const documents = () => {
+    const origins = { base: deps.origins.base, documentation: `${deps.origins.dashboard}/app/connect` };
+    if (built?.base !== origins.base) {
+      const cards = new Map([...serverCards(source, origins)].map(([path, card]) => [path, JSON.stringify(card)]));
+      built = { base: origins.base, cards, catalog: JSON.stringify(aiCatalog(source, origins)) };
+    }
+    return built;
+  };
+  const send = (request: FastifyRequest, reply: FastifyReply, type: string, body: string) => {
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+    reply.header('cache-control', 'public, max-age=3600').header('etag', etag);
+    if (request.headers['if-none-match']?.split(/\s*,\s*/).includes(etag)) return reply.code(304).send();
+    return reply.type(type).send(body);
+  };
+  app.get('/.well-known/ai-catalog.json', async (request, reply) => send(request, reply, AI_CATALOG_TYPE, documents().catalog));
+  for (const url of ['/mcp/server-card', '/mcp/:server/server-card']) {
+    app.get<{ Params: { server?: string } }>(url, async (request, reply) => {
+      const path = request.params.server === undefined ? '' : `/${request.params.server}`;
+      const card = documents().cards.get(path);
+      if (!card) throw new ApiError('SERVER_NOT_FOUND', undefined, { server: request.params.server, available: [...deps.registry.keys()] });
+      return send(request, reply, SERVER_CARD_TYPE, card);
+    });
+  }
 }
 
 /** What the catalog says about buying: credit packs, the chains paid on, x402's price per credit. */

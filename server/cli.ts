@@ -1,7 +1,9 @@
 #!/usr/bin/env -S node --max-old-space-size=256
 // The `cryptomcp` command. Every command but `serve` opens the database (DATABASE_URL, or the
 // embedded server under DATA_DIR, joining it if `npm start` is already running it), makes sure
-// migrations are current, does one thing, prints it (or JSON with --json) and exits.
+// migrations are current (applying them only on the embedded database; against DATABASE_URL that
+// is `cryptomcp migrate`'s job, and a command refuses a schema that is behind), does one thing,
+// prints it (or JSON with --json) and exits.
 // runCli() runs one command line in process (the tests do; `serve` and `devnet` still own the
 // process: they stay up and exit on a signal).
 // First, so tracing (when OTEL_* asks for it) is in place before anything it instruments loads.
@@ -12,7 +14,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { accountCreate, accountGet, accountGrant, accountSetPlan, accountSetStatus, CHAINS, type Account, type Chain } from './accounts/accounts.ts';
 import { planList } from './accounts/plans.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate, migrationsCurrent } from './db/migrate.ts';
 import { openDatabase, type Database } from './db/pool.ts';
 import { banner, ensureDemoAccount } from './demo.ts';
 import { ApiError, toApiError } from './errors.ts';
@@ -37,9 +39,12 @@ const processIo: CliIo = {
 
 /** Runs one administrative action against the database and closes it. */
 async function withDb<T>(c: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase({ databaseUrl: c.databaseUrl, dataDir: c.dataDir, max: 2 });
+  const db = await openDatabase({ databaseUrl: c.databaseUrl, dataDir: c.dataDir, max: 2, statementTimeoutMs: c.databaseStatementTimeoutMs });
   try {
-    await migrate(db.pool);
+    if (!c.databaseUrl) await migrate(db.pool);
+    else if (!(await migrationsCurrent(db.pool))) {
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The database schema is behind this version: run `cryptomcp migrate` first.');
+    }
     return await fn(db);
   } finally {
     await db.close();

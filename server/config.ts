@@ -162,6 +162,8 @@ const EnvSchema = z.object({
   PUBLIC_BASE_URL: publicUrl.optional(),
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_MAX: intFrom(20, 1),
+  DATABASE_STATEMENT_TIMEOUT_MS: intFrom(10000, 0),
+  MIGRATE_ON_START: switchOf(true),
   DATA_DIR: z.string().default('.data'),
   MCP_SERVERS: serverList,
   TOOL_COST_OVERRIDES: costOverrides,
@@ -174,6 +176,7 @@ const EnvSchema = z.object({
   METER_MAX_BATCH: intFrom(64, 1),
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
+  DRAIN_DELAY_MS: intFrom(0, 0),
   WRITE_TIMEOUT_MS: intFrom(30000, 100),
   MAX_PIPELINED_REQUESTS: intFrom(8, 1),
   MAX_CONNECTIONS_PER_ADDRESS: intFrom(256, 0),
@@ -270,6 +273,13 @@ export interface Config {
   publicBaseUrl: string | undefined;
   databaseUrl: string | undefined;
   databasePoolMax: number;
+  /** statement_timeout of the service's queries (migrations lift it). */
+  databaseStatementTimeoutMs: number;
+  /**
+   * `serve` applies pending migrations at start (false: it waits, not ready, until `cryptomcp
+   * migrate` has; the chart's hook Job runs it).
+   */
+  migrateOnStart: boolean;
   /** Folder for local state (the embedded PostgreSQL's data lives in `<dataDir>/postgres`). */
   dataDir: string;
   servers: ServerName[];
@@ -284,6 +294,11 @@ export interface Config {
   meterMaxBatch: number;
   sweepIntervalMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * After SIGTERM, how long the service keeps accepting (not ready, answering with Connection:
+   * close) before it stops listening: while load balancers still send it new connections.
+   */
+  drainDelayMs: number;
   /** Longest time an answer may take to leave once handed to the socket; then the connection is cut. */
   writeTimeoutMs: number;
   /** Requests one connection may have unanswered at once (HTTP pipelining); more are refused with 429. */
@@ -485,6 +500,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     databasePoolMax: e.DATABASE_POOL_MAX,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    migrateOnStart: e.MIGRATE_ON_START,
     dataDir: path.resolve(e.DATA_DIR),
     servers: e.MCP_SERVERS,
     toolCostOverrides: e.TOOL_COST_OVERRIDES,
@@ -496,6 +513,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meterMaxBatch: e.METER_MAX_BATCH,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    drainDelayMs: e.DRAIN_DELAY_MS,
     writeTimeoutMs: e.WRITE_TIMEOUT_MS,
     maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
     maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,

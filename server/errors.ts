@@ -149,21 +149,19 @@ const CONNECTION_ERROR_CODES = new Set([
   'ENOTFOUND',
   'EHOSTUNREACH',
   'EAI_AGAIN',
+  '53300', // too_many_connections: max_connections reached ("sorry, too many clients already")
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
-  '08000', // connection_exception
-  '08003',
-  '08006',
-  '08001',
-  '08004',
 ]);
 
 /** True for errors that mean "the database is not reachable now", as opposed to a bad query. */
 export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+  // Class 08 is connection_exception, and PgBouncer reports its own refusals (max_client_conn,
+  // query_wait_timeout, a server it cannot reach) as 08P01.
+  if (typeof code === 'string' && (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
   if (err instanceof AggregateError) return err.errors.some(isConnectionError);
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
     err.message,

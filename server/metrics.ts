@@ -87,6 +87,8 @@ export interface Metrics {
   revenue: CounterOf<'source' | 'chain'>;
   /** x402 tools/call outcomes: paid, payment_required, payment_invalid, settlement_failed, tool_failed. */
   x402Calls: CounterOf<'server' | 'tool' | 'outcome'>;
+  /** On-chain payment checks that could not reach the chain's node (the order is retried later). */
+  paymentVerifyErrors: CounterOf<'chain'>;
   meterReserveDuration: HistogramOf;
   meterBatchCalls: HistogramOf;
   meterBatchDuration: HistogramOf;
@@ -278,8 +280,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }),
     x402Calls: new Counter({
       name: 'cryptomcp_x402_calls_total',
-      help: 'x402 pay-per-call tools/call requests by server, tool and outcome.',
+      help: 'x402 pay-per-call tools/call requests by server, tool and outcome (ok, an error code, SETTLEMENT_FAILED when the payment could not be settled).',
       labelNames: ['server', 'tool', 'outcome'],
+      registers,
+    }),
+    paymentVerifyErrors: new Counter({
+      name: 'cryptomcp_payments_verification_errors_total',
+      help: "On-chain payment checks that could not reach the chain's node, by chain (the order is checked again later).",
+      labelNames: ['chain'],
       registers,
     }),
     creditsRefunded: new Counter({
@@ -357,6 +365,7 @@ export function disabledMetrics(): Metrics {
     creditsRefunded: counter,
     revenue: counter,
     x402Calls: counter,
+    paymentVerifyErrors: counter,
     meterReserveDuration: histogram,
     meterBatchCalls: histogram,
     meterBatchDuration: histogram,

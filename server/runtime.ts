@@ -74,7 +74,7 @@ export interface StartOptions {
 
 export async function startService(config: Config, opts: StartOptions = {}): Promise<RunningService> {
   const log = opts.log ?? (() => {});
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.databasePoolMax });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.databasePoolMax, statementTimeoutMs: config.databaseStatementTimeoutMs });
   try {
     return await startOn(db, config, opts, log);
   } catch (err) {
@@ -84,13 +84,16 @@ export async function startService(config: Config, opts: StartOptions = {}): Pro
 }
 
 async function startOn(db: Database, config: Config, opts: StartOptions, log: (line: string) => void): Promise<RunningService> {
-  // Migrations run before serving when the database answers; if it does not, the service still
-  // starts (readyz says not ready) and keeps trying, so an outage at boot needs no restart.
+  // Migrations run before serving when the database answers (MIGRATE_ON_START; otherwise the
+  // service only waits for `cryptomcp migrate` to have run); if it does not, the service still
+  // starts (readyz says not ready) and keeps trying, so an outage at boot needs no restart. Never
+  // from /readyz: a probe has a timeout of seconds, a migration may take minutes.
   let migrated = false;
   const tryMigrate = async () => {
     try {
-      await migrate(db.pool);
+      if (config.migrateOnStart) await migrate(db.pool);
       migrated = await migrationsCurrent(db.pool);
+      if (!migrated && !config.migrateOnStart) log('migrations pending: waiting for `cryptomcp migrate`');
     } catch (err) {
       log(`migrations not applied yet: ${(err as Error).message}`);
     }
@@ -100,6 +103,9 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     if (!migrated) void tryMigrate();
   }, 2000);
   migrateTimer.unref();
+  // Set on SIGTERM (close()): /readyz answers 503 and every answer closes its connection, while
+  // load balancers still send new ones for DRAIN_DELAY_MS.
+  let draining = false;
 
   const snapshot = new SnapshotProvider(loadSnapshot(config.snapshotFile));
   const market =
@@ -216,6 +222,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       metrics.revenue.inc({ source: order.kind, chain: order.chain }, order.price_cents * 10_000);
       keys.clear();
     },
+    onVerifyError: (chain) => metrics.paymentVerifyErrors.inc({ chain }),
     solanaBlockhash: () => deps.solana.latestBlockhash(),
   });
   const x402 = config.x402;
@@ -243,12 +250,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     connections: { maxPipelined: config.maxPipelinedRequests, perAddress: config.maxConnectionsPerAddress },
     version: VERSION,
     plans,
-    ready: async () => {
+    ready: async (): Promise<{ ready: boolean; checks: Record<string, boolean> }> => {
       const database = await db.query('SELECT 1').then(
         () => true,
         () => false,
       );
-      if (database && !migrated) await tryMigrate();
+      if (draining) return { ready: false, checks: { database, migrations: migrated, serving: false } };
       return { ready: database && migrated, checks: { database, migrations: migrated } };
     },
     logger: opts.logger ?? false,
@@ -259,6 +266,13 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
       payments,
     },
+  });
+
+  // While draining, each answer ends its connection: a client (or a proxy's keep-alive pool)
+  // reconnects, and so reaches a pod that is not going away.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (draining) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   const portOf = () => {
@@ -302,6 +316,10 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     metricsPort: metricsServer?.port ?? null,
     close() {
       closing ??= (async () => {
+        // Keep serving while the endpoints controller and every proxy drop this pod (SIGTERM
+        // comes as that starts); only then stop accepting.
+        draining = true;
+        if (config.drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
         clearInterval(migrateTimer);
         clearInterval(touchTimer);
         clearInterval(oauthSweep);

@@ -55,6 +55,14 @@ const overviewRows: RowSpec[] = [
     ],
   },
   {
+    title: 'Payments',
+    panels: [
+      { title: 'Revenue by source', description: 'Money received per second, in USD, by source (plan, pack, x402) and chain or x402 network.', unit: 'short', queries: [{ expr: `sum by (source, chain) (rate(cryptomcp_payments_revenue_usd_micros_total[${R}])) / 1e6`, legend: '{{source}} {{chain}}' }] },
+      { title: 'x402 calls by outcome', description: 'x402 pay-per-call tools/call requests per second by outcome: ok, PAYMENT_REQUIRED, PAYMENT_INVALID (the payer), SETTLEMENT_FAILED (ours: key, node or facilitator).', unit: 'reqps', stack: true, queries: [{ expr: `sum by (outcome) (rate(cryptomcp_x402_calls_total[${R}]))`, legend: '{{outcome}}' }] },
+      { title: 'Payment checks failing by chain', description: "On-chain payment checks per second that could not reach the chain's node (orders wait and are checked again).", unit: 'ops', queries: [{ expr: `sum by (chain) (rate(cryptomcp_payments_verification_errors_total[${R}]))`, legend: '{{chain}}' }] },
+    ],
+  },
+  {
     title: 'SLOs',
     panels: [
       { title: 'Availability: error budget burn (1h)', description: 'Server error ratio over 1h divided by the budget (0.5%): 1 spends the 30-day budget exactly in 30 days.', unit: 'short', width: 12, queries: [{ expr: 'cryptomcp:mcp_availability_errors:ratio_rate1h / 0.005', legend: 'burn rate' }] },
@@ -160,9 +168,9 @@ const operatorRows: RowSpec[] = [
 ];
 
 export const DASHBOARDS = {
-  'cryptomcp-overview': dashboard('cryptomcp-overview', 'cryptomcp / Overview', 'Traffic, error ratio, latency, credits and refusals of all MCP servers.', overviewRows),
-  'cryptomcp-servers': dashboard('cryptomcp-servers', 'cryptomcp / Servers and tools', 'Per server and tool: calls, failures, latency and credits.', serverRows),
-  'cryptomcp-metering-database': dashboard('cryptomcp-metering-database', 'cryptomcp / Metering, database and process', 'The metering statement, the PostgreSQL pool, the key cache and the process.', meteringRows),
-  'cryptomcp-upstream': dashboard('cryptomcp-upstream', 'cryptomcp / Upstream providers', 'Attempts, outcomes and latency of every upstream data provider.', upstreamRows),
-  'cryptomcp-operator': dashboard('cryptomcp-operator', 'cryptomcp / Operator', 'The Kubernetes operator: reconciles, work queue, watches and leadership.', operatorRows),
+  'cryptomcp-overview': dashboard('cryptomcp-overview', 'cryptomcp / Overview', 'Traffic, error ratio, latency, credits and refusals of all MCP servers.', overviewRows, { source: 'cryptomcp_process_start_time_seconds', server: true }),
+  'cryptomcp-servers': dashboard('cryptomcp-servers', 'cryptomcp / Servers and tools', 'Per server and tool: calls, failures, latency and credits.', serverRows, { source: 'cryptomcp_process_start_time_seconds', server: true }),
+  'cryptomcp-metering-database': dashboard('cryptomcp-metering-database', 'cryptomcp / Metering, database and process', 'The metering statement, the PostgreSQL pool, the key cache and the process.', meteringRows, { source: 'cryptomcp_process_start_time_seconds', server: false }),
+  'cryptomcp-upstream': dashboard('cryptomcp-upstream', 'cryptomcp / Upstream providers', 'Attempts, outcomes and latency of every upstream data provider.', upstreamRows, { source: 'cryptomcp_process_start_time_seconds', server: false }),
+  'cryptomcp-operator': dashboard('cryptomcp-operator', 'cryptomcp / Operator', 'The Kubernetes operator: reconciles, work queue, watches and leadership.', operatorRows, { source: 'cryptomcp_operator_process_start_time_seconds', server: false }),
 };

@@ -1,7 +1,7 @@
 // The few shapes every dashboard here is made of, on top of @grafana/grafana-foundation-sdk
 // (Grafana's own typed builders, so the JSON models follow its schema). Every panel queries the
 // `$datasource` variable and declares its unit.
-import { DashboardBuilder, DatasourceVariableBuilder, RowBuilder } from '@grafana/grafana-foundation-sdk/dashboard';
+import { DashboardBuilder, DatasourceVariableBuilder, QueryVariableBuilder, RowBuilder, VariableRefresh } from '@grafana/grafana-foundation-sdk/dashboard';
 import { ReduceDataOptionsBuilder } from '@grafana/grafana-foundation-sdk/common';
 import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
 import { PanelBuilder as StatBuilder } from '@grafana/grafana-foundation-sdk/stat';
@@ -29,6 +29,33 @@ export interface PanelSpec {
 export interface RowSpec {
   title: string;
   panels: PanelSpec[];
+}
+
+/**
+ * The filter variables every dashboard has: `cluster` and `namespace` (labels Prometheus or the
+ * Prometheus Operator put on every scraped series), and `server` where the metrics carry one.
+ * "All" is `.*`, which also matches a series without the label (a single-cluster Prometheus).
+ */
+export interface Scope {
+  /** A metric every pod of the dashboard's subject exports, to list the label values from. */
+  source: string;
+  /** Also filter by the `server` label (the service's per-server metrics). */
+  server: boolean;
+}
+
+/** Metrics of the service that carry a `server` label. */
+const SERVER_LABELLED = /^cryptomcp_(mcp_request|gateway_rejections|credits_|x402_calls)/;
+
+/**
+ * Adds the scope's matchers to every selector of a raw metric (recording rules, named with ':',
+ * are aggregates without those labels and are left alone).
+ */
+export function scoped(expr: string, scope: Scope): string {
+  return expr.replace(/\b((?:cryptomcp|mcp_server)_[a-z0-9_]+)(\{([^}]*)\})?/g, (_all, metric: string, _braces: string | undefined, inner: string | undefined) => {
+    const matchers = ['cluster=~"$cluster"', 'namespace=~"$namespace"'];
+    if (scope.server && SERVER_LABELLED.test(metric)) matchers.push('server=~"$server"');
+    return `${metric}{${[...matchers, ...(inner ? [inner] : [])].join(',')}}`;
+  });
 }
 
 function targets(queries: Query[]) {
@@ -65,8 +92,25 @@ function panel(spec: PanelSpec, x: number, y: number) {
     .targets(targets(spec.queries));
 }
 
-/** A dashboard: the $datasource variable, then one collapsible-free row per concern. */
-export function dashboard(uid: string, title: string, description: string, rows: RowSpec[]) {
+function filterVariable(name: string, label: string, source: string, cluster: boolean) {
+  const query = `label_values(${cluster ? source : `${source}{cluster=~"$cluster"}`}, ${name})`;
+  return new QueryVariableBuilder(name)
+    .label(label)
+    .datasource(DATASOURCE)
+    .query({ query, refId: 'PrometheusVariableQueryEditor-VariableQuery' })
+    .definition(query)
+    .refresh(VariableRefresh.OnTimeRangeChanged)
+    .includeAll(true)
+    .allValue('.*')
+    .multi(true)
+    .current({ text: 'All', value: '$__all' });
+}
+
+/**
+ * A dashboard: the $datasource variable and the filter variables (cluster, namespace, and server
+ * when the scope has one), then one collapsible-free row per concern. Every query is scoped.
+ */
+export function dashboard(uid: string, title: string, description: string, rows: RowSpec[], scope: Scope) {
   const builder = new DashboardBuilder(title)
     .uid(uid)
     .description(description)
@@ -75,9 +119,13 @@ export function dashboard(uid: string, title: string, description: string, rows:
     .refresh('30s')
     .time({ from: 'now-6h', to: 'now' })
     .timezone('utc')
-    .withVariable(new DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'));
+    .withVariable(new DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'))
+    .withVariable(filterVariable('cluster', 'Cluster', scope.source, true))
+    .withVariable(filterVariable('namespace', 'Namespace', scope.source, false));
+  if (scope.server) builder.withVariable(filterVariable('server', 'Server', scope.source, false));
+  const scopedRows = rows.map((row) => ({ ...row, panels: row.panels.map((p) => ({ ...p, queries: p.queries.map((q) => ({ ...q, expr: scoped(q.expr, scope) })) })) }));
   let y = 0;
-  for (const row of rows) {
+  for (const row of scopedRows) {
     builder.withRow(new RowBuilder(row.title).gridPos({ x: 0, y, w: 24, h: 1 }));
     y += 1;
     let x = 0;

@@ -6,12 +6,11 @@ export const UNSHOWN: { pattern: RegExp; reason: string }[] = [
     reason:
       "prom-client's default process and Node.js metrics (GC, heap spaces, handles, file descriptors, version): kept for ad-hoc queries; the Process row shows CPU, resident memory and event-loop lag p99.",
   },
-  {
-    pattern: /^cryptomcp_(payments_revenue_usd_micros|x402_calls)_total$/,
-    reason:
-      'payments (issue 21): revenue by source and chain, and x402 call outcomes; new this wave, queried ad hoc until a payments row is added to the overview dashboard.',
-  },
 ];
+
+// Series Prometheus makes itself for every target it scrapes: the absence alerts (a pod that is
+// gone exports nothing) are built on them.
+export const SCRAPE_METRICS = ['up'];
 
 // Exported by the operator's own process (operator/metrics.ts), not by the service; the operator
 // dashboard is built on exactly these names, and dashboards.test.ts checks both lists agree.

@@ -66,6 +66,8 @@ export interface MCPServerSpec {
   topologySpreadConstraints?: (Record<string, unknown> & { topologyKey: string; whenUnsatisfiable: string; maxSkew?: number; labelSelector?: unknown })[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** PUBLIC_BASE_URL of the pods (a shared Ingress routes {origin}/mcp/{server} to them). */
+  publicBaseUrl?: string;
   ingress?: { enabled?: boolean; host?: string; className?: string; annotations?: Record<string, string>; tls?: { secretName: string } };
   database: { secretRef: { name: string; key?: string }; poolMax?: number };
   providers?: {

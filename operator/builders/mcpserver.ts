@@ -53,9 +53,9 @@ export interface Desired {
 }
 
 const DEFAULT_RESOURCES = {
-  requests: { cpu: '100m', memory: '192Mi' },
-  // The process caps V8's old generation at 256 MB (NODE_OPTIONS in the image); RSS peaks near 320 MB.
-  limits: { memory: '448Mi' },
+  // Measured: 273-379 MiB RSS under load (V8's old generation capped at 256 MB by NODE_OPTIONS).
+  requests: { cpu: '100m', memory: '384Mi' },
+  limits: { memory: '512Mi' },
 };
 
 const DEFAULT_POD_SECURITY = {
@@ -124,11 +124,28 @@ export function hpaOwnsReplicas(spec: MCPServerSpec): boolean {
   return spec.replicas === undefined && spec.autoscaling?.enabled !== false;
 }
 
+/** Where clients reach the pods: spec.publicBaseUrl, else the own Ingress's host, else none. */
+export function publicOrigin(spec: MCPServerSpec): string | undefined {
+  if (spec.publicBaseUrl) return spec.publicBaseUrl.replace(/\/+$/, '');
+  const ing = spec.ingress;
+  if (ing?.enabled && ing.host) return `${ing.tls ? 'https' : 'http'}://${ing.host}`;
+  return undefined;
+}
+
 export function serviceUrl(mcp: MCPServer): string {
-  const ing = mcp.spec.ingress;
-  if (ing?.enabled && ing.host) return `${ing.tls ? 'https' : 'http'}://${ing.host}/mcp/${mcp.spec.server}`;
+  const origin = publicOrigin(mcp.spec);
+  if (origin) return `${origin}/mcp/${mcp.spec.server}`;
   return `http://${mcp.metadata.name}.${mcp.metadata.namespace}.svc:${HTTP_PORT}/mcp/${mcp.spec.server}`;
 }
+
+/**
+ * Seconds a terminating pod keeps running untouched before SIGTERM (preStop), then keeps
+ * accepting after it (DRAIN_DELAY_MS): Kubernetes removes the pod's endpoints as termination
+ * starts, and kube-proxy and ingress controllers take a few seconds to stop sending it traffic.
+ * A `node -e` sleep, not `sleep`: the image needs no shell or coreutils.
+ */
+export const PRE_STOP_SECONDS = 5;
+export const DRAIN_DELAY_MS = 2000;
 
 function secretEnv(name: string, ref: SecretKeyRef): V1EnvVar {
   return { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
@@ -162,9 +179,9 @@ export function buildEnv(mcp: MCPServer): V1EnvVar[] {
     { name: 'MARKET_DATA', value: p.marketData ?? 'snapshot' },
     { name: 'TOOL_COST_OVERRIDES', value: JSON.stringify(overrides) },
   ];
-  if (spec.ingress?.enabled && spec.ingress.host) {
-    env.push({ name: 'PUBLIC_BASE_URL', value: `${spec.ingress.tls ? 'https' : 'http'}://${spec.ingress.host}` });
-  }
+  env.push({ name: 'DRAIN_DELAY_MS', value: String(DRAIN_DELAY_MS) });
+  const origin = publicOrigin(spec);
+  if (origin) env.push({ name: 'PUBLIC_BASE_URL', value: origin });
   if (p.coingecko?.baseUrl) env.push({ name: 'COINGECKO_BASE_URL', value: p.coingecko.baseUrl });
   if (p.coingecko?.apiKeySecretRef) env.push(secretEnv('COINGECKO_API_KEY', p.coingecko.apiKeySecretRef));
   if (p.coingecko?.timeoutMs !== undefined) env.push({ name: 'COINGECKO_TIMEOUT_MS', value: String(p.coingecko.timeoutMs) });
@@ -233,7 +250,7 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
           // The gateway never talks to the Kubernetes API.
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // Longer than the server's drain (SHUTDOWN_TIMEOUT_MS, 10 s by default).
+          // Longer than preStop (5 s) + DRAIN_DELAY_MS (2 s) + the server's drain (SHUTDOWN_TIMEOUT_MS, 10 s).
           terminationGracePeriodSeconds: 30,
           // The spec's settings go over the hardened defaults field by field: setting fsGroup
           // does not drop runAsNonRoot.
@@ -255,10 +272,11 @@ export function buildDeployment(mcp: MCPServer, opts: BuildOptions, hash: string
               resources: spec.resources ? quantities(spec.resources) : DEFAULT_RESOURCES,
               securityContext: { ...DEFAULT_CONTAINER_SECURITY, ...spec.securityContext },
               // Loading the snapshot takes a few seconds on a cold pod; liveness waits for it.
-              startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2, failureThreshold: 30 },
+              startupProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 30 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 },
               // /readyz checks the database and migrations: an unready pod leaves the Service.
               readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 3 },
+              lifecycle: { preStop: { exec: { command: ['node', '-e', `setTimeout(() => {}, ${PRE_STOP_SECONDS * 1000})`] } } },
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
             },
           ],

@@ -19,9 +19,12 @@ export function createOperatorDatabase(url: string): OperatorDatabase {
     max: 4,
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
-    // A hung statement must not hold a worker (and its key) forever.
-    statement_timeout: 10_000,
     application_name: 'cryptomcp-operator',
+  });
+  // A hung statement must not hold a worker (and its key) forever. A SET on each new connection,
+  // not a startup parameter: PgBouncer refuses those (docs/kubernetes.md, "PgBouncer").
+  pool.on('connect', (client) => {
+    client.query('SET statement_timeout = 10000').catch(() => {});
   });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => {});

@@ -2,7 +2,7 @@
 // clock. Bad input (NaN, non-positive prices, unsorted or malformed dates, too little history)
 // is a caller fault and throws RangeError with a message naming what is wrong; the provider's
 // Candle type is structurally a DailyCandle, so its series can be passed as they are.
-import { addDays } from '../lib/dates.ts';
+import { addDays, daysBetween } from '../lib/dates.ts';
 
 export interface DailyCandle {
   /** UTC day, YYYY-MM-DD. */
@@ -122,6 +122,49 @@ export function lastNDays<C extends { date: string }>(candles: readonly C[], day
   if (!last) return [];
   const start = addDays(last.date, -days);
   return candles.filter((c) => c.date >= start);
+}
+
+/** A break in a daily series: the last day before it, the first day after it, and the days missing. */
+export interface Gap {
+  /** Last day with a candle before the break. */
+  from: string;
+  /** First day with a candle after it. */
+  to: string;
+  /** Calendar days without a candle between the two. */
+  missing_days: number;
+}
+
+/** Every break in a date-sorted daily series (consecutive candles more than one day apart). */
+export function gapsOf<C extends { date: string }>(candles: readonly C[]): Gap[] {
+  const gaps: Gap[] = [];
+  for (let i = 1; i < candles.length; i++) {
+    const from = candles[i - 1]!.date;
+    const to = candles[i]!.date;
+    const apart = daysBetween(from, to);
+    if (apart > 1) gaps.push({ from, to, missing_days: apart - 1 });
+  }
+  return gaps;
+}
+
+/**
+ * The last contiguous run of a date-sorted daily series (no missing day), and the breaks it leaves
+ * out before it. Crypto trades every day, so a missing day is missing data: a return across a
+ * break would span weeks or years and pose as one day's move (AAVE's 2021-12-30 → 2023-11-24).
+ * Every return, volatility, indicator and forecast is taken on this run, and answers state the gap.
+ */
+export function lastContiguous<C extends { date: string }>(candles: readonly C[]): { candles: C[]; gaps: Gap[] } {
+  const gaps = gapsOf(candles);
+  const last = gaps.at(-1);
+  if (!last) return { candles: [...candles], gaps };
+  return { candles: candles.filter((c) => c.date >= last.to), gaps };
+}
+
+/** The note an answer carries when its series had a break: what was left out and what was used. */
+export function gapNote(what: string, gaps: readonly Gap[], used: { from: string; to: string; days: number }): string | undefined {
+  const last = gaps.at(-1);
+  if (!last) return undefined;
+  const more = gaps.length > 1 ? ` (and ${gaps.length - 1} earlier break${gaps.length > 2 ? 's' : ''})` : '';
+  return `${what} has no data from ${addDays(last.from, 1)} to ${addDays(last.to, -1)} (${last.missing_days} days)${more}; figures use only the contiguous data after it: ${used.from} to ${used.to}, ${used.days} days.`;
 }
 
 /** Arithmetic mean; the caller guarantees a non-empty array. */

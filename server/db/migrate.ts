@@ -1,6 +1,9 @@
 // Numbered, roll-forward SQL migrations (server/db/migrations/NNNN_name.sql), each applied in its
 // own transaction under an advisory lock and recorded in schema_migrations. Several pods starting
-// at once is safe: they queue on the lock and skip what another already applied.
+// at once is safe: they queue on the lock and skip what another already applied. Only
+// `cryptomcp migrate` (the chart's hook Job) and a local `serve` run them, never /readyz; each
+// transaction lifts the pool's request statement_timeout (SET LOCAL), so neither waiting for the
+// lock nor a long migration (an index on a big table) is cut at 10 s.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +44,8 @@ export async function migrate(pool: pg.Pool, migrations = loadMigrations()): Pro
   const client = await pool.connect();
   try {
     for (const m of migrations) {
-      await client.query('BEGIN');
+      // One round trip; SET LOCAL holds behind PgBouncer's transaction mode too.
+      await client.query('BEGIN; SET LOCAL statement_timeout = 0');
       try {
         await client.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
         await client.query(CREATE_TABLE);

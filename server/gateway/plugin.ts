@@ -3,6 +3,7 @@
 // failure winning: route → authenticate → authorize (rows 1-3, before the body is read) → method
 // (row 4) → classify (row 5) → rate-limit (row 6) → meter (row 7) → run the tool (row 8) → answer
 // → settle or refund. It owns its error handler, headers and not-found answers.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorEnvelope, fromFrameworkError, toApiError } from '../errors.ts';
 import type { KeyResolver } from '../keys/resolver.ts';
@@ -18,6 +19,7 @@ import { authorize, authorizeAll, toolOutsideGrant } from './authorize.ts';
 import { classify } from './classify.ts';
 import type { Authorized, Classified, Trail } from './context.ts';
 import { reserve } from './meter.ts';
+import { relay } from './relay.ts';
 import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate-limit.ts';
 import { route } from './route.ts';
 import { runTool, successResult } from './run-tool.ts';
@@ -99,20 +101,27 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     state.trail.grant = grant;
     state.resolver = resolver;
     state.trail.remaining = resolver.balanceOf(grant);
-    state.authorized = routed ? authorize(routed, grant) : authorizeAll(request.id, grant, allInOne);
+    if (routed) state.authorized = authorize(routed, grant);
+    else {
+      const all = authorizeAll(request.id, grant, allInOne);
+      state.authorized = request.routeOptions.config.discovery === true ? { ...all, server: allInOne.discovery(all.server) } : all;
+    }
     resolver.noteUsed(grant.key_id);
   });
 
-  for (const url of ['/', '/:server', '/:server/']) {
+  // /discover: the all-in-one endpoint's discovery mode (a static path wins over /:server).
+  for (const url of ['/', '/:server', '/:server/', '/discover', '/discover/']) {
+    const config = { discovery: url.startsWith('/discover') };
     app.route({
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url,
+      config,
       handler: async (_request, reply) => {
         reply.header('allow', 'POST');
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
     });
-    app.post(url, (request, reply) => handle(request, reply));
+    app.post(url, { config }, (request, reply) => handle(request, reply));
   }
 
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -121,11 +130,12 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     if (!state || !authorized) throw new Error('gateway: the POST handler ran without the onRequest checks');
     const trail = state.trail;
 
-    if (authorized.server.name === ALL_IN_ONE) {
-      const refused = toolOutsideGrant(authorized, allInOne, request.body);
+    const exchange = relay(allInOne, { authorized, body: request.body, headers: request.headers });
+    if (exchange.authorized.server.name === ALL_IN_ONE) {
+      const refused = toolOutsideGrant(exchange.authorized, allInOne, exchange.body);
       if (refused) throw refused;
     }
-    const call = classify(authorized, request.body, request.headers);
+    const call = classify(exchange.authorized, exchange.body, exchange.headers);
     trail.method = call.call.kind === 'tools/call' ? 'tools/call' : call.call.method;
     trail.era = call.era;
     if (call.call.kind === 'tools/call') {
@@ -147,14 +157,21 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
     if (call.call.kind !== 'tools/call') {
       const admission = connectLimiter.admit(call.grant.key_id);
-      const answer = await answerer.answer(call, request.headers, undefined);
+      const answer = await answerer.answer(call, exchange.headers, undefined);
       setConnectHeaders(reply, trail, admission);
       return send(reply, trail, answer);
     }
-    return callTool({ ...call, call: call.call }, request, reply, trail, state.resolver!);
+    return callTool({ ...call, call: call.call }, request, exchange.headers, reply, trail, state.resolver!);
   }
 
-  async function callTool(call: Classified & { call: { kind: 'tools/call' } }, request: FastifyRequest, reply: FastifyReply, trail: Trail, resolver: KeyResolver) {
+  async function callTool(
+    call: Classified & { call: { kind: 'tools/call' } },
+    request: FastifyRequest,
+    headers: IncomingHttpHeaders,
+    reply: FastifyReply,
+    trail: Trail,
+    resolver: KeyResolver,
+  ) {
     const meterStarted = performance.now();
     const reservation = await inSpan('cryptomcp.metering.reserve', { 'cryptomcp.credits.cost': call.call.tool.credits }, trail.span, () =>
       reserve(deps.meter, call),
@@ -199,7 +216,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       charge = { credits: 0, remaining: settled.kind === 'refunded' && settled.balance !== null ? settled.balance : reserved.decision.balance + reserved.cost };
     }
     const answer = await answerer
-      .answer(reserved, request.headers, successResult(reserved, output, charge))
+      .answer(reserved, headers, successResult(reserved, output, charge))
       .catch((err: unknown) => refundAndThrow(err, 'protocol layer failed'));
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
     if (answer.jsonrpcError) await delivery.release(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);

@@ -219,8 +219,25 @@ export function withoutAccountTools(registry: Registry): Registry {
   return open;
 }
 
+/** The relay is charged the called tool's credits, not its own: no "Costs 0 credits." and no cost in _meta. */
+function priceless(tool: RegisteredTool): RegisteredTool {
+  const listing = { ...tool.listing, description: tool.definition.description };
+  delete listing._meta;
+  return { ...tool, description: listing.description, listing };
+}
+
 /** What the all-in-one endpoint is besides the servers' data tools: its name, icon and its own free tools. */
-export type AllInOneModule = Omit<ServerModule, 'name'>;
+export type AllInOneModule = Omit<ServerModule, 'name'> & {
+  /** The discovery mode's meta-tools for an endpoint view (servers/common/discovery-tools.ts); absent: no discovery mode. */
+  discoveryTools?: (endpoint: RegisteredServer) => ToolDefinition[];
+};
+
+/**
+ * The discovery mode's relay: a tools/call of it is answered as a call of the tool it names, on
+ * the endpoint the discovery view stands for (gateway/relay.ts), so it is metered, scoped and
+ * refused exactly as that tool. Its own handler never runs.
+ */
+export const RELAY_TOOL = 'call_tool';
 
 /**
  * The all-in-one endpoint ({base_url}/mcp): one URL for every server a credential may use. It
@@ -272,5 +289,35 @@ export class AllInOne {
       this.#views.set(id, view);
     }
     return view;
+  }
+
+  readonly #discovery = new Map<string, RegisteredServer>();
+  readonly #endpoints = new Map<string, RegisteredServer>();
+
+  /**
+   * The discovery mode of an endpoint view (one of view()'s): it lists only the meta-tools
+   * (find, describe, call), which see the tools of that view; built on first use and kept.
+   */
+  discovery(endpoint: RegisteredServer): RegisteredServer {
+    const id = `${endpoint.id}:discover`;
+    let view = this.#discovery.get(id);
+    if (!view) {
+      const make = this.#mod.discoveryTools;
+      if (!make) throw new Error('the all-in-one module declares no discovery tools');
+      const tools = new Map<string, RegisteredTool>();
+      for (const def of make(endpoint)) {
+        const tool = registerTool(def, ALL_IN_ONE, def.credits);
+        tools.set(def.name, def.name === RELAY_TOOL ? priceless(tool) : tool);
+      }
+      view = serverOf(id, ALL_IN_ONE, { ...this.#mod, description: `${this.#mod.description} Discovery mode: find_tools, describe_tool, then ${RELAY_TOOL}.` }, tools);
+      this.#discovery.set(id, view);
+      this.#endpoints.set(id, endpoint);
+    }
+    return view;
+  }
+
+  /** The endpoint view a discovery view stands for; undefined for any other server or view. */
+  endpointOf(view: RegisteredServer): RegisteredServer | undefined {
+    return this.#endpoints.get(view.id);
   }
 }

@@ -136,7 +136,7 @@ export class Meter implements CreditMeter {
     const batch = [...unsorted].sort((x, y) => (x.input.accountId < y.input.accountId ? -1 : x.input.accountId > y.input.accountId ? 1 : 0));
     const started = performance.now();
     const column = <T>(pick: (i: ReserveInput) => T) => batch.map((w) => pick(w.input));
-    const res = await this.#db.prepared<ReserveRow>('meter_reserve_batch', 'SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
+    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
       column((i) => i.accountId),
       column((i) => i.requestId),
       column((i) => i.cost),
@@ -185,7 +185,7 @@ export class Meter implements CreditMeter {
     const batch = this.#settleQueue;
     this.#settleQueue = [];
     try {
-      const res = await this.#db.prepared<{ n: number }>('meter_settle', 'SELECT meter_settle($1) AS n', [batch]);
+      const res = await this.#db.query<{ n: number }>('SELECT meter_settle($1) AS n', [batch]);
       return res.rows[0]?.n ?? 0;
     } catch (err) {
       this.#settleQueue.unshift(...batch);

@@ -53,6 +53,7 @@ export class Payments {
   readonly #config: PaymentsConfig;
   readonly #verifiers: Map<PaymentChainName, ChainVerifier>;
   readonly #onCredited: ((order: Order) => void) | undefined;
+  readonly #onVerifyError: ((chain: string) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   /** A recent Solana blockhash for the browser's wallet to build the transfer on (no RPC in the page). */
@@ -62,12 +63,13 @@ export class Payments {
     db: Database,
     config: PaymentsConfig,
     verifiers: Map<PaymentChainName, ChainVerifier>,
-    opts: { onCredited?: (order: Order) => void; solanaBlockhash?: () => Promise<{ blockhash: string; lastValidBlockHeight: number }> } = {},
+    opts: { onCredited?: (order: Order) => void; onVerifyError?: (chain: string) => void; solanaBlockhash?: () => Promise<{ blockhash: string; lastValidBlockHeight: number }> } = {},
   ) {
     this.#db = db;
     this.#config = config;
     this.#verifiers = verifiers;
     this.#onCredited = opts.onCredited;
+    this.#onVerifyError = opts.onVerifyError;
     this.solanaBlockhash = opts.solanaBlockhash;
   }
 
@@ -238,6 +240,7 @@ export class Payments {
       verdict = await verifier.verify(order.tx_hash, { token: order.token, treasury: order.treasury, amount: BigInt(order.amount) }, linked);
     } catch (err) {
       if (err instanceof ChainUnavailableError) {
+        this.#onVerifyError?.(order.chain);
         await this.#note(order.id, 'rpc_unavailable', true);
         return { status: 'refused', error: new ApiError('SERVICE_UNAVAILABLE', `The ${order.chain} node cannot be reached; the payment is checked again when it returns.`, { provider: `rpc:${order.chain}`, retrying: true }) };
       }

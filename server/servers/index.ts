@@ -4,6 +4,7 @@ import type { AllInOneModule } from '../mcp/registry.ts';
 import { serverIcon } from './icons.ts';
 import { blockchainExplorer } from './blockchain-explorer/index.ts';
 import { benchTools } from './common/bench-tools.ts';
+import { discoveryTools } from './common/discovery-tools.ts';
 import { freeTools } from './common/free-tools.ts';
 import { kolAnalytics } from './kol-analytics/index.ts';
 import { marketIntelligence } from './market-intelligence/index.ts';
@@ -51,7 +52,8 @@ export function serverModules({ servers, deps, benchTools: withBench = false }: 
 /**
  * The all-in-one endpoint ({base_url}/mcp) as a module: its name and description, the chains of
  * the servers it fronts, and its own three free tools (listed once, describing every tool the
- * credential may use). Its data tools are the servers' own (mcp/registry.ts, AllInOne).
+ * credential may use). Its data tools are the servers' own (mcp/registry.ts, AllInOne); its
+ * discovery mode ({base_url}/mcp/discover) lists only the meta-tools of common/discovery-tools.ts.
  */
 export function allInOneModule(modules: readonly ServerModule[]): AllInOneModule {
   const spec = {
@@ -61,5 +63,5 @@ export function allInOneModule(modules: readonly ServerModule[]): AllInOneModule
     chains: [...new Set(modules.flatMap((m) => m.chains))],
     dataFreshness: 'As each server states (get_capabilities on a server, or each answer\'s metadata.data_as_of).',
   };
-  return { ...spec, icon: serverIcon('all'), tools: freeTools(spec) };
+  return { ...spec, icon: serverIcon('all'), tools: freeTools(spec), discoveryTools };
 }

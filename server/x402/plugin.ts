@@ -16,6 +16,7 @@
 // A settlement that fails after the tool ran withholds the answer: 402 PAYMENT_INVALID, reason
 // settlement_failed, nothing paid and nothing released. Tools bound to an account (usage,
 // watchlists) are neither listed nor callable here: an x402 caller has no account.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
@@ -32,6 +33,7 @@ import { classify } from '../gateway/classify.ts';
 import type { Classified, Reserved } from '../gateway/context.ts';
 import type { GatewayDeps } from '../gateway/plugin.ts';
 import { ConnectLimiter } from '../gateway/rate-limit.ts';
+import { relay } from '../gateway/relay.ts';
 import { route } from '../gateway/route.ts';
 import { runTool, successResult } from '../gateway/run-tool.ts';
 import { CLIENT_GONE, Delivery, type Payment } from '../gateway/delivery.ts';
@@ -110,9 +112,14 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   const { config } = deps;
   const registry = withoutAccountTools(deps.registry);
   // /x402/mcp: every server at one URL, as on /mcp, without the tools that need an account.
-  const allInOne = new AllInOne(registry, { ...deps.allInOne, tools: deps.allInOne.tools.filter((t) => t.accountBound !== true) }).view(SERVER_NAMES);
+  const endpoints = new AllInOne(registry, { ...deps.allInOne, tools: deps.allInOne.tools.filter((t) => t.accountBound !== true) });
+  const allInOne = endpoints.view(SERVER_NAMES);
+  // /x402/mcp/discover: its discovery mode, as on /mcp (gateway/relay.ts).
+  const discovery = endpoints.discovery(allInOne);
   const routeOf = (request: FastifyRequest<{ Params: { server?: string } }>) =>
-    request.params.server === undefined ? { requestId: request.id, server: allInOne } : route(registry, request.id, request.params.server);
+    request.params.server === undefined
+      ? { requestId: request.id, server: request.routeOptions.config.discovery === true ? discovery : allInOne }
+      : route(registry, request.id, request.params.server);
   const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
@@ -122,25 +129,28 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   app.addHook('onClose', async () => answerer.close());
   app.decorateRequest('x402Trail', null);
 
-  for (const url of ['/', '/:server', '/:server/']) {
+  for (const url of ['/', '/:server', '/:server/', '/discover', '/discover/']) {
+    const routeConfig = { discovery: url.startsWith('/discover') };
     app.route({
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url,
+      config: routeConfig,
       handler: async (request: FastifyRequest<{ Params: { server?: string } }>, reply) => {
         routeOf(request);
         reply.header('allow', 'POST');
         throw new ApiError('METHOD_NOT_ALLOWED');
       },
     });
-    app.post(url, (request: FastifyRequest<{ Params: { server?: string } }>, reply) => handle(request, reply));
+    app.post(url, { config: routeConfig }, (request: FastifyRequest<{ Params: { server?: string } }>, reply) => handle(request, reply));
   }
 
   async function handle(request: FastifyRequest<{ Params: { server?: string } }>, reply: FastifyReply): Promise<FastifyReply> {
     const routed = routeOf(request);
-    const call = classify({ ...routed, grant: anonymousGrant(config) }, request.body, request.headers);
+    const exchange = relay(endpoints, { authorized: { ...routed, grant: anonymousGrant(config) }, body: request.body, headers: request.headers });
+    const call = classify(exchange.authorized, exchange.body, exchange.headers);
     if (call.call.kind !== 'tools/call') {
       connectLimiter.admit(`x402:${request.ip}`);
-      return send(reply, await answerer.answer(call, request.headers, undefined));
+      return send(reply, await answerer.answer(call, exchange.headers, undefined));
     }
     const toolCall = { ...call, call: call.call };
     // Counted and paid under the server the tool belongs to, whichever URL was called.
@@ -148,7 +158,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     request.x402Trail = trail;
     addressLimiter.admit(request.ip);
     const credits = toolCall.call.tool.credits;
-    if (credits === 0) return runAndAnswer(toolCall, request, reply, undefined);
+    if (credits === 0) return runAndAnswer(toolCall, request, exchange.headers, reply, undefined);
 
     const requirements = requirementsOf(credits, config);
     const resourceUrl = `${request.server.origins.base}/x402/mcp${call.server.name === ALL_IN_ONE ? '' : `/${call.server.name}`}`;
@@ -201,14 +211,18 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       if (!verified.isValid) return refuse('PAYMENT_INVALID', verified.invalidReason ?? 'invalid', verified.invalidMessage ? { message: verified.invalidMessage } : {});
       // Only now is `from` known to have signed: a forged payload cannot spend a real payer's bucket.
       payerLimiter.admit(payer);
-      return await runAndAnswer(toolCall, request, reply, async () => {
+      return await runAndAnswer(toolCall, request, exchange.headers, reply, async () => {
         let settled: SettleResponse;
         try {
           settled = await deps.facilitator.settle(payload, requirements);
         } catch (err) {
           settled = { success: false, errorReason: (err as { errorReason?: string }).errorReason ?? 'settle_error', transaction: '', network: requirements.network };
         }
-        if (!settled.success) return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
+        if (!settled.success) {
+          // Ours to fix (the settlement key, the node, the facilitator), not the payer's: counted apart.
+          trail.outcome = 'SETTLEMENT_FAILED';
+          return refuse('PAYMENT_INVALID', 'settlement_failed', { settle_error: settled.errorReason ?? null });
+        }
         await recordRevenue(deps, request, { payload, requirements, settled, payer, credits, server: trail.server, tool: trail.tool });
         return settled;
       });
@@ -225,6 +239,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
   async function runAndAnswer(
     call: Classified & { call: { kind: 'tools/call' } },
     request: FastifyRequest,
+    headers: IncomingHttpHeaders,
     reply: FastifyReply,
     settle: (() => Promise<SettleResponse>) | undefined,
   ): Promise<FastifyReply> {
@@ -256,7 +271,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       result._meta = { ...result._meta, 'x402/payment-response': settled };
       reply.header('payment-response', encodePaymentResponseHeader(settled));
     }
-    return send(reply, await answerer.answer(reserved, request.headers, result));
+    return send(reply, await answerer.answer(reserved, headers, result));
   }
 
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, request, reply) => {

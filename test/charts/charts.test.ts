@@ -134,7 +134,7 @@ describe('cryptomcp chart', () => {
   it('every workload runs non-root, read-only, without privilege escalation, with liveness and readiness probes and the database from the existing secret', async () => {
     const objects = await render(PLATFORM, '-f', path.join(VALUES, 'production.yaml'));
     const deployments = objects.filter((o) => o.kind === 'Deployment') as unknown as { metadata: { name: string }; spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Record<string, unknown>[]; imagePullSecrets?: unknown[] } } } }[];
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['rel-cryptomcp-operator', 'rel-cryptomcp-web']);
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['rel-cryptomcp-gateway', 'rel-cryptomcp-operator', 'rel-cryptomcp-web']);
     for (const d of deployments) {
       const pod = d.spec.template.spec;
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
@@ -183,12 +183,16 @@ describe('cryptomcp chart', () => {
     await expect(render(PLATFORM, '--set', 'web.publicBaseUrl=https://mcp.example.com/?x=1')).rejects.toThrow(/schema|publicBaseUrl/);
   });
 
-  it("the web pods get OAuth's registration limit, and the cookie secret only from a Secret when one is named", async () => {
+  it("the web pods get OAuth's registration limit, and the cookie key always from a Secret: the one named, else one the chart makes (random, kept), never derived from DATABASE_URL", async () => {
     const webEnv = async (...args: string[]) =>
       ((await render(PLATFORM, ...PUBLIC, ...args)).find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } }).spec.template.spec.containers[0]!.env;
     const defaults = await webEnv();
     expect(defaults).toContainEqual({ name: 'OAUTH_REGISTER_LIMIT', value: '30' });
-    expect(defaults).not.toContainEqual(expect.objectContaining({ name: 'OAUTH_COOKIE_SECRET' }));
+    expect(defaults).toContainEqual({ name: 'OAUTH_COOKIE_SECRET', valueFrom: { secretKeyRef: { name: 'rel-cryptomcp-oauth', key: 'key' } } });
+    const made = (await render(PLATFORM, ...PUBLIC)).find((o) => o.kind === 'Secret' && o.metadata.name === 'rel-cryptomcp-oauth')!;
+    expect(made.metadata.annotations).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
+    expect(Buffer.from((made.data as { key: string }).key, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect((await render(PLATFORM, ...PUBLIC, '--set', 'web.oauth.cookieSecretRef.name=oauth')).some((o) => o.kind === 'Secret')).toBe(false);
     const set = await webEnv('--set', 'web.oauth.cookieSecretRef.name=oauth', '--set', 'web.oauth.registerLimit=120');
     expect(set).toEqual(
       expect.arrayContaining([
@@ -199,22 +203,12 @@ describe('cryptomcp chart', () => {
     await expect(render(PLATFORM, ...PUBLIC, '--set', 'web.oauth.registerLimit=0')).rejects.toThrow(/registerLimit/);
   });
 
-  it('behind the web ingress, /x402/mcp/{server}, /oauth and /.well-known reach the web pods (path / by prefix), while each MCPServer claims only /mcp/<name>', async () => {
+  it('the web pods and the gateway both get the x402 settings (the gateway serves /x402, the catalog on web names it)', async () => {
     const payTo = '0x1111111111111111111111111111111111111111';
     const objects = await render(PLATFORM, '--set', 'web.ingress.enabled=true', '--set', 'web.ingress.host=mcp.example.com', '--set', `web.payments.x402.payTo=${payTo}`);
-    const web = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('web')) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } };
-    expect(web.spec.template.spec.containers[0]!.env).toContainEqual({ name: 'X402_PAY_TO', value: payTo });
-    const ingress = objects.find((o) => o.kind === 'Ingress' && o.metadata.name.endsWith('web')) as unknown as { spec: { rules: { host: string; http: { paths: { path: string; pathType: string; backend: { service: { name: string } } }[] } }[] } };
-    expect(ingress.spec.rules[0]!.host).toBe('mcp.example.com');
-    expect(ingress.spec.rules[0]!.http.paths).toEqual([expect.objectContaining({ path: '/', pathType: 'Prefix', backend: { service: expect.objectContaining({ name: 'rel-cryptomcp-web' }) } })]);
-    // What the operator builds from each MCPServer with an ingress on the same host claims /mcp/<server> only:
-    // nothing more specific than / takes /x402, /oauth or /.well-known away from the web pods.
-    const servers = objects.filter((o) => o.kind === 'MCPServer') as unknown as Parameters<typeof desiredChildren>[0][];
-    expect(servers.length).toBe(9);
-    for (const m of servers) {
-      const withIngress = { ...m, metadata: { ...m.metadata, namespace: 'cryptomcp', uid: 'u' }, spec: { ...m.spec, ingress: { enabled: true, host: 'mcp.example.com' } } };
-      const child = desiredChildren(withIngress, { image: 'x', secretValues: {} }).children.find((c) => c.kind === 'Ingress') as unknown as { spec: { rules: { http: { paths: { path: string }[] } }[] } };
-      expect(child.spec.rules.flatMap((r) => r.http.paths.map((p) => p.path))).toEqual([`/mcp/${m.spec.server}`]);
+    for (const name of ['rel-cryptomcp-web', 'rel-cryptomcp-gateway']) {
+      const d = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as unknown as { spec: { template: { spec: { containers: { env: unknown[] }[] } } } };
+      expect(d.spec.template.spec.containers[0]!.env, name).toContainEqual({ name: 'X402_PAY_TO', value: payTo });
     }
   });
 
@@ -285,8 +279,9 @@ describe('cryptomcp chart', () => {
     expect(pdbs.map((p) => [p.metadata.name, p.spec])).toEqual([
       ['rel-cryptomcp-operator', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'operator' } } }],
       ['rel-cryptomcp-web', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'web' } } }],
+      ['rel-cryptomcp-gateway', { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'cryptomcp', 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'gateway' } } }],
     ]);
-    for (const name of ['rel-cryptomcp-operator', 'rel-cryptomcp-web']) {
+    for (const name of ['rel-cryptomcp-operator', 'rel-cryptomcp-web', 'rel-cryptomcp-gateway']) {
       const pod = (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)!.spec as { template: { metadata: { labels: Record<string, string> }; spec: { topologySpreadConstraints: { topologyKey: string; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }[]; containers: { startupProbe?: unknown }[] } } }).template;
       expect(pod.spec.topologySpreadConstraints.map((c) => [c.topologyKey, c.whenUnsatisfiable])).toEqual([['kubernetes.io/hostname', 'ScheduleAnyway'], ['topology.kubernetes.io/zone', 'ScheduleAnyway']]);
       // Each constraint counts exactly this component's pods.
@@ -294,7 +289,7 @@ describe('cryptomcp chart', () => {
       expect(pod.spec.containers[0]!.startupProbe, name).toBeDefined();
     }
     // One replica: no budget that would block a drain.
-    const single = await render(PLATFORM, ...PUBLIC, '--set', 'operator.replicas=1', '--set', 'web.replicas=1');
+    const single = await render(PLATFORM, ...PUBLIC, '--set', 'operator.replicas=1', '--set', 'web.autoscaling.minReplicas=1', '--set', 'gateway.autoscaling.enabled=false', '--set', 'gateway.replicas=1');
     expect(single.filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
   });
 
@@ -306,6 +301,7 @@ describe('cryptomcp chart', () => {
     expect(policies.map((p) => [p.metadata.name, ports(p)])).toEqual([
       ['rel-cryptomcp-operator', [9465]],
       ['rel-cryptomcp-web', [8080, 9464]],
+      ['rel-cryptomcp-gateway', [8080, 9464]],
       ['rel-cryptomcp-mcp-servers', [8080, 9464]],
     ]);
     // The MCP server pods the operator creates match their policy's selector.

@@ -173,6 +173,15 @@ describe('dashboard in Chromium', () => {
   it('the Connect page gives copy-ready configurations for the key and servers', async () => {
     await page.getByRole('link', { name: 'Connect a client' }).click();
     await page.getByRole('heading', { name: 'Connect a client' }).waitFor();
+    // The all-in-one URL comes first, with one-click installs for Cursor and VS Code and the claude mcp add line.
+    const allInOne = `${service.url}/mcp`;
+    expect(await page.getByTestId('all-in-one-url').textContent()).toBe(allInOne);
+    const cursor = new URL((await page.getByRole('link', { name: 'Add to Cursor' }).getAttribute('href'))!);
+    expect(cursor.protocol).toBe('cursor:');
+    expect(JSON.parse(Buffer.from(cursor.searchParams.get('config')!, 'base64').toString('utf8'))).toMatchObject({ url: allInOne });
+    const vscodeLink = (await page.getByRole('link', { name: 'Add to VS Code' }).getAttribute('href'))!;
+    expect(JSON.parse(decodeURIComponent(vscodeLink.replace(/^vscode:mcp\/install\?/, '')))).toMatchObject({ name: 'cryptomcp', type: 'http', url: allInOne });
+    expect(await page.getByTestId('claude-code-add').textContent()).toBe(`claude mcp add --transport http cryptomcp ${allInOne} --header "x-api-key: ${firstKey}"`);
     const desktop = JSON.parse((await page.getByTestId('client-config').textContent())!);
     expect(desktop).toEqual({
       mcpServers: { 'cryptomcp-market-intelligence': { url: `${service.url}/mcp/market-intelligence`, transport: 'http', headers: { 'x-api-key': firstKey } } },

@@ -8,7 +8,7 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { describe, expect, it } from 'vitest';
 import { generatedFiles } from '../../dashboards/build.ts';
 import { DASHBOARDS } from '../../dashboards/src/dashboards.ts';
-import { OPERATOR_METRICS, OPERATOR_UNSHOWN, UNSHOWN } from '../../dashboards/src/unshown.ts';
+import { OPERATOR_METRICS, OPERATOR_UNSHOWN, SCRAPE_METRICS, UNSHOWN } from '../../dashboards/src/unshown.ts';
 import { createOperatorMetrics } from '../../operator/metrics.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { panelQueries, rules, withWindow } from './queries.ts';
@@ -85,7 +85,7 @@ describe('dashboards/', () => {
   it('every query and rule names only metrics the service exports, the operator exports, or a recording rule defines', async () => {
     const exported = await exportedNames();
     const recorded = new Set(rules().flatMap((r) => (r.record ? [r.record] : [])));
-    const known = (name: string) => exported.has(name) || recorded.has(name) || OPERATOR_METRICS.includes(name);
+    const known = (name: string) => exported.has(name) || recorded.has(name) || OPERATOR_METRICS.includes(name) || SCRAPE_METRICS.includes(name);
     const unknown: string[] = [];
     const exprs = [...panelQueries().map((q) => q.expr), ...rules().map((r) => r.expr)];
     for (const expr of exprs) for (const name of selectedMetrics(expr)) if (!known(name)) unknown.push(name);

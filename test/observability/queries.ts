@@ -72,5 +72,6 @@ export function rules(file?: string): RuleModel[] {
 
 /** Grafana's interval variables replaced by a PromQL duration. */
 export function withWindow(expr: string, window: string): string {
-  return expr.replaceAll('$__rate_interval', window).replaceAll('$__range', window);
+  // The dashboards' filter variables (cluster, namespace, server) as Grafana's "All": `.*`.
+  return expr.replaceAll('$__rate_interval', window).replaceAll('$__range', window).replace(/\$(cluster|namespace|server)\b/g, '.*');
 }

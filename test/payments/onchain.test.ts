@@ -320,6 +320,9 @@ describe('the node being down', () => {
     const refused = proxy.refused;
     await expect.poll(() => proxy.refused, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(refused + 2);
     expect((await accountRow(accountId)).plan).toBe('free');
+    // Each failed check is counted by chain (CryptomcpPaymentVerificationFailing warns on it).
+    const metrics = await (await fetch(`http://127.0.0.1:${viaProxy.metricsPort}/metrics`)).text();
+    expect(Number(/cryptomcp_payments_verification_errors_total\{chain="base"\} (\d+)/.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(3);
     proxy.down = false;
     await expect.poll(async () => (await client.get(`/api/orders/${o.id}`)).body.order.status, { timeout: 10_000, interval: 100 }).toBe('paid');
     expect(await accountRow(accountId)).toMatchObject({ plan: 'pro', balance: 15000 });

@@ -84,7 +84,7 @@ describe('get_kol_calls and get_kol_performance', () => {
       const assets = extractor.assets(t.text);
       if (stance === 'neutral') return [];
       return assets
-        .filter((asset) => exclusionOf({ id: t.id, created: t.created, text: t.text, compound, assets, url: '' }, asset) === null)
+        .filter((asset) => exclusionOf({ id: t.id, author: t.author, created: t.created, text: t.text, compound, assets, url: '' }, asset) === null)
         .map((asset) => ({ asset, day: t.day, stance, id: t.id }));
     });
 
@@ -174,7 +174,7 @@ describe('get_kol_calls and get_kol_performance', () => {
       if (r.author === '[deleted]') return false;
       const compound = sentimentScore(r.text);
       const assets = extractor.assets(r.text);
-      return assets.includes('ethereum') && stanceOf(compound) !== 'neutral' && exclusionOf({ id: r.id, created: r.created, text: r.text, compound, assets, url: '' }, 'ethereum') === null;
+      return assets.includes('ethereum') && stanceOf(compound) !== 'neutral' && exclusionOf({ id: r.id, author: r.author, created: r.created, text: r.text, compound, assets, url: '' }, 'ethereum') === null;
     });
     const env = await suite.call<{ covered: boolean; calls: number; price_history_covers: Record<string, { to: string }> }>('get_kol_performance', {
       handle: ethCallers[0]!.author,

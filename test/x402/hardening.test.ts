@@ -164,6 +164,21 @@ describe('the all-in-one endpoint /x402/mcp', () => {
     const row = await db.query<{ item: string }>(`SELECT item FROM payments WHERE kind = 'x402' ORDER BY created_at DESC LIMIT 1`);
     expect(row.rows[0]!.item).toBe('market-intelligence.get_prices');
   });
+
+  it('its discovery mode /x402/mcp/discover lists the meta-tools; call_tool is priced and refused as the tool it names', async () => {
+    const list = await post(`${service.url}/x402/mcp/discover`, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect((list.body as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name)).toEqual(['find_tools', 'describe_tool', 'call_tool']);
+    const found = await post(`${service.url}/x402/mcp/discover`, call('find_tools', { query: 'watch' }));
+    const names = (found.body as { result: { structuredContent: { data: { tools: { name: string }[] } } } }).result.structuredContent.data.tools.map((t) => t.name);
+    expect(names).not.toContain('watch_address');
+    const unpaid = await post(`${service.url}/x402/mcp/discover`, call('call_tool', { name: 'get_prices', arguments: { assets: ['bitcoin'] } }));
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.body).toMatchObject({
+      error: { code: 'PAYMENT_REQUIRED', details: { x402: { resource: { description: 'market-intelligence.get_prices: 1 credits' }, accepts: [{ amount: PRICE.toString() }] } } },
+    });
+    const bound = await post(`${service.url}/x402/mcp/discover`, call('call_tool', { name: 'watch_address', arguments: {} }));
+    expect((bound.body as { error: { code: string } }).error.code).toBe('UNKNOWN_TOOL');
+  });
 });
 
 describe('an unauthenticated flood of free calls', () => {

@@ -262,6 +262,9 @@ describe('settlement failing after the tool ran, and the per-payer rate limit (r
     expect(res.body).toMatchObject({ success: false, error: { code: 'PAYMENT_INVALID', details: { reason: 'settlement_failed', settle_error: 'transaction_failed' } } });
     expect(JSON.stringify(res.body)).not.toContain('"prices"');
     expect(res.headers.get('payment-response')).toBeNull();
+    // Counted apart from a payer's invalid payment: CryptomcpX402SettlementFailing pages on it.
+    const metrics = await (await fetch(`http://127.0.0.1:${stubbed.metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/cryptomcp_x402_calls_total\{server="market-intelligence",tool="get_prices",outcome="SETTLEMENT_FAILED"\} 1/);
   });
 
   it('each payer address has its own rate limit (burst 2 at 1/min): the third call of one payer is 429, another payer is not limited', async () => {

@@ -12,6 +12,8 @@ import { isoDay } from '../common/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
+import { assetRefShape, dayRangeShape, notCoveredFields, stanceShape } from '../common/output-shapes-2.ts';
+import { callShape, edgeShape, horizonDays, horizonSummaryShape, influenceShape, mentionRowShape, platformShape as platformOut, rankRowShape, scoredCallShape, type RankRow } from './outputs.ts';
 import { snapshotCloses } from './prices.ts';
 
 const handleSchema = z.string().trim().min(1).max(64).describe('An account handle, e.g. "coindesk" (Twitter) or a Reddit username.');
@@ -30,25 +32,6 @@ interface Kol {
   platform: Platform;
   handle: string;
   posts: readonly SocialPost[];
-}
-
-type Summary = ReturnType<typeof summarise>[number];
-type Edge = ReturnType<typeof edgeOverBase>;
-
-/** One author's row of a rank_kols leaderboard, at one horizon. */
-interface RankRow {
-  handle: string;
-  calls_scored: Summary['calls_scored'];
-  hit_rate: Summary['hit_rate'];
-  base_rate: Edge['base_rate'];
-  excess_hit_rate: Edge['excess_hit_rate'];
-  excess_hit_rate_ci95: Edge['ci95'];
-  versus_base: Edge['versus_base'];
-  mean_return: Summary['mean_return'];
-  median_return: Summary['median_return'];
-  mean_excess_return: Summary['mean_excess_return'];
-  reach: number | null;
-  reach_kind: string;
 }
 
 export function kolTools(deps: ServerDeps): ToolDefinition[] {
@@ -110,12 +93,12 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
   const influence = (kol: Kol) => {
     if (kol.platform !== 'twitter') {
       const karma = kol.posts.reduce((s, p) => s + (p.score ?? 0), 0);
-      return { kind: 'reddit_score_sum', value: karma, note: 'Sum of the Reddit scores of their posts and comments in the data.' };
+      return { kind: 'reddit_score_sum' as const, value: karma, note: 'Sum of the Reddit scores of their posts and comments in the data.' };
     }
     const inf = ds().influencers.get(kol.handle.toLowerCase());
     return inf
-      ? { kind: 'influencer_graph_in_degree_2017', value: inf.seed_graph, bitcoin_core_graph: inf.bitcoin_core_graph, note: 'Accounts of the crawled 2017 crypto-influencer network that follow this handle (not a follower count).' }
-      : { kind: 'influencer_graph_in_degree_2017', value: null, note: 'Not covered: the handle is not in the 2017 influencer graph.' };
+      ? { kind: 'influencer_graph_in_degree_2017' as const, value: inf.seed_graph, bitcoin_core_graph: inf.bitcoin_core_graph, note: 'Accounts of the crawled 2017 crypto-influencer network that follow this handle (not a follower count).' }
+      : { kind: 'influencer_graph_in_degree_2017' as const, value: null, note: 'Not covered: the handle is not in the 2017 influencer graph.' };
   };
 
   // Base rates by asset, year and horizon, computed once per process.
@@ -170,6 +153,10 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     return result;
   }
 
+  const handleFields = { handle: z.string(), platform: platformOut };
+  const performanceFields = { ...handleFields, calls: z.number().int(), calls_with_prices: z.number().int(), method: z.string() };
+  const priceCoverageShape = z.record(z.string(), dayRangeShape.nullable()).describe('Per asset id: the days its price history covers, or null.');
+
   const src = (pl: Platform) => `snapshot:${pl}`;
   const asOf = (pl: Platform) => coverage(pl).to;
 
@@ -177,8 +164,26 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_kol_profile',
       title: 'KOL profile',
-      description: "Returns an account's activity (posts, first and last, active days), influence score where known, the assets it mentions most, and its sentiment profile.",
+      description: "Returns an account's activity (posts, first and last, active days), influence where known, the assets it mentions most and its sentiment (VADER, -1 to 1; stance shares 0-1).",
       input: z.object({ handle: handleSchema, platform: platformSchema, ...rangeFields }).strict(),
+      output: z.object({
+        ...handleFields,
+        covered_range: dayRangeShape,
+        activity: z.union([
+          z.object({
+            posts: z.number().int(),
+            retweets: z.number().int().nullable().describe('null on reddit.'),
+            first: z.string(),
+            last: z.string(),
+            active_days: z.number().int(),
+            by_kind: z.partialRecord(z.enum(['post', 'comment', 'tweet']), z.number().int()),
+          }),
+          z.object({ posts: z.literal(0), covered: z.literal(false), reason: z.string() }),
+        ]),
+        influence: influenceShape,
+        top_assets: z.array(z.object({ id: z.string(), mentions: z.number().int() })),
+        sentiment: z.object({ mean_compound: z.number(), shares: z.record(stanceShape, z.number()) }).nullable(),
+      }),
       credits: 2,
       handler: async (args) => {
         const kol = findKol(args.handle, args.platform);
@@ -202,7 +207,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
                   active_days: days.size,
                   by_kind: Object.fromEntries(['post', 'comment', 'tweet'].map((k) => [k, posts.filter((p) => p.kind === k).length]).filter(([, n]) => n)),
                 }
-              : { posts: 0, covered: false, reason: kol.posts.length ? 'No posts in that window.' : 'The account is in the 2017 influencer graph but the data holds none of its posts.' },
+              : { posts: 0 as const, covered: false as const, reason: kol.posts.length ? 'No posts in that window.' : 'The account is in the 2017 influencer graph but the data holds none of its posts.' },
             influence: influence(kol),
             top_assets: [...assets.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10).map(([id, mentions]) => ({ id, mentions })),
             sentiment: posts.length
@@ -221,7 +226,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_kol_calls',
       title: 'KOL calls',
-      description: "Returns an account's calls — posts that take a bullish or bearish stance on one asset, adverts and posts about lookalike coins left out — with asset, time, stance, score and the post, newest first, paginated.",
+      description: "Returns an account's calls (posts taking a bullish or bearish stance on one asset; adverts and lookalike coins left out) with asset, time, stance, VADER score and the post, newest first, paginated.",
       input: z
         .object({
           handle: handleSchema,
@@ -234,6 +239,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({ ...handleFields, total: z.number().int(), ...notCoveredFields, calls: z.array(callShape), method: z.string() }),
       credits: 3,
       handler: async (args) => {
         const kol = findKol(args.handle, args.platform);
@@ -247,7 +253,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             handle: kol.handle,
             platform: kol.platform,
             total: calls.length,
-            ...(calls.length === 0 ? { covered: false, reason: `No ${args.stance === 'any' ? '' : `${args.stance} `}calls${asset ? ` on ${asset.name}` : ''} by ${kol.handle} in the data (${coverage(kol.platform).from} to ${coverage(kol.platform).to}).` } : {}),
+            ...(calls.length === 0 ? { covered: false as const, reason: `No ${args.stance === 'any' ? '' : `${args.stance} `}calls${asset ? ` on ${asset.name}` : ''} by ${kol.handle} in the data (${coverage(kol.platform).from} to ${coverage(kol.platform).to}).` } : {}),
             calls: items,
             method: CALL_RULE,
           },
@@ -263,7 +269,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_kol_performance',
       title: 'KOL performance',
       description:
-        "Returns how an account's calls did: each call's return 1, 7 and 30 days later from the daily price history, hit rate beside the base rate of the asset's moves in the same year, mean and median return and excess return over BTC, per horizon, with the calls paginated.",
+        "Returns how an account's calls did 1, 7 and 30 days later on daily closes: per horizon the hit rate beside the base rate of the asset's moves that year, mean and median return and excess return over BTC (fractions, 0.05 = +5%), with the scored calls paginated.",
       input: z
         .object({
           handle: handleSchema,
@@ -275,6 +281,17 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.discriminatedUnion('covered', [
+        z.object({ ...performanceFields, covered: z.literal(false), reason: z.string(), price_history_covers: priceCoverageShape }),
+        z.object({
+          ...performanceFields,
+          covered: z.literal(true),
+          summary: z.array(horizonSummaryShape),
+          versus_base_rate: z.array(edgeShape),
+          price_history_covers: priceCoverageShape,
+          scored_calls: z.array(scoredCallShape),
+        }),
+      ]),
       credits: 5,
       handler: async (args) => {
         const kol = findKol(args.handle, args.platform);
@@ -293,7 +310,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           return {
             data: {
               ...base,
-              covered: false,
+              covered: false as const,
               reason: all.length === 0 ? `${kol.handle} made no calls in the data${asset ? ` on ${asset.name}` : ''}.` : `None of ${kol.handle}'s ${all.length} calls falls on a day the price history covers.`,
               price_history_covers: priceCoverage(all.length ? all.map((c) => c.asset) : asset ? [asset.id] : ['bitcoin']),
             },
@@ -304,7 +321,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         }
         const { items, next_cursor, truncated } = page([...priced].reverse(), args.limit, args.cursor);
         return {
-          data: { ...base, covered: true, summary: summarise(priced), versus_base_rate: HORIZONS.map((_, i) => edgeOverBase(priced, i, baseOf(i))), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
+          data: { ...base, covered: true as const, summary: summarise(priced), versus_base_rate: HORIZONS.map((_, i) => edgeOverBase(priced, i, baseOf(i))), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
           source: `${src(kol.platform)}+snapshot:prices`,
           data_as_of: asOf(kol.platform),
           next_cursor,
@@ -316,7 +333,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       name: 'rank_kols',
       title: 'Rank KOLs',
       description:
-        'Returns a leaderboard of accounts by hit rate in excess of the base rate (with a 95% interval), excess return over BTC or reach, counting only accounts with at least a minimum number of scored calls so one lucky call does not top it.',
+        'Returns a leaderboard of accounts with at least min_calls scored calls, by hit rate in excess of the base rate (with a 95% interval), excess return over BTC or reach; rates and returns are fractions (0.05 = +5%).',
       input: z
         .object({
           platform: z.enum(['twitter', 'reddit']).default('twitter'),
@@ -328,6 +345,18 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({
+        platform: platformOut,
+        metric: z.enum(['hit_rate', 'excess_return', 'reach']),
+        horizon_days: horizonDays,
+        min_calls: z.number().int(),
+        accounts_ranked: z.number().int(),
+        accounts_below_min_calls: z.number().int(),
+        ranked_by: z.enum(['excess_hit_rate', 'mean_excess_return', 'reach']),
+        base_rate_rule: z.string(),
+        ...notCoveredFields,
+        leaderboard: z.array(rankRowShape.extend({ rank: z.number().int() })),
+      }),
       credits: 5,
       handler: async (args) => {
         const hi = HORIZONS.indexOf(args.horizon_days);
@@ -335,7 +364,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const rows = scoredAuthors.rows.filter((r) => r.calls_scored >= args.min_calls);
         const tooFew = scoredAuthors.unscored + scoredAuthors.rows.length - rows.length;
         // A hit rate means nothing without the base rate: 'hit_rate' ranks by the excess over it.
-        const key = args.metric === 'hit_rate' ? 'excess_hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
+        const key: 'excess_hit_rate' | 'mean_excess_return' | 'reach' = args.metric === 'hit_rate' ? 'excess_hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
         rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
         const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
         const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
@@ -349,7 +378,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             accounts_below_min_calls: tooFew,
             ranked_by: key,
             base_rate_rule: `a call's base rate is the share of days of its calendar year on which its asset moved its way over ${args.horizon_days} days (up for bullish, down for bearish); excess_hit_rate = hit rate minus the mean base rate of the account's calls; its 95% interval allows for calls less than a horizon apart sharing days`,
-            ...(ranked.length === 0 ? { covered: false, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
+            ...(ranked.length === 0 ? { covered: false as const, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
             leaderboard: items,
           },
           source: `${src(args.platform)}+snapshot:prices`,
@@ -363,10 +392,20 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_asset_kol_mentions',
       title: 'KOL mentions of an asset',
-      description: 'Returns who talked about an asset first and who talked about it most, with each account\'s mentions, first mention and stance mix.',
+      description: 'Returns the accounts that mentioned an asset first and most, each with its mentions, first mention and counts by stance.',
       input: z
         .object({ asset: assetSchema, platform: z.enum(['twitter', 'reddit']).default('twitter'), ...rangeFields, limit: z.number().int().min(1).max(50).default(10) })
         .strict(),
+      output: z.object({
+        asset: assetRefShape,
+        platform: platformOut,
+        covered_range: dayRangeShape,
+        mentions: z.number().int(),
+        accounts: z.number().int(),
+        ...notCoveredFields,
+        first: z.array(mentionRowShape),
+        most: z.array(mentionRowShape),
+      }),
       credits: 3,
       handler: async (args) => {
         const asset = resolveAsset(deps.market.registry, args.asset);
@@ -387,7 +426,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             covered_range: cov,
             mentions: posts.length,
             accounts: rows.length,
-            ...(posts.length === 0 ? { covered: false, reason: `No ${args.platform} account in the data mentions ${asset.name} (${args.from ?? cov.from} to ${args.to ?? cov.to}).` } : {}),
+            ...(posts.length === 0 ? { covered: false as const, reason: `No ${args.platform} account in the data mentions ${asset.name} (${args.from ?? cov.from} to ${args.to ?? cov.to}).` } : {}),
             first: [...rows].sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : a.handle < b.handle ? -1 : 1)).slice(0, args.limit),
             most: [...rows].sort((a, b) => b.mentions - a.mentions || (a.handle < b.handle ? -1 : 1)).slice(0, args.limit),
           },

@@ -14,6 +14,7 @@ import { causedBy, rpc } from '../common/evm.ts';
 export { walletAddressSchema } from '../common/evm.ts';
 import { NATIVE } from '../common/native.ts';
 import { failureOf } from '../common/unavailable.ts';
+import type { chainFailureShape } from '../common/output-shapes-2.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /** Multicall3 (and the devnet's DevMulticall, at the same address): the two reads we use. */
@@ -25,6 +26,8 @@ export const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11';
 /** Calldata bytes per multicall chunk: ~200 balanceOf calls; the chunks share one HTTP batch. */
 const MULTICALL_CHUNK_BYTES = 16_384;
 
+type ChainFailure = z.infer<typeof chainFailureShape>;
+
 export const PORTFOLIO_CHAINS = [...EVM_NETWORKS, 'solana'] as const;
 export type PortfolioChain = (typeof PORTFOLIO_CHAINS)[number];
 
@@ -35,33 +38,31 @@ export const chainsSchema = z
   .optional()
   .describe('Chains to scan (default: ethereum, base, polygon and bsc for 0x addresses; solana for Solana addresses).');
 
-export interface Holding {
-  chain: PortfolioChain;
-  /** Null for the native coin. */
-  token: string | null;
-  symbol: string;
-  name: string;
-  asset_id: string | null;
-  balance: string;
-  balance_raw: string;
-  price_usd: number | null;
-  /** The day price_usd is for. */
-  price_as_of: string | null;
-  value_usd: number | null;
-}
+export const holdingShape = z.object({
+  chain: z.enum(PORTFOLIO_CHAINS),
+  token: z.string().nullable().describe('Contract or mint; null for the native coin.'),
+  symbol: z.string(),
+  name: z.string(),
+  asset_id: z.string().nullable(),
+  balance: z.string().describe('Whole units, decimal.'),
+  balance_raw: z.string().describe('Smallest unit, integer.'),
+  price_usd: z.number().nullable(),
+  price_as_of: z.string().nullable(),
+  value_usd: z.number().nullable(),
+});
+export type Holding = z.infer<typeof holdingShape>;
 
-export interface WalletHoldings {
-  address: string;
-  holdings: Holding[];
-  value_usd: number;
-}
+export const walletHoldingsShape = z.object({ address: z.string(), holdings: z.array(holdingShape), value_usd: z.number() });
+export type WalletHoldings = z.infer<typeof walletHoldingsShape>;
+
+/** Per chain: the block (EVM) or slot (Solana) read at, and how many listed tokens were checked. */
+export const chainsReadShape = z.array(z.object({ chain: z.enum(PORTFOLIO_CHAINS), at: z.number().int().describe('Block, or slot on Solana.'), tokens_checked: z.number().int() }));
 
 export interface PortfolioScan {
   wallets: WalletHoldings[];
-  /** Per chain: the block (EVM) or slot (Solana) read at, and how many listed tokens were checked. */
-  chains: { chain: PortfolioChain; at: number; tokens_checked: number }[];
+  chains: z.infer<typeof chainsReadShape>;
   /** Chains that could not be read: the call still answers with the others. */
-  unavailable: { chain: PortfolioChain; code: string; provider: string }[];
+  unavailable: ChainFailure[];
   /** Solana token accounts of mints no curated list carries (not counted). */
   unlisted_solana_tokens: number;
   prices: { as_of: string | null; source: string | null; dates: { symbol: string; as_of: string }[] };

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { datedAnswer } from '../common/dating.ts';
-import { chainsSchema, scanPortfolio, walletAddressSchema, type Holding, type PortfolioScan } from './holdings.ts';
-import { holdingsRisk, type RiskReport } from './risk.ts';
+import { chainFailureShape } from '../common/output-shapes-2.ts';
+import { chainsReadShape, chainsSchema, scanPortfolio, walletAddressSchema, walletHoldingsShape, type Holding, type PortfolioScan } from './holdings.ts';
+import { holdingsRisk, riskReportShape, type RiskReport } from './risk.ts';
 import type { ServerDeps } from '../deps.ts';
 
 const windowSchema = z.number().int().min(30).max(365).default(90).describe('Days of daily prices the metrics cover (30-365).');
@@ -35,6 +36,10 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
       .map((a) => ({ ...a, value_usd: Math.round(a.value_usd * 100) / 100, share: total > 0 ? Math.round((a.value_usd / total) * 1e6) / 1e6 : 0 }));
   };
 
+  const allocationShape = z.object({ symbol: z.string(), asset_id: z.string(), value_usd: z.number(), share: z.number().describe('Of the priced value, 0-1.') });
+  /** The chains read and the ones that could not be: every answer states both. */
+  const chainsRead = { chains: chainsReadShape, unavailable: z.array(chainFailureShape) };
+
   const risk = async (holdings: Holding[], windowDays: number, signal: AbortSignal): Promise<RiskReport> => {
     const report = await holdingsRisk(deps.market, holdings, windowDays, signal);
     if (!report) throw new ApiError('NOT_FOUND', 'The wallets hold nothing with a price history on the scanned chains, so there is no risk to measure.');
@@ -46,8 +51,17 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_portfolio',
       title: 'Portfolio',
       description:
-        'Returns the native coin and curated-list token balances of up to 10 addresses across the given chains, priced in USD, with each wallet\'s value and the allocation by asset. Spam is filtered: only tokens on a curated list are counted.',
+        'Returns the native coin and curated-list token balances (spam left out) of up to 10 addresses across chains, priced in USD, with each wallet\'s value and the allocation by asset.',
       input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema }).strict(),
+      output: z.object({
+        total_value_usd: z.number(),
+        wallets: z.array(walletHoldingsShape),
+        allocation: z.array(allocationShape),
+        unpriced_holdings: z.number().int(),
+        ...chainsRead,
+        unlisted_solana_tokens: z.number().int().describe('Solana token accounts of mints on no curated list (not counted).'),
+        coverage: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);
@@ -72,8 +86,9 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_risk_metrics',
       title: 'Portfolio risk metrics',
       description:
-        'Returns the risk of the wallets\' current priced holdings over a window of daily prices: annualised volatility, Sharpe ratio, maximum drawdown, 1-day 95% value at risk, concentration (HHI, top holding) and beta to BTC.',
+        'Returns the risk of the wallets\' current priced holdings over a window of daily prices: annualised volatility, Sharpe ratio, maximum drawdown, 1-day 95% value at risk (fraction and USD), concentration (HHI, top holding) and beta to BTC.',
       input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema, window_days: windowSchema }).strict(),
+      output: riskReportShape.extend(chainsRead),
       credits: 3,
       handler: async (args, ctx) => {
         const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);
@@ -88,8 +103,26 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'compare_wallets',
       title: 'Compare wallets',
-      description: 'Returns 2-5 wallets side by side: value, holdings, top holding, allocation, the assets they share, and each one\'s volatility, drawdown, Sharpe ratio and beta to BTC.',
+      description: 'Returns 2-5 wallets side by side: USD value, number of holdings, top holding, allocation, the assets they share, and each one\'s volatility, drawdown, Sharpe ratio, beta to BTC and 1-day 95% VaR.',
       input: z.object({ addresses: addressesSchema(2, 5), chains: chainsSchema, window_days: windowSchema }).strict(),
+      output: z.object({
+        wallets: z.array(
+          z.object({
+            address: z.string(),
+            value_usd: z.number(),
+            holdings: z.number().int().describe('How many.'),
+            top_holding: allocationShape.nullable(),
+            allocation: z.array(allocationShape),
+            risk: z
+              .object({ volatility_annualised: z.number(), max_drawdown: z.number().describe('Positive fraction.'), sharpe: z.number().nullable(), beta_to_btc: z.number().nullable(), var_95_1d_usd: z.number() })
+              .nullable()
+              .describe('null when nothing held has a price history.'),
+          }),
+        ),
+        shared_assets: z.array(z.string()).describe('Asset ids every wallet holds.'),
+        window_days: z.number().int(),
+        ...chainsRead,
+      }),
       credits: 4,
       handler: async (args, ctx) => {
         const scan = await scanPortfolio(deps, args.addresses, args.chains, ctx.signal);

@@ -1,29 +1,34 @@
 // Risk of holding today's quantities over a past window: the portfolio's daily value series is
 // Σ quantity × close over the days every measured asset has a close, and the market-intelligence
 // risk measures (server/analytics/risk.ts) run on it as on any price series.
+import { z } from 'zod';
 import type { DailyCandle } from '../../analytics/candles.ts';
-import { betaAndCorrelation, maxDrawdown, realisedVolatility, sharpeRatio, type MaxDrawdown } from '../../analytics/risk.ts';
+import { betaAndCorrelation, maxDrawdown, realisedVolatility, sharpeRatio } from '../../analytics/risk.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import type { Holding } from './holdings.ts';
 
-export interface RiskReport {
-  window_days: number;
-  from: string;
-  to: string;
-  observations: number;
-  value_usd: number;
-  measured: { asset_id: string; symbol: string; quantity: number; value_usd: number; weight: number }[];
-  excluded: { asset_id: string | null; symbol: string; reason: string }[];
-  volatility_annualised: number;
-  volatility_daily: number;
-  sharpe: number | null;
-  annualised_return: number;
-  max_drawdown: MaxDrawdown;
-  var_95_1d: { fraction: number; usd: number; method: string };
-  concentration: { hhi: number; top_holding: string; top_holding_share: number };
-  beta_to_btc: number | null;
-  correlation_to_btc: number | null;
-}
+const pricePoint = z.object({ date: z.string(), price: z.number().describe('USD value of the holdings that day.') });
+
+/** Fractions throughout (0.05 = 5%); USD where the name says so. */
+export const riskReportShape = z.object({
+  window_days: z.number().int(),
+  from: z.string(),
+  to: z.string(),
+  observations: z.number().int().describe('Daily returns measured.'),
+  value_usd: z.number(),
+  measured: z.array(z.object({ asset_id: z.string(), symbol: z.string(), quantity: z.number(), value_usd: z.number(), weight: z.number() })),
+  excluded: z.array(z.object({ asset_id: z.string().nullable(), symbol: z.string(), reason: z.string() })),
+  volatility_annualised: z.number(),
+  volatility_daily: z.number(),
+  sharpe: z.number().nullable(),
+  annualised_return: z.number(),
+  max_drawdown: z.object({ depth: z.number().describe('Positive fraction (0.5 = -50%).'), peak: pricePoint, trough: pricePoint, recovered: pricePoint.nullable() }),
+  var_95_1d: z.object({ fraction: z.number(), usd: z.number(), method: z.string() }),
+  concentration: z.object({ hhi: z.number().describe('Herfindahl index of weights in percent, 0-10,000.'), top_holding: z.string(), top_holding_share: z.number() }),
+  beta_to_btc: z.number().nullable(),
+  correlation_to_btc: z.number().nullable(),
+});
+export type RiskReport = z.infer<typeof riskReportShape>;
 
 const round = (x: number, d = 6) => Math.round(x * 10 ** d) / 10 ** d;
 

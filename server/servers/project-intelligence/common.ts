@@ -4,6 +4,8 @@ import { ApiError } from '../../errors.ts';
 import type { AssetEntry, AssetRegistry } from '../../providers/market/types.ts';
 import { slugOf, type Protocol } from '../../providers/projects/types.ts';
 import type { TokenRegistry } from '../../providers/tokens.ts';
+import type { z } from 'zod';
+import type { familyShape } from './outputs.ts';
 
 /** Chain names differ between DefiLlama's lists ("BSC" now, "Binance" in 2023) and our API. */
 const CHAIN_ALIASES: Record<string, string> = {
@@ -32,14 +34,7 @@ export function sameChain(a: string, b: string): boolean {
  */
 const RENAMED: Record<string, string> = { maker: 'sky', makerdao: 'sky', 'maker dao': 'sky' };
 
-export interface ProjectFamily {
-  /** What was typed. */
-  query: string;
-  /** Every listed protocol of the family (name, or name plus version or product), largest TVL first. */
-  members: { name: string; slug: string; category: string | null; tvl_usd: number | null }[];
-  chosen: string;
-  rule: string;
-}
+export type ProjectFamily = z.infer<typeof familyShape>;
 
 /**
  * The protocol a user means: an exact name or slug; else the family the name stands for ("aave":

@@ -9,15 +9,9 @@ import { ProviderError } from '../../errors.ts';
 import type { Protocol, ProtocolList } from '../../providers/projects/types.ts';
 import type { ServerDeps } from '../deps.ts';
 import { baseName, projectToken } from './common.ts';
+import type { Flag } from './outputs.ts';
 
-type Level = 'red' | 'amber' | 'green' | 'neutral';
-
-export interface Flag {
-  level: Level;
-  topic: 'tvl_size' | 'tvl_trend' | 'tvl_drawdown' | 'oracles' | 'chains' | 'social' | 'token' | 'developers';
-  finding: string;
-  data: Record<string, unknown>;
-}
+type Level = Flag['level'];
 
 /** Categories whose protocols price collateral or positions, and so depend on price oracles. */
 const ORACLE_DEPENDENT = new Set(['Lending', 'CDP', 'Derivatives', 'Synthetics', 'Options', 'Leveraged Farming', 'Perps', 'Yield Aggregator', 'Insurance']);

@@ -11,6 +11,8 @@ import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { findChain, findProject, linkedProjectToken, resolveProject, sameChain } from './common.ts';
 import { dueDiligence } from './diligence.ts';
+import { dayRangeShape } from '../common/output-shapes-2.ts';
+import { categoryShape, familyShape, flagShape, historyStatsShape, notCoveredShape, projectHistoryShape, projectShape, tvlPointsShape } from './outputs.ts';
 
 const ISO_DAY = isoDaySchema;
 const projectSchema = z.string().trim().min(1).max(100).describe('A DeFi project by name or DefiLlama slug, e.g. "Aave V3", "lido".');
@@ -22,7 +24,7 @@ const chainSchema = z.string().trim().min(1).max(60).describe('A chain by DefiLl
  */
 function noHistory(p: Protocol, list: { as_of: string; source: string }) {
   return {
-    covered: false,
+    covered: false as const,
     tvl_usd: p.tvl_usd,
     as_of: list.as_of,
     reason: list.source.startsWith('snapshot')
@@ -60,7 +62,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'search_projects',
       title: 'Search projects',
-      description: 'Returns DeFi projects matching a name, category, chain and minimum TVL, largest TVL first, paginated.',
+      description: 'Returns DeFi projects (category, TVL in USD, chains, oracles, website) matching a name, category, chain and minimum TVL, largest TVL first, paginated.',
       input: z
         .object({
           query: z.string().trim().max(100).optional().describe('Part of the name (case-insensitive).'),
@@ -71,6 +73,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({ total: z.number().int(), projects: z.array(projectShape) }),
       credits: 0,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
@@ -91,8 +94,27 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_project_profile',
       title: 'Project profile',
-      description: "Returns a DeFi project's category, chains, TVL, oracles, website, its token where known, how its listing changed since 2023, and a summary of its TVL history where the data has one.",
+      description: "Returns a DeFi project's category, chains, TVL (USD) and rank, oracles, website, its token and price where known, how its listing changed since 2023, and its TVL history's growth, volatility and drawdown (fractions) where the data has one.",
       input: z.object({ project: projectSchema }).strict(),
+      output: projectShape.extend({
+        tvl_rank: z.number().int().nullable(),
+        chain_tvls: z.record(z.string(), z.number()).nullable().describe('TVL per chain, where the source splits it.'),
+        token: z
+          .object({
+            id: z.string(),
+            symbol: z.string(),
+            name: z.string(),
+            linked_by: z.enum(['defillama_gecko_id', 'name_and_website', 'name_only']),
+            price_usd: z.number().nullable(),
+            change_30d_pct: z.number().nullable(),
+            as_of: z.string().nullable(),
+            source: z.string().nullable(),
+          })
+          .nullable(),
+        listing_2023: z.object({ chains: z.array(z.string()), category: z.string(), chains_added_since: z.array(z.string()), chains_dropped_since: z.array(z.string()) }).nullable(),
+        tvl_history: projectHistoryShape,
+        resolved_from: familyShape.optional(),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
@@ -126,7 +148,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_tvl_history',
       title: 'TVL history',
-      description: "Returns the daily TVL of a project, a chain, or all of DeFi, oldest first over a date range, paginated.",
+      description: 'Returns the daily TVL in USD of a project, a chain or all of DeFi, oldest first over a date range, paginated.',
       input: z
         .object({
           project: projectSchema.optional(),
@@ -143,6 +165,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           path: ['project'],
         })
         .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
+      output: z.object({ subject: z.string(), covered_range: dayRangeShape, total: z.number().int(), points: tvlPointsShape }),
       credits: 1,
       handler: async (args, ctx) => {
         let history: TvlHistory | undefined;
@@ -186,8 +209,19 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'compare_projects',
       title: 'Compare projects',
-      description: 'Returns 2 to 5 DeFi projects side by side: TVL and rank, growth, volatility and drawdown where a TVL history exists, chain count and concentration, oracles.',
+      description: 'Returns 2 to 5 DeFi projects side by side: TVL (USD) and rank, growth, volatility and drawdown (fractions) where a TVL history exists, chain count and concentration, oracles.',
       input: z.object({ projects: z.array(projectSchema).min(2).max(5) }).strict(),
+      output: z.object({
+        as_of: z.string(),
+        projects: z.array(
+          projectShape.extend({
+            tvl_rank: z.number().int().nullable(),
+            chain_count: z.number().int(),
+            chain_concentration: z.object({ hhi: z.number().nullable(), largest_chain_share: z.number().nullable(), basis: z.string() }),
+            history: projectHistoryShape,
+          }),
+        ),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
@@ -225,7 +259,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_category_overview',
       title: 'Category overview',
-      description: 'Returns TVL by DeFi category (or one category in detail): total, number of projects, leaders, and concentration (top-3 share, Herfindahl index).',
+      description: 'Returns TVL (USD) by DeFi category, or one category: total, number of projects, leaders and concentration (top-3 share, Herfindahl index 0-1).',
       input: z
         .object({
           category: z.string().trim().max(60).optional().describe('One category in detail; omit for all categories ranked by TVL.'),
@@ -234,6 +268,10 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.union([
+        categoryShape,
+        z.object({ categories_total: z.number().int(), tvl_usd_all: z.number(), note: z.string(), categories: z.array(categoryShape) }),
+      ]),
       credits: 2,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
@@ -284,8 +322,22 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_chain_overview',
       title: 'Chain overview',
-      description: "Returns a chain's TVL with its growth and drawdown history, the projects listed on it by TVL and category, and the bridges that reach it.",
+      description: "Returns a chain's TVL (USD) with its history's growth and drawdown (fractions), the projects listed on it by TVL and category, and the bridges that reached it in 2023.",
       input: z.object({ chain: chainSchema, top: z.number().int().min(1).max(50).default(10) }).strict(),
+      output: z.object({
+        chain: z.string(),
+        tvl: z.union([z.object({ tvl_usd: z.number(), as_of: z.string(), source: z.string() }), notCoveredShape]),
+        history: z.union([historyStatsShape, notCoveredShape]),
+        projects: z.object({
+          as_of: z.string(),
+          count: z.number().int(),
+          single_chain: z.number().int(),
+          by_category: z.array(z.object({ category: z.string(), count: z.number().int() })),
+          top: z.array(z.object({ name: z.string(), category: z.string().nullable(), tvl_usd: z.number().nullable(), chains: z.number().int() })),
+          note: z.string(),
+        }),
+        bridges_2023: z.array(z.string()),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const [{ chains, source: chainSource }, list] = await Promise.all([projects.chains(ctx.signal), protocols(ctx.signal)]);
@@ -300,8 +352,8 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
         return {
           data: {
             chain: name,
-            tvl: current ? { tvl_usd: current.tvl_usd, as_of: current.as_of, source: chainSource } : { covered: false, reason: `no chain TVL for ${name} in the data` },
-            history: history ? historyStats(history) : { covered: false, reason: `no TVL history for ${name} in the data` },
+            tvl: current ? { tvl_usd: current.tvl_usd, as_of: current.as_of, source: chainSource } : { covered: false as const, reason: `no chain TVL for ${name} in the data` },
+            history: history ? historyStats(history) : { covered: false as const, reason: `no TVL history for ${name} in the data` },
             projects: {
               as_of: list.as_of,
               count: on.length,
@@ -326,13 +378,19 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
       name: 'due_diligence_report',
       title: 'Due diligence report',
       description:
-        'Returns red, amber and green flags on a DeFi project — TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data and developer activity where known — each with the data it rests on.',
+        'Returns red, amber, green or neutral flags on a DeFi project (TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data, developer activity where known), each with the data it rests on.',
       input: z
         .object({
           project: projectSchema,
           github_repo: z.string().regex(REPO_PATTERN, 'owner/name').optional().describe('The project\'s main GitHub repository ("aave/aave-v3-core"), for developer activity.'),
         })
         .strict(),
+      output: z.object({
+        project: projectShape.omit({ slug: true }),
+        summary: z.object({ red: z.number().int(), amber: z.number().int(), green: z.number().int(), neutral: z.number().int() }).describe('Flags per level.'),
+        flags: z.array(flagShape),
+        note: z.string(),
+      }),
       credits: 10,
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);

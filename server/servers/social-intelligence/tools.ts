@@ -10,7 +10,8 @@ import { coverageGaps, resolveWindow, windowFields } from '../common/window.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
-import { assetSchema, brief, mean, median, noMentions, platformSchema, postView, stanceShares, windowView } from './common.ts';
+import { assetRefShape, dayRangeShape, notCoveredFields } from '../common/output-shapes-2.ts';
+import { assetSchema, brief, mean, median, noMentions, platformSchema, platformShape, postShape, postView, sharesShape, stanceShares, windowShape, windowView } from './common.ts';
 
 /** Monday of the ISO week holding `day`. */
 export function weekStart(day: string): string {
@@ -26,6 +27,11 @@ function buckets(interval: 'day' | 'week', from: string, to: string): string[] {
   for (let d = bucketOf(interval, from); d <= to; d = addDays(d, interval === 'day' ? 1 : 7)) out.push(d);
   return out;
 }
+
+/** The asset asked about (null: all posts), the platform and the window every answer states. */
+const scope = { asset: assetRefShape.nullable(), platform: platformShape, window: windowShape };
+const sentimentScope = { ...scope, asset: assetRefShape, posts: z.number().int() };
+const growthFields = { mentions: z.number().int(), previous: z.number().int().describe('Mentions in the window before.'), growth: z.number().describe('(mentions + 1) / (previous + 1) - 1.') };
 
 const METHOD_SENTIMENT = `VADER compound score (vader-sentiment) with a crypto lexicon (server/analytics/sentiment.ts); stance bullish if compound >= ${STANCE_THRESHOLD}, bearish if <= -${STANCE_THRESHOLD}, else neutral`;
 
@@ -50,10 +56,24 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       name: 'get_social_sentiment',
       title: 'Social sentiment',
       description:
-        'Returns the bullish, bearish and neutral shares and the mean sentiment score of the posts mentioning an asset over a window, week by week, with the most bullish and most bearish example posts.',
+        'Returns the bullish, bearish and neutral shares (0-1) and mean and median VADER sentiment (-1 to 1) of the posts mentioning an asset over a window, by week, with the most bullish and most bearish posts.',
       input: z
         .object({ asset: assetSchema, platform: platformSchema, ...windowFields, examples: z.number().int().min(0).max(10).default(3).describe('Example posts of each stance (0-10).') })
         .strict(),
+      output: z.discriminatedUnion('covered', [
+        z.object({ ...sentimentScope, covered: z.literal(false), reason: z.string() }),
+        z.object({
+          ...sentimentScope,
+          covered: z.literal(true),
+          shares: sharesShape,
+          mean_compound: z.number(),
+          median_compound: z.number(),
+          by_week: z.array(sharesShape.extend({ week_start: z.string().describe('Monday.'), posts: z.number().int(), mean_compound: z.number() })),
+          most_bullish: z.array(postShape),
+          most_bearish: z.array(postShape),
+          method: z.string(),
+        }),
+      ]),
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, window, posts, source } = await scoped(args, ctx.signal);
@@ -75,7 +95,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
             asset: brief(a),
             platform: args.platform,
             window: windowView(window),
-            covered: true,
+            covered: true as const,
             posts: posts.length,
             shares: stanceShares(posts),
             mean_compound: mean(scores),
@@ -95,7 +115,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       name: 'get_social_volume',
       title: 'Social volume',
       description:
-        'Returns, per day or week, how many posts and comments mention an asset (or all posts), how many distinct authors wrote them and their engagement (Reddit score plus comments), oldest first, paginated.',
+        'Returns, per day or week (oldest first, paginated), the posts and comments mentioning an asset (or all posts), their distinct authors and engagement (Reddit score plus comments; null for tweets).',
       input: z
         .object({
           asset: assetSchema.optional().describe('An asset; omit for all posts of the platform.'),
@@ -106,6 +126,15 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({
+        ...scope,
+        interval: z.enum(['day', 'week']),
+        totals: z.object({ mentions: z.number().int(), unique_authors: z.number().int(), engagement: z.number().int().nullable() }),
+        ...notCoveredFields,
+        engagement_note: z.string().optional(),
+        intervals_total: z.number().int(),
+        series: z.array(z.object({ start: z.string(), mentions: z.number().int(), unique_authors: z.number().int(), engagement: z.number().int().nullable() })),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, window, posts, source } = await scoped(args, ctx.signal);
@@ -150,7 +179,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       name: 'get_trending_topics',
       title: 'Trending topics',
       description:
-        'Returns the assets and terms whose mentions grew most in a window compared with the window of equal length before it, with their counts in both.',
+        'Returns the assets and terms whose mentions grew most in a window against the equally long window before it, with their counts in both.',
       input: z
         .object({
           platform: platformSchema,
@@ -160,6 +189,15 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           limit: z.number().int().min(1).max(50).default(10),
         })
         .strict(),
+      output: z.object({
+        platform: platformShape,
+        window: windowShape,
+        previous_window: dayRangeShape,
+        posts: z.object({ window: z.number().int(), previous: z.number().int() }),
+        assets: z.array(z.object({ asset: z.object({ id: z.string(), symbol: z.string().nullable(), name: z.string().nullable() }), ...growthFields })),
+        terms: z.array(z.object({ term: z.string(), ...growthFields })),
+        method: z.string(),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const cur = await scoped({ platform: args.platform, to: args.to, days: args.days }, ctx.signal);
@@ -213,7 +251,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       name: 'detect_social_spike',
       title: 'Social spike detection',
       description:
-        "Returns the days whose mention volume or mean sentiment for an asset (or all posts) stands out from the preceding days, by z-score against a rolling baseline.",
+        'Returns the days whose mentions or mean sentiment for an asset (or all posts) stand out from the preceding days, by z-score against a rolling baseline.',
       input: z
         .object({
           asset: assetSchema.optional().describe('An asset; omit for all posts of the platform.'),
@@ -226,6 +264,24 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           min_posts: z.number().int().min(1).max(1000).default(3).describe('For sentiment: days with fewer posts are skipped (too noisy).'),
         })
         .strict(),
+      output: z.object({
+        ...scope,
+        metric: z.enum(['volume', 'sentiment']),
+        ...notCoveredFields,
+        days_checked: z.number().int(),
+        spikes: z.array(
+          z.object({
+            date: z.string(),
+            value: z.number().describe('Mentions, or mean VADER compound.'),
+            baseline_mean: z.number(),
+            baseline_sd: z.number(),
+            z: z.number(),
+            posts: z.number().int(),
+            top_post: postShape.nullable(),
+          }),
+        ),
+        method: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, window, posts, source } = await scoped(args, ctx.signal);
@@ -273,7 +329,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
     defineTool({
       name: 'get_top_posts',
       title: 'Top posts',
-      description: 'Returns the most engaged Reddit posts (or comments) mentioning an asset in a window, by score plus comments, paginated.',
+      description: 'Returns the Reddit posts (or comments) mentioning an asset in a window, most engaged (score plus comments) first, paginated.',
       input: z
         .object({
           asset: assetSchema,
@@ -283,6 +339,15 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({
+        ...scope,
+        asset: assetRefShape,
+        platform: z.literal('reddit'),
+        kind: z.enum(['post', 'comment', 'all']),
+        total: z.number().int(),
+        ...notCoveredFields,
+        posts: z.array(postShape.extend({ engagement: z.number().int().nullable() })),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         // Tweets carry no engagement counts here, so ranking by engagement is Reddit's alone.
@@ -294,7 +359,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
         return {
           data: {
             asset: brief(asset!),
-            platform: 'reddit',
+            platform: 'reddit' as const,
             kind: args.kind,
             window: windowView(window),
             total: ranked.length,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import type { ServerDeps } from '../deps.ts';
+import { amountShape, blockRangeFields, evmChainShape, labelShape, pricesShape, usdShape } from './outputs.ts';
 import { assetFacts, labeller, labelView, pricesAsOf, pricesUsed, resolveWindow, scanNative, scanTransfers, units, usd, WHALE_DEFAULT_BLOCKS, WHALE_MAX_BLOCKS } from './scan.ts';
 
 /** A flow score at or beyond ±this is accumulation / distribution; between, the wallet is balanced. */
@@ -12,7 +13,8 @@ export const FLOW_SCORE_BAR = 0.2;
 /** An unlabelled address dealing with at least this many distinct senders and receivers behaves like an exchange. */
 export const EXCHANGE_LIKE_COUNTERPARTIES = 10;
 
-export type BehaviourClass = 'contract' | 'exchange-like' | 'accumulator' | 'distributor' | 'balanced' | 'inactive';
+const behaviourClassShape = z.enum(['contract', 'exchange-like', 'accumulator', 'distributor', 'balanced', 'inactive']);
+export type BehaviourClass = z.infer<typeof behaviourClassShape>;
 
 export const CLASS_RULES =
   `In order: "contract" if the address holds bytecode; "exchange-like" if it is labelled an exchange, or deals with at least ${EXCHANGE_LIKE_COUNTERPARTIES} distinct senders and ${EXCHANGE_LIKE_COUNTERPARTIES} distinct receivers in the window; ` +
@@ -24,7 +26,7 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'profile_wallet',
       title: 'Wallet profile',
-      description: `Returns an address's entity label and behaviour class (contract, exchange-like, accumulator, distributor, balanced or inactive) with the evidence: bytecode, label, and per-asset amounts received and sent over a window of at most ${WHALE_MAX_BLOCKS} blocks.`,
+      description: `Returns an address's entity label and behaviour class (contract, exchange-like, accumulator, distributor, balanced or inactive) with the evidence: bytecode, label, and per-asset amounts received and sent (whole units and USD) over a window of at most ${WHALE_MAX_BLOCKS} blocks.`,
       input: z
         .object({
           chain: chainSchema,
@@ -33,6 +35,37 @@ export function profileTools(deps: ServerDeps): ToolDefinition[] {
           to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
         })
         .strict(),
+      output: z.object({
+        chain: evmChainShape,
+        address: z.string(),
+        label: z.object({ label: z.string(), kind: z.string(), source: z.string() }).nullable(),
+        class: behaviourClassShape,
+        evidence: z.array(z.string()),
+        is_contract: z.boolean(),
+        ...blockRangeFields,
+        flow_score: z.number().nullable().describe('-1 (only sent) to 1 (only received).'),
+        flow_score_basis: z.enum(['usd', 'mean_per_asset']).nullable(),
+        counterparties: z.object({ senders: z.number().int(), receivers: z.number().int() }).describe('Distinct addresses.'),
+        assets: z.array(
+          z.object({
+            asset: z.string().nullable(),
+            token: z.string().nullable().describe('null: the native coin.'),
+            received: amountShape,
+            sent: amountShape,
+            net: amountShape,
+            received_usd: usdShape,
+            sent_usd: usdShape,
+            minted: amountShape,
+            burned: amountShape,
+            transfers_in: z.number().int(),
+            transfers_out: z.number().int(),
+            flow_score: z.number().nullable(),
+          }),
+        ),
+        top_counterparties: z.array(z.object({ address: z.string(), label: labelShape, transfers: z.number().int() })),
+        prices: pricesShape,
+        rules: z.string(),
+      }),
       credits: 3,
       handler: async (args, ctx) => {
         const network = evmNetwork(args.chain, 'profile_wallet');

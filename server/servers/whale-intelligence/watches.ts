@@ -11,9 +11,11 @@ import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 import type { SolanaTransaction } from '../../providers/solana/live.ts';
 import { MAX_WATCHES_PER_ACCOUNT, type Watch, type WatchMark } from '../../watchlists/types.ts';
 import { chainSchema } from '../common/evm.ts';
+import { chainFailureShape, chainShape } from '../common/output-shapes-2.ts';
 import { failureOf } from '../common/unavailable.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetFacts, headBlock, labeller, labelView, pricesAsOf, pricesUsed, scanNative, scanTransfers, units, usd, WHALE_MAX_BLOCKS, type AssetFacts, type Movement } from './scan.ts';
+import { activityRowShape, labelShape, pricesShape, watchShape, type ActivityRow } from './outputs.ts';
 import { SOLANA_ADDRESS, solanaMark, solanaMoves, solanaPricing, solanaSince } from './solana-watch.ts';
 
 /**
@@ -44,32 +46,13 @@ const stored = (chain: Chain, address: string) => (chain === 'solana' ? address 
 /** How an address is shown: EVM checksummed. */
 const shown = (chain: string, address: string) => (chain === 'solana' ? address : getAddress(address));
 
-interface ActivityRow {
-  chain: Chain;
-  watched: string;
-  watched_label: { label: string; kind: string } | null;
-  direction: 'in' | 'out';
-  /** EVM: the block; Solana: the slot. */
-  block: number;
-  /** EVM: the transaction hash; Solana: the signature. */
-  tx_hash: string;
-  asset: string | null;
-  /** The token contract or SPL mint; null for the native coin. */
-  token: string | null;
-  amount: string | null;
-  amount_raw: string;
-  usd: number | null;
-  counterparty: string | null;
-  counterparty_label: { label: string; kind: string } | null;
-}
-
 const watchView = (w: Watch) => ({
-  chain: w.chain,
+  // The store keeps only chains the tools' schemas accepted.
+  chain: w.chain as Chain,
   address: shown(w.chain, w.address),
   note: w.note,
   created_at: w.created_at,
   last_checked_at: w.last_checked_at,
-  /** EVM: a block; Solana: a slot. */
   last_checked_block: w.last_checked_block,
 });
 
@@ -84,6 +67,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
       openWorld: false,
       description: `Adds an address to your account's watchlist (at most ${MAX_WATCHES_PER_ACCOUNT}, on EVM chains or Solana); get_watch_activity then reports its transfers from now on. Watching an address again keeps its mark and only replaces the note.`,
       input: z.object({ ...target, note: z.string().trim().max(200).refine((s) => !hasControlCharacters(s, 'text'), 'contains a control character other than tab or a line break').optional().describe('Your note, up to 200 characters.') }).strict().superRefine(checkAddress),
+      output: z.object({ created: z.boolean().describe('false: it was watched already.'), watch: watchShape, label: labelShape, limit: z.number().int() }),
       credits: 1,
       handler: async (args, ctx) => {
         const chain = args.chain;
@@ -110,6 +94,7 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
       openWorld: false,
       description: `Returns your account's watched addresses (at most ${MAX_WATCHES_PER_ACCOUNT}) with their labels, notes and the block (Solana: slot) each was last checked at.`,
       input: z.object({ chain: chainFilter.describe('Only this chain (default: all).') }).strict(),
+      output: z.object({ total: z.number().int(), limit: z.number().int(), watches: z.array(watchShape.extend({ label: labelShape })) }),
       credits: 0,
       handler: async (args, ctx) => {
         const list = await watches.list(ctx.account.id, args.chain);
@@ -128,24 +113,45 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
       openWorld: false,
       description: 'Removes an address from your watchlist; an address you do not watch is NOT_FOUND.',
       input: z.object(target).strict().superRefine(checkAddress),
+      output: z.object({ removed: z.literal(true), chain: chainShape, address: z.string() }),
       credits: 0,
       handler: async (args, ctx) => {
         const removed = await watches.remove(ctx.account.id, args.chain, stored(args.chain, args.address));
         if (!removed) throw new ApiError('NOT_FOUND', 'You do not watch that address on that chain.', { chain: args.chain, address: args.address });
-        return { data: { removed: true, chain: args.chain, address: shown(args.chain, args.address) }, source: 'account', data_as_of: null };
+        return { data: { removed: true as const, chain: args.chain, address: shown(args.chain, args.address) }, source: 'account', data_as_of: null };
       },
     }),
     defineTool({
       name: 'get_watch_activity',
       accountBound: true,
       title: 'Watched address activity',
-      description: `Returns what your watched addresses moved since the last check, oldest first: native and ERC-20 transfers on EVM chains (at most ${WHALE_MAX_BLOCKS} blocks per chain per call), SOL and SPL token changes on Solana; then moves each watch's mark past what it reported; caught_up is false when more remains. A chain whose node fails is listed under unavailable (its marks stay) while the others answer.`,
+      description: `Returns what your watched addresses moved since the last check, oldest first (native and ERC-20 transfers on EVM chains, at most ${WHALE_MAX_BLOCKS} blocks per chain per call; SOL and SPL changes on Solana) in whole units and USD, then moves each watch's mark past what it reported; caught_up is false when more remains. A chain whose node fails is listed under unavailable (its marks stay).`,
       input: z
         .object({
           chain: chainFilter.describe('Only watches on this chain (default: all).'),
           limit: z.number().int().min(1).max(50).default(20).describe('Transfers (Solana: transactions) per call, 1-50 so the answer always fits whole; a block or slot is never split.'),
         })
         .strict(),
+      output: z.object({
+        watches: z.number().int(),
+        caught_up: z.boolean(),
+        coverage: z.array(
+          z.object({
+            address: z.string(),
+            chain: chainShape,
+            unit: z.enum(['block', 'slot']),
+            from_block: z.number().int(),
+            to_block: z.number().int(),
+            caught_up: z.boolean(),
+            skipped_older: z.literal(true).optional(),
+            note: z.string().optional(),
+          }),
+        ),
+        unavailable: z.array(chainFailureShape.extend({ watches: z.array(z.string()) })).optional(),
+        total: z.number().int(),
+        activity: z.array(activityRowShape),
+        prices: pricesShape,
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const list = await watches.list(ctx.account.id, args.chain);
@@ -322,11 +328,11 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           return {
             address: shown(s.chain, s.watch.address),
             chain: s.chain,
-            unit: s.chain === 'solana' ? 'slot' : 'block',
+            unit: s.chain === 'solana' ? ('slot' as const) : ('block' as const),
             from_block: s.from,
             to_block: reached,
             caught_up: reached >= s.head,
-            ...(s.skipped_older ? { skipped_older: true, note: 'more new transactions than one call reads; the oldest of them were skipped' } : {}),
+            ...(s.skipped_older ? { skipped_older: true as const, note: 'more new transactions than one call reads; the oldest of them were skipped' } : {}),
           };
         });
         if (ctx.signal.aborted) throw new ApiError('UPSTREAM_TIMEOUT', undefined, { provider: 'tool' });

@@ -25,6 +25,18 @@ import {
   WHALE_MAX_BLOCKS,
   type Movement,
 } from './scan.ts';
+import { amountShape, blockRangeFields, directionShape, evmChainShape, labelShape, pricesShape, usdShape } from './outputs.ts';
+
+/** Inflow, outflow and net of one asset, in whole units and USD. */
+const flowAmounts = {
+  inflow: amountShape,
+  outflow: amountShape,
+  net: amountShape,
+  inflow_usd: usdShape,
+  outflow_usd: usdShape,
+  net_usd: usdShape,
+  net_raw: z.string(),
+};
 
 export const USD_RULE =
   'USD values use the market price of the asset (the native coin of the network, or a token whose contract the market data ties to an asset), as of the date each price states. Tokens without a market price are not valued: name the token and give min_amount in whole token units to find their large transfers.';
@@ -41,7 +53,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_whale_transactions',
       title: 'Whale transactions',
-      description: `Returns native and ERC-20 transfers at or above a USD threshold (or a token-unit threshold for one token) over a window of at most ${WHALE_MAX_BLOCKS} blocks, newest first, with labels of both sides and their direction to or from exchanges.`,
+      description: `Returns native and ERC-20 transfers at or above a USD threshold (or a whole-token threshold for one token) over a window of at most ${WHALE_MAX_BLOCKS} blocks, newest first, in whole units and USD, with both sides' labels and the direction to or from exchanges.`,
       input: z
         .object({
           chain: chainSchema,
@@ -54,6 +66,34 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
         })
         .strict()
         .refine((a) => a.min_amount === undefined || a.token !== undefined, { message: 'min_amount needs a token', path: ['min_amount'] }),
+      output: z.object({
+        chain: evmChainShape,
+        ...blockRangeFields,
+        threshold: z.union([z.object({ min_amount: z.string(), token: z.string().nullable() }), z.object({ min_usd: z.number() })]),
+        assets_scanned: z.object({ native: z.boolean(), tokens: z.number().int() }),
+        total: z.number().int(),
+        total_usd: z.number(),
+        by_direction: z.record(directionShape, z.number().int()),
+        transactions: z.array(
+          z.object({
+            block: z.number().int(),
+            tx_hash: z.string(),
+            kind: z.enum(['transfer', 'mint', 'burn']),
+            asset: z.string().nullable(),
+            token: z.string().nullable().describe('null: the native coin.'),
+            amount: amountShape,
+            amount_raw: z.string(),
+            usd: usdShape,
+            from: z.string(),
+            from_label: labelShape,
+            to: z.string(),
+            to_label: labelShape,
+            direction: directionShape,
+          }),
+        ),
+        prices: pricesShape,
+        valuation: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const network = evmNetwork(args.chain, 'get_whale_transactions');
@@ -94,7 +134,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
               block: m.block,
               tx_hash: m.tx_hash,
               // Token issuance and destruction are Transfer events from / to the zero address.
-              kind: m.from === zeroAddress ? 'mint' : m.to === zeroAddress ? 'burn' : 'transfer',
+              kind: m.from === zeroAddress ? ('mint' as const) : m.to === zeroAddress ? ('burn' as const) : ('transfer' as const),
               asset: f.symbol,
               token: m.token,
               amount: units(m.value, f),
@@ -114,7 +154,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
             chain: network,
             from_block: window.from,
             to_block: window.to,
-            threshold: unitBar !== undefined ? { min_amount: args.min_amount, token: only } : { min_usd: args.min_usd },
+            threshold: unitBar !== undefined && args.min_amount !== undefined ? { min_amount: args.min_amount, token: only ?? null } : { min_usd: args.min_usd },
             assets_scanned: only === undefined ? { native: true, tokens: scanTokens.length } : { native: only === null, tokens: only === null ? 0 : 1 },
             total: rows.length,
             total_usd: round2(rows.reduce((s, r) => s + (r.usd ?? 0), 0)),
@@ -133,7 +173,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_exchange_flows',
       title: 'Exchange flows',
-      description: `Returns, for one asset (the native coin or an ERC-20) over a window of at most ${WHALE_MAX_BLOCKS} blocks, each labelled exchange's inflow, outflow and net flow (in tokens and, when priced, USD), largest net first; transfers between wallets of the same exchange are left out.`,
+      description: `Returns, for one asset (the native coin or an ERC-20) over a window of at most ${WHALE_MAX_BLOCKS} blocks, each labelled exchange's inflow, outflow and net flow in whole units and (when priced) USD, largest net first; transfers within one exchange are left out.`,
       input: z
         .object({
           chain: chainSchema,
@@ -143,6 +183,17 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.object({
+        chain: evmChainShape,
+        asset: z.string().nullable(),
+        token: z.string().nullable().describe('null: the native coin.'),
+        ...blockRangeFields,
+        exchanges: z.number().int(),
+        totals: z.object(flowAmounts),
+        flows: z.array(z.object({ exchange: z.string(), addresses: z.array(z.string()), ...flowAmounts, transfers_in: z.number().int(), transfers_out: z.number().int() })),
+        prices: pricesShape,
+        valuation: z.string(),
+      }),
       credits: 3,
       handler: async (args, ctx) => {
         const network = evmNetwork(args.chain, 'get_exchange_flows');

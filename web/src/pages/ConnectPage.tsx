@@ -2,6 +2,7 @@
 import { useState } from 'react';
 import type { DashboardConfig } from '../api.ts';
 import { clientConfigs, KEY_ENV, type ClientId } from '../clientConfig.ts';
+import { installLinks } from '../installLinks.ts';
 import { CopyButton } from './CopyButton.tsx';
 import type { NewKey } from './KeysPage.tsx';
 
@@ -13,9 +14,33 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
   const configs = clientConfigs(config.mcp_base_url, servers, useNewKey ? newKey?.plaintext : undefined);
   const chosen = configs.find((c) => c.id === client) ?? configs[0]!;
   const text = chosen.text ?? JSON.stringify(chosen.json, null, 2);
+  const links = installLinks(config.mcp_base_url, useNewKey ? newKey?.plaintext : undefined);
 
   return (
     <>
+      <section className="card" aria-labelledby="one-url">
+        <h2 id="one-url">Every server at one URL</h2>
+        <p>
+          <code data-testid="all-in-one-url">{links.url}</code> <CopyButton text={links.url} label="Copy URL" />
+        </p>
+        <p>
+          It offers the tools of every server your key (or connection) may use. Connectors (claude.ai, Claude Desktop, ChatGPT) need only this URL:
+          they sign in with OAuth and you approve once with your wallet.
+        </p>
+        <p className="install">
+          <a className="button" href={links.cursor}>Add to Cursor</a> <a className="button" href={links.vscode}>Add to VS Code</a>
+        </p>
+        <p className="muted">
+          Cursor reads the key from {KEY_ENV} in its environment; VS Code asks for it once and keeps it in its secret storage.
+        </p>
+        <pre data-testid="claude-code-add" tabIndex={0}><code>{links.claudeCode}</code></pre>
+        <CopyButton text={links.claudeCode} label="Copy command" />
+        <p className="muted">
+          Clients that pay for every tool definition in their context can use the discovery mode, <code>{links.discoveryUrl}</code>: it lists only
+          find_tools, describe_tool and call_tool, and each call is charged as the tool it runs.
+        </p>
+      </section>
+      <h2>One server at a time</h2>
       <p>
         Each server lives at <code>{config.mcp_base_url}/mcp/&lt;server&gt;</code>. Connectors (claude.ai, Claude Desktop, ChatGPT) need only that
         URL: they sign in with OAuth, and you approve with your wallet (see Connected apps). Other clients send your key in the{' '}
