@@ -216,7 +216,8 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
     }
     const untyped = tools.filter((t) => {
       const data = t.outputSchema?.properties?.data;
-      return !data || !('properties' in data || 'anyOf' in data || '$ref' in data);
+      // Typed: fields, or a choice of typed shapes, or a named shape; a bare { type: 'object' } is not.
+      return !data || !['properties', 'anyOf', 'oneOf', '$ref'].some((k) => k in data);
     });
     expect(untyped.map((t) => t.name), `${label(endpoint)}: tools whose outputSchema leaves data untyped`).toEqual([]);
   });
