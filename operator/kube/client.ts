@@ -14,6 +14,9 @@ import {
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/types.ts';
 
+/** Objects per list request. */
+export const LIST_PAGE = 500;
+
 export interface ResourceType {
   apiVersion: string;
   kind: string;
@@ -81,9 +84,30 @@ export class KubeClient {
     this.watcher = new Watch(kc);
   }
 
+  /**
+   * Every object, in pages of LIST_PAGE (as client-go's pager does: one huge response is memory
+   * the API server and the operator both hold at once). The resourceVersion is the first page's:
+   * every page is served from that one snapshot. A continue token that expired meanwhile (410)
+   * starts the list over.
+   */
   async list<T extends KubernetesObject>(t: ResourceType, namespace?: string, labelSelector?: string): Promise<{ items: T[]; resourceVersion: string }> {
-    const res = await this.objects.list<T>(t.apiVersion, t.kind, t.namespaced ? namespace : undefined, undefined, undefined, undefined, undefined, labelSelector).catch(wrap);
-    return { items: res.items.map((o) => plain({ ...o, apiVersion: t.apiVersion, kind: t.kind })), resourceVersion: res.metadata?.resourceVersion ?? '' };
+    for (let attempt = 0; ; attempt++) {
+      const items: T[] = [];
+      let resourceVersion = '';
+      let token: string | undefined;
+      try {
+        do {
+          const page = await this.objects.list<T>(t.apiVersion, t.kind, t.namespaced ? namespace : undefined, undefined, undefined, undefined, undefined, labelSelector, LIST_PAGE, token).catch(wrap);
+          for (const o of page.items) items.push(plain({ ...o, apiVersion: t.apiVersion, kind: t.kind }));
+          if (!token) resourceVersion = page.metadata?.resourceVersion ?? '';
+          token = page.metadata?._continue || undefined;
+        } while (token);
+      } catch (err) {
+        if (statusOf(err) === 410 && token && attempt < 2) continue;
+        throw err;
+      }
+      return { items, resourceVersion };
+    }
   }
 
   /**
