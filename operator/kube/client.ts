@@ -147,11 +147,15 @@ export class KubeClient {
     return plain(await this.objects.patch<T>(obj, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch).catch(wrap));
   }
 
-  /** JSON merge patch of a custom resource's status subresource. */
-  async patchStatus(apiVersion: string, plural: string, namespace: string | undefined, name: string, status: unknown): Promise<void> {
+  /**
+   * JSON merge patch of a custom resource's status subresource, on the resourceVersion the status
+   * was computed from: a pass that read a stale cache (its own last write not seen yet) gets a
+   * 409 and looks again, instead of writing an old view over a newer one.
+   */
+  async patchStatus(apiVersion: string, plural: string, namespace: string | undefined, name: string, status: unknown, resourceVersion?: string): Promise<void> {
     const { group, version } = split(apiVersion);
     const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const body = { status };
+    const body = { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), status };
     if (namespace) {
       await this.custom.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body, fieldManager: FIELD_MANAGER }, options).catch(wrap);
     } else {

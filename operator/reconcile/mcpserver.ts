@@ -141,7 +141,7 @@ async function handReplicasToHpa(ctx: McpServerContext, mcp: MCPServer): Promise
 
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
   if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
-  await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status);
+  await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status, mcp.metadata.resourceVersion);
   for (const e of transitionEvents(mcp.status?.conditions, status.conditions)) ctx.events.record(mcp, 'Normal', e.reason, e.message);
 }
 

@@ -186,6 +186,6 @@ function rejected(pp: PlanPolicy, reason: string, message: string, now: Date): P
 
 async function writeStatus(ctx: PlanPolicyContext, pp: PlanPolicy, status: PlanPolicyStatus): Promise<void> {
   if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(pp.status ?? {})))) return;
-  await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status);
+  await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status, pp.metadata.resourceVersion);
   for (const e of transitionEvents(pp.status?.conditions, status.conditions)) ctx.events.record(pp, 'Normal', e.reason, e.message);
 }

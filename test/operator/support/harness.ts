@@ -36,6 +36,7 @@ export function startOperator(api: StandInApiServer, db: Database, overrides: Pa
     image: IMAGE,
     namespaces: [],
     resyncMs: 60_000,
+    secretPollMs: 250,
     watchIdleMs: 60_000,
     retry: { baseDelayMs: 50 },
     inUseRetryMs: 200,
