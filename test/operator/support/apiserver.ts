@@ -194,6 +194,8 @@ export class StandInApiServer {
   private rbac: Rbac | undefined;
   private readonly fields = new FieldOwners();
   port = 0;
+  /** Every request that came with a token (or impersonation): "<user> <method> <path>". */
+  readonly authenticated: string[] = [];
   /** Every request RBAC refused: "<user> <verb> <group>/<resource> <namespace>/<name>". */
   readonly forbidden: string[] = [];
   /** The test's kubelet: resolves once the process a Terminating pod stands for has stopped. */
@@ -367,6 +369,14 @@ export class StandInApiServer {
         caller = this.tokens.get(auth.replace(/^Bearer\s+/i, ''));
         if (!caller) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
       }
+      // kubectl sends no bearer token over plain HTTP: it acts as a ServiceAccount with --as
+      // (impersonation, which only the admin may use here).
+      const as = req.headers['impersonate-user'];
+      if (typeof as === 'string' && !caller) {
+        const ns = /^system:serviceaccount:([^:]+):/.exec(as)?.[1];
+        caller = { user: as, groups: ['system:authenticated', ...(ns ? ['system:serviceaccounts', `system:serviceaccounts:${ns}`] : [])] };
+      }
+      if (caller) this.authenticated.push(`${caller.user} ${req.method} ${url.pathname}`);
       const result = this.route(req, url, body, res, caller);
       if (result === undefined) return; // a watch owns the response now
       send(res, 200, result);
