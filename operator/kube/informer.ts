@@ -8,7 +8,7 @@
 //   - every resyncMs: hands every cached key to the handler again (level-based safety net).
 // Each change reaches `onChange` with the object's key; the handler only enqueues.
 // Restarts are reported (onRestart, the watch-restart metric) only when abnormal: a 410, an
-// error, a stream that closed without a single line, the watchdog. The normal recycling is not:
+// error, a stream that closed within a second without a single line, the watchdog. The normal recycling is not:
 // client-node's Watch ends every stream that is quiet for 30 s (the API server's bookmarks come
 // about once a minute), and the API server ends watches at their timeout; both continue at once
 // from the last version, and counting them would make a healthy operator's metric tick twice a
@@ -30,6 +30,9 @@ export interface InformerOptions {
   onRestart?: (reason: WatchRestartReason) => void;
   log?: (line: string) => void;
 }
+
+/** A stream that ends cleanly sooner than this without a line was refused, not recycled. */
+const MIN_NORMAL_WATCH_MS = 1000;
 
 export function keyOf(obj: KubernetesObject): string {
   const ns = obj.metadata?.namespace;
@@ -161,6 +164,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const gen = ++this.generation;
     let expired = false;
     let delivered = false;
+    const opened = Date.now();
     const onEvent = (ev: WatchEvent) => {
       if (gen !== this.generation) return;
       delivered = true;
@@ -197,11 +201,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
       } else if (err) {
         this.opts.onRestart?.('error');
         this.retry(() => this.watch());
-      } else if (delivered) {
+      } else if (delivered || Date.now() - opened >= MIN_NORMAL_WATCH_MS) {
         // A normal end (the server's watch timeout, a load balancer): continue at once.
         void this.watch();
       } else {
-        // Closed without a single line: something in between refuses the stream; back off.
+        // Closed at once without a single line: something in between refuses the stream; back off.
         this.opts.onRestart?.('closed');
         this.retry(() => this.watch());
       }

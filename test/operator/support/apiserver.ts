@@ -297,6 +297,12 @@ export class StandInApiServer {
     this.pendingConflicts = n;
   }
 
+  /** Ends every watch stream cleanly, as kube-apiserver does when a watch reaches its timeout. */
+  endWatches(): void {
+    for (const w of this.watchers) w.res.end();
+    this.watchers.clear();
+  }
+
   dropWatches(): void {
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();
