@@ -16,7 +16,7 @@ import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { WorkQueue, type BackoffSettings } from './queue.ts';
-import { errorReason } from './reconcile/errors.ts';
+import { errorReason, StaleRead } from './reconcile/errors.ts';
 import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
 import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
@@ -50,6 +50,8 @@ export interface ControllerOptions {
 /** The instance of an operator run without one (tests, a local run). */
 export const DEFAULT_INSTANCE = 'cryptomcp-operator';
 const DEFAULT_SECRET_POLL_MS = 30_000;
+/** How soon a pass that read a stale cache looks again (the watch delivers within milliseconds). */
+const STALE_RETRY_MS = 100;
 
 /** namespace/name of the MCPServer that controls a child, from its owner reference. */
 function ownerKey(obj: KubernetesObject | undefined): string | undefined {
@@ -266,6 +268,12 @@ export class Controller {
         if (outcome.result === 'requeue') loop.queue.addAfter(key, outcome.afterMs ?? 1000);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: outcome.result });
       } catch (err) {
+        if (err instanceof StaleRead) {
+          loop.queue.forget(key);
+          loop.queue.addAfter(key, STALE_RETRY_MS);
+          metrics.reconcileTotal.inc({ kind: loop.kind, result: 'requeue' });
+          continue;
+        }
         const delay = loop.queue.addRateLimited(key);
         const reason = errorReason(err);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: 'error' });

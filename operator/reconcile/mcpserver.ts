@@ -16,7 +16,7 @@ import { acceptedStatus, applyFailedStatus, refusedStatus, rejectedStatus, rollo
 import { validateMcpServer } from '../builders/validate.ts';
 import { statusOf, type KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
-import { ReconcileError } from './errors.ts';
+import { patchStatusOnce, ReconcileError } from './errors.ts';
 
 /** The field manager that holds replicas for the HPA during a handoff (see handReplicasToHpa). */
 export const HANDOFF_FIELD_MANAGER = 'cryptomcp-operator-hpa-handoff';
@@ -141,7 +141,7 @@ async function handReplicasToHpa(ctx: McpServerContext, mcp: MCPServer): Promise
 
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
   if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
-  await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status, mcp.metadata.resourceVersion);
+  await patchStatusOnce(() => ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status, mcp.metadata.resourceVersion));
   for (const e of transitionEvents(mcp.status?.conditions, status.conditions)) ctx.events.record(mcp, 'Normal', e.reason, e.message);
 }
 

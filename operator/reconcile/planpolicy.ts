@@ -12,7 +12,7 @@ import { planAccountCount, planDeleteUnused, planGet, planUpsert, type PlanRow }
 import type { OperatorDatabase } from '../db/pool.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
-import { ReconcileError } from './errors.ts';
+import { patchStatusOnce, ReconcileError } from './errors.ts';
 import type { ReconcileOutcome } from './mcpserver.ts';
 
 export interface PlanPolicyContext {
@@ -186,6 +186,6 @@ function rejected(pp: PlanPolicy, reason: string, message: string, now: Date): P
 
 async function writeStatus(ctx: PlanPolicyContext, pp: PlanPolicy, status: PlanPolicyStatus): Promise<void> {
   if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(pp.status ?? {})))) return;
-  await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status, pp.metadata.resourceVersion);
+  await patchStatusOnce(() => ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status, pp.metadata.resourceVersion));
   for (const e of transitionEvents(pp.status?.conditions, status.conditions)) ctx.events.record(pp, 'Normal', e.reason, e.message);
 }
