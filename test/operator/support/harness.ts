@@ -8,11 +8,12 @@ import type { StandInApiServer } from './apiserver.ts';
 
 export const IMAGE = 'registry.example.com/cryptomcp:test';
 
-export function kubeConfigFor(api: StandInApiServer): KubeConfig {
+/** With a token: the operator's requests as that ServiceAccount (StandInApiServer.tokenFor), RBAC enforced. */
+export function kubeConfigFor(api: StandInApiServer, token?: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'standin', server: api.url, skipTLSVerify: true }],
-    users: [{ name: 'operator' }],
+    users: [{ name: 'operator', ...(token ? { token } : {}) }],
     contexts: [{ name: 'standin', cluster: 'standin', user: 'operator' }],
     currentContext: 'standin',
   });
@@ -26,16 +27,17 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-export function startOperator(api: StandInApiServer, db: Database, overrides: Partial<ControllerOptions> = {}): RunningOperator {
+export function startOperator(api: StandInApiServer, db: Database, overrides: Partial<ControllerOptions> = {}, token?: string): RunningOperator {
   const metrics = createOperatorMetrics();
   const logs: string[] = [];
   const controller = new Controller({
-    client: new KubeClient(kubeConfigFor(api)),
+    client: new KubeClient(kubeConfigFor(api, token)),
     db,
     metrics,
     image: IMAGE,
     namespaces: [],
     resyncMs: 60_000,
+    secretPollMs: 250,
     watchIdleMs: 60_000,
     retry: { baseDelayMs: 50 },
     inUseRetryMs: 200,
