@@ -50,18 +50,20 @@ export interface DashboardDeps {
   payments?: Payments;
 }
 
+/**
+ * The dashboard's housekeeping, run as a job (server/jobs): expired nonces, sessions, idempotency
+ * records and offers go, and request-log rows older than the retention.
+ */
+export async function dashboardHousekeeping(db: Database, requestLogRetentionDays: number): Promise<void> {
+  await dashboardSweep(db);
+  await idempotencySweep(db);
+  await offerSweep(db);
+  await requestLogSweep(db, requestLogRetentionDays);
+}
+
 export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const { db, settings, origins } = deps;
   await app.register(cookie);
-
-  const sweep = setInterval(() => {
-    dashboardSweep(db).catch(() => {});
-    idempotencySweep(db).catch(() => {});
-    offerSweep(db).catch(() => {});
-    requestLogSweep(db, settings.requestLogRetentionDays).catch(() => {});
-  }, 10 * 60_000);
-  sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
 
   // Every mutating request must come from the dashboard's own pages: a browser's Origin and
   // Sec-Fetch-Site say where it came from (a cross-site form or fetch is refused here), and a

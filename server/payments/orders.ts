@@ -53,7 +53,6 @@ export class Payments {
   readonly #config: PaymentsConfig;
   readonly #verifiers: Map<PaymentChainName, ChainVerifier>;
   readonly #onCredited: ((order: Order) => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
 
   /** A recent Solana blockhash for the browser's wallet to build the transfer on (no RPC in the page). */
   readonly solanaBlockhash: (() => Promise<{ blockhash: string; lastValidBlockHeight: number }>) | undefined;
@@ -301,23 +300,6 @@ export class Payments {
       if (result.status === 'paid') credited++;
     }
     return credited;
-  }
-
-  start(onError: (err: unknown) => void): void {
-    if (this.#config.chains.length === 0) return;
-    let running = false;
-    this.#timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      this.sweep()
-        .catch(onError)
-        .finally(() => (running = false));
-    }, this.#config.verifyIntervalMs);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
   }
 }
 
