@@ -30,6 +30,7 @@ import { requestRoutes } from './routes/requests.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { walletRoutes } from './routes/wallets.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { SESSION_COOKIE, sessionOf } from './session.ts';
 import { nonceRateLimit, signIn } from './signIn.ts';
 import { dashboardSweep, sessionByToken } from './store.ts';
@@ -112,6 +113,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
     usageRoutes(authed, { db, usage: deps.usage, settings });
     requestRoutes(authed, { db, settings });
+    webhookRoutes(authed, { db });
     if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });

@@ -13,6 +13,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import { WEBHOOK_RETRY_SCHEDULE_MS } from '../../server/alerts/jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { signedInNewAccount } from '../dashboard/helpers.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 const MNEMONIC = 'test test test test test test test test test test test junk';
@@ -289,6 +290,66 @@ describe('SSRF at send time', () => {
       expect(receiver.attempts.size).toBe(0);
     } finally {
       await Promise.all([a.close(), b.close()]);
+      await receiver.close();
+      await db.drop();
+    }
+  }, 60_000);
+});
+
+describe('the dashboard: delivery log, redeliver, secret rotation', () => {
+  it('a failed delivery is in the log with each attempt; after a rotation both secrets verify during the grace period; redeliver sends it again; with no grace only the new secret verifies', async () => {
+    const db = await createTestDatabase();
+    const svc = await startTestService(db.url, env({ WEBHOOK_RETRY_SCHEDULE_MS: '100' }));
+    const receiver = await startReceiver({ failFirst: 1000 });
+    try {
+      const { client } = await signedInNewAccount(svc.url);
+      const made = await client.post('/api/keys', { name: 'alerts' });
+      const key = made.body.plaintext as string;
+      const created = await callTool<Created>(svc, 'whale-intelligence', key, 'create_whale_alert', { chain: 'ethereum', min_usd: 1000, webhook_url: receiver.url });
+      const oldSecret = created.body.result!.structuredContent.data.webhook!.secret!;
+      receiver.secret = oldSecret;
+      await sendToExchange('1.5');
+
+      const endpoint = await until('the failed delivery', async () => {
+        const list = await client.get('/api/webhooks');
+        const e = list.body.webhooks[0];
+        return e?.deliveries.failed === 1 ? (e as { id: number; url: string }) : undefined;
+      });
+      expect(endpoint.url).toBe(receiver.url);
+      const log = await client.get(`/api/webhooks/${endpoint.id}/deliveries`);
+      const delivery = log.body.deliveries[0];
+      expect(delivery.status).toBe('failed');
+      expect(delivery.attempts.map((t: { attempt: number; outcome: string; status_code: number }) => [t.attempt, t.outcome, t.status_code])).toEqual([
+        [1, 'http_error', 500],
+        [2, 'http_error', 500],
+      ]);
+      expect(delivery.attempts.every((t: { duration_ms: number }) => t.duration_ms >= 0)).toBe(true);
+
+      // Rotate with a grace period: a receiver still on the old secret verifies the redelivery.
+      const rotated = await client.post(`/api/webhooks/${endpoint.id}/rotate`, { grace_seconds: 3600 });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.secret).toMatch(/^whsec_/);
+      expect(rotated.body.secret).not.toBe(oldSecret);
+      receiver.failFirst = 0;
+      expect((await client.post(`/api/webhooks/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+      await receiver.waitFor(1);
+      // ... and one on the new secret too.
+      receiver.secret = rotated.body.secret;
+      await client.post(`/api/webhooks/deliveries/${delivery.id}/redeliver`);
+      await receiver.waitFor(2);
+      expect(receiver.rejected).toBe(0);
+
+      // Without grace, the old secret no longer verifies.
+      await client.post(`/api/webhooks/${endpoint.id}/rotate`, { grace_seconds: 0 });
+      receiver.secret = oldSecret;
+      await client.post(`/api/webhooks/deliveries/${delivery.id}/redeliver`);
+      await until('the rejected delivery', async () => (receiver.rejected > 0 ? true : undefined));
+      // Another account cannot see or redeliver it.
+      const other = await signedInNewAccount(svc.url);
+      expect((await other.client.get(`/api/webhooks/${endpoint.id}/deliveries`)).status).toBe(404);
+      expect((await other.client.post(`/api/webhooks/deliveries/${delivery.id}/redeliver`)).status).toBe(404);
+    } finally {
+      await svc.close();
       await receiver.close();
       await db.drop();
     }
