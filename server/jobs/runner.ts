@@ -8,6 +8,11 @@ import type pg from 'pg';
 
 export type JobOutcome = 'ok' | 'error';
 
+/** How often each replica checks that every recurring series has a pending run (at most). */
+const SERIES_CHECK_MS = 10_000;
+/** Wait before starting the pool again after it stopped on its own. */
+const RESTART_DELAY_MS = 1000;
+
 /** A task: what one job of it does with its payload. Throwing retries the job with backoff. */
 export type JobTask = (payload: unknown, helpers: JobHelpers) => Promise<void>;
 
@@ -68,9 +73,18 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
       }
     };
   }
-  // Each replica makes sure every series exists; one already pending keeps its time.
-  for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { jobKey: r.task, maxAttempts: 1, jobKeyMode: 'preserve_run_at' });
-  const runner: Runner = await run({
+  // Each replica makes sure every series exists, at start and then periodically: a run that
+  // could not queue its successor (the database was away) or died with its process is replaced;
+  // one already pending keeps its time.
+  const ensureSeries = async () => {
+    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { jobKey: r.task, maxAttempts: 1, jobKeyMode: 'preserve_run_at' });
+  };
+  await ensureSeries();
+  const keeper = setInterval(() => {
+    ensureSeries().catch(() => {});
+  }, Math.min(SERIES_CHECK_MS, ...opts.recurring.map((r) => r.everyMs)));
+  keeper.unref();
+  const options = {
     pgPool: pool,
     taskList,
     concurrency: opts.concurrency,
@@ -79,9 +93,34 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     logger: new Logger(() => (level, message) => {
       if (level === 'error' || level === 'warning') opts.log?.(`job runner ${level}: ${message}`);
     }),
-  });
+  };
+  // graphile-worker stops its whole pool when it cannot record a job's end (the database went
+  // away mid-job), expecting its process to be restarted; here the service lives on, so the
+  // pool is started again (the job it could not release is retried once its lock expires).
+  let stopping = false;
+  let runner: Runner = await run(options);
+  const supervise = (current: Runner) => {
+    current.promise.then(restart, restart);
+  };
+  const restart = async () => {
+    while (!stopping) {
+      opts.log?.('job runner stopped unexpectedly; restarting');
+      await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
+      if (stopping) return;
+      try {
+        runner = await run(options);
+        supervise(runner);
+        return;
+      } catch (err) {
+        opts.log?.(`job runner restart failed: ${(err as Error).message}`);
+      }
+    }
+  };
+  supervise(runner);
   return {
     async stop() {
+      stopping = true;
+      clearInterval(keeper);
       await runner.stop();
     },
   };
