@@ -8,7 +8,7 @@ import type pg from 'pg';
 
 export type JobOutcome = 'ok' | 'error';
 
-/** How often each replica checks that every recurring series has a pending run (at most). */
+/** How often each replica checks that every recurring series has a pending run. */
 const SERIES_CHECK_MS = 10_000;
 /** Wait before starting the pool again after it stopped on its own. */
 const RESTART_DELAY_MS = 1000;
@@ -53,6 +53,16 @@ export async function jobAdd(
   ]);
 }
 
+/**
+ * A recurring task's runs: one job key (one pending run) and no retry of a failed run (the next
+ * run is already queued). Not a named queue, although that would keep runs from ever
+ * overlapping: a run locked by a replica that died keeps its queue locked for graphile-worker's
+ * lock timeout (4 hours), stopping the series everywhere. So a replacement queued while a run is
+ * under way may start beside it; every recurring task is safe to run twice at once (idempotent
+ * statements, rules claimed with SKIP LOCKED).
+ */
+const series = (task: string) => ({ jobKey: task, maxAttempts: 1 });
+
 export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner> {
   const { pool } = opts;
   const every = new Map(opts.recurring.map((r) => [r.task, r.everyMs]));
@@ -61,7 +71,7 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     taskList[name] = async (payload, helpers) => {
       const period = every.get(name);
       // The next run is queued first: a run that fails or crashes does not end the series.
-      if (period !== undefined) await jobAdd(pool, name, {}, { jobKey: name, runAt: new Date(Date.now() + period), maxAttempts: 1 });
+      if (period !== undefined) await jobAdd(pool, name, {}, { ...series(name), runAt: new Date(Date.now() + period) });
       const started = performance.now();
       try {
         await task(payload, helpers);
@@ -77,12 +87,12 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   // could not queue its successor (the database was away) or died with its process is replaced;
   // one already pending keeps its time.
   const ensureSeries = async () => {
-    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { jobKey: r.task, maxAttempts: 1, jobKeyMode: 'preserve_run_at' });
+    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { ...series(r.task), jobKeyMode: 'preserve_run_at' });
   };
   await ensureSeries();
   const keeper = setInterval(() => {
     ensureSeries().catch(() => {});
-  }, Math.min(SERIES_CHECK_MS, ...opts.recurring.map((r) => r.everyMs)));
+  }, SERIES_CHECK_MS);
   keeper.unref();
   const options = {
     pgPool: pool,
