@@ -311,9 +311,16 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     metering_sweep: () => meter.sweep(),
     oauth_sweep: () => artifactSweep(db).then(() => {}),
     dashboard_housekeeping: () => dashboardHousekeeping(db, config.dashboard.requestLogRetentionDays),
-    payments_recheck: () => payments.sweep().then(() => {}),
-    alerts_evaluate: (_payload, helpers) =>
-      alertsEvaluateDue(db, { evaluators, intervalMs: config.alerts.evaluateIntervalMs, batch: 500, hooks }, helpers.abortSignal).then(() => {}),
+    // One task per chain and per kind of rule: replicas may be configured differently (chains,
+    // servers), and graphile-worker gives a job only to a replica that registered its task.
+    ...Object.fromEntries(config.payments.chains.map((c) => [`payments_recheck_${c.chain}`, () => payments.sweep([c.chain]).then(() => {})])),
+    ...Object.fromEntries(
+      Object.entries(evaluators).map(([kind, evaluate]) => [
+        `alerts_evaluate_${kind}`,
+        (_payload: unknown, helpers: { abortSignal: AbortSignal }) =>
+          alertsEvaluateDue(db, { evaluators: { [kind]: evaluate }, intervalMs: config.alerts.evaluateIntervalMs, batch: 500, hooks }, helpers.abortSignal).then(() => {}),
+      ]),
+    ),
     webhook_deliver: (payload) =>
       webhookDeliver(db, (payload as { delivery: number }).delivery, {
         policy: { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
@@ -325,8 +332,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     { task: 'metering_sweep', everyMs: config.sweepIntervalMs },
     { task: 'oauth_sweep', everyMs: 10 * 60_000 },
     { task: 'dashboard_housekeeping', everyMs: 10 * 60_000 },
-    ...(config.payments.chains.length > 0 ? [{ task: 'payments_recheck', everyMs: config.payments.verifyIntervalMs }] : []),
-    ...(Object.keys(evaluators).length > 0 ? [{ task: 'alerts_evaluate', everyMs: config.alerts.evaluateIntervalMs }] : []),
+    ...config.payments.chains.map((c) => ({ task: `payments_recheck_${c.chain}`, everyMs: config.payments.verifyIntervalMs })),
+    ...Object.keys(evaluators).map((kind) => ({ task: `alerts_evaluate_${kind}`, everyMs: config.alerts.evaluateIntervalMs })),
   ];
   let jobs: Promise<JobRunner | undefined> | undefined;
   let closed = false;

@@ -287,12 +287,12 @@ export class Payments {
    * as the order's lifetime has passed since it expired (the hash was sent in time; confirming
    * it may take longer). Returns how many were credited.
    */
-  async sweep(): Promise<number> {
+  async sweep(chains: readonly string[] = [...this.#verifiers.keys()]): Promise<number> {
     const res = await this.#db.query<Order & { tx_hash: string }>(
       `SELECT ${ORDER_COLUMNS} FROM payment_orders
         WHERE status = 'submitted' AND tx_hash IS NOT NULL AND expires_at + make_interval(secs => $1) > now() AND chain = ANY ($2)
         ORDER BY submitted_at LIMIT 200`,
-      [this.#config.orderTtlSeconds, [...this.#verifiers.keys()]],
+      [this.#config.orderTtlSeconds, chains.filter((c) => this.#verifiers.has(c as PaymentChainName))],
     );
     let credited = 0;
     for (const order of res.rows) {
