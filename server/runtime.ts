@@ -322,7 +322,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       ]),
     ),
     webhook_deliver: (payload) =>
-      webhookDeliver(db, (payload as { delivery: number }).delivery, {
+      webhookDeliver(db, payload as { delivery: number; round?: number }, {
         policy: { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
         retryScheduleMs: config.alerts.webhookRetryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS,
         hooks,

@@ -87,6 +87,7 @@ interface DeliveryRow {
   id: string;
   status: string;
   attempts: number;
+  round: number;
   account_id: string;
   alert_id: string;
   rule_id: string | null;
@@ -124,9 +125,11 @@ export function alertMessage(d: Pick<DeliveryRow, 'alert_id' | 'rule_id' | 'kind
  * queues the next attempt after the schedule's delay, until the schedule is spent (failed). An
  * account without the credits for it is not sent to (unpaid).
  */
-export async function webhookDeliver(db: Database, deliveryId: number, opts: DeliverOptions): Promise<void> {
+export async function webhookDeliver(db: Database, job: { delivery: number; round?: number }, opts: DeliverOptions): Promise<void> {
+  const deliveryId = job.delivery;
+  const round = job.round ?? 0;
   const res = await db.query<DeliveryRow>(
-    `SELECT d.id, d.status, d.attempts, d.account_id, a.id AS alert_id, a.rule_id, a.kind, a.event_id, a.title, a.data, a.fired_at,
+    `SELECT d.id, d.status, d.attempts, d.round, d.account_id, a.id AS alert_id, a.rule_id, a.kind, a.event_id, a.title, a.data, a.fired_at,
             e.url, e.secret, e.previous_secret, coalesce(e.previous_until > now(), false) AS previous_valid, acc.balance, r.server
        FROM webhook_deliveries d JOIN alerts a ON a.id = d.alert_id JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN accounts acc ON acc.id = d.account_id LEFT JOIN alert_rules r ON r.id = a.rule_id
@@ -134,9 +137,9 @@ export async function webhookDeliver(db: Database, deliveryId: number, opts: Del
     [deliveryId],
   );
   const d = res.rows[0];
-  if (!d || d.status !== 'pending') return;
+  if (!d || d.status !== 'pending' || d.round !== round) return;
   if (d.balance < ALERT_DELIVERY_CREDITS) {
-    await db.query("UPDATE webhook_deliveries SET status = 'unpaid', next_attempt_at = NULL WHERE id = $1", [deliveryId]);
+    await db.query("UPDATE webhook_deliveries SET status = 'unpaid', next_attempt_at = NULL WHERE id = $1 AND round = $2", [deliveryId, round]);
     return;
   }
   const attempt = d.attempts + 1;
@@ -150,7 +153,7 @@ export async function webhookDeliver(db: Database, deliveryId: number, opts: Del
   );
   if (result.outcome === 'ok') {
     await db.transaction(async (client) => {
-      await client.query("UPDATE webhook_deliveries SET status = 'delivered', attempts = $2, delivered_at = now(), next_attempt_at = NULL WHERE id = $1", [deliveryId, attempt]);
+      await client.query("UPDATE webhook_deliveries SET status = 'delivered', attempts = $2, delivered_at = now(), next_attempt_at = NULL WHERE id = $1 AND round = $3", [deliveryId, attempt, round]);
       await client.query('SELECT alert_delivery_charge($1, $2, $3, $4)', [d.account_id, `alert-delivery:${deliveryId}`, ALERT_DELIVERY_CREDITS, d.server ?? 'alerts']);
     });
     opts.hooks.onDelivered?.('webhook', (Date.now() - d.fired_at.getTime()) / 1000);
@@ -159,28 +162,29 @@ export async function webhookDeliver(db: Database, deliveryId: number, opts: Del
   // A refused address is not retried: the URL will resolve the same way for the next attempt too.
   const delay = result.outcome === 'refused_address' ? undefined : opts.retryScheduleMs[attempt - 1];
   if (delay === undefined) {
-    await db.query("UPDATE webhook_deliveries SET status = 'failed', attempts = $2, next_attempt_at = NULL WHERE id = $1", [deliveryId, attempt]);
+    await db.query("UPDATE webhook_deliveries SET status = 'failed', attempts = $2, next_attempt_at = NULL WHERE id = $1 AND round = $3", [deliveryId, attempt, round]);
     return;
   }
   const next = new Date(startedAt.getTime() + delay);
   await db.transaction(async (client) => {
-    await client.query('UPDATE webhook_deliveries SET attempts = $2, next_attempt_at = $3 WHERE id = $1', [deliveryId, attempt, next]);
-    await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, attempt: attempt + 1 }, { jobKey: `webhook:${deliveryId}`, runAt: next, maxAttempts: 3 });
+    const still = await client.query('UPDATE webhook_deliveries SET attempts = $2, next_attempt_at = $3 WHERE id = $1 AND round = $4', [deliveryId, attempt, next, round]);
+    if (still.rowCount) await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, round, attempt: attempt + 1 }, { jobKey: `webhook:${deliveryId}`, runAt: next, maxAttempts: 3 });
   });
 }
 
 /**
  * Sends a delivery again now (the dashboard's redeliver): a failed or unpaid one starts a new
- * round of the schedule; a delivered one is sent once more and not charged again.
+ * round of the schedule; a delivered one is sent once more and not charged again. A new round
+ * supersedes an attempt still under way, which then records its outcome but not the delivery's.
  */
 export async function webhookRedeliver(db: Database, accountId: string, deliveryId: number): Promise<boolean> {
   return db.transaction(async (client) => {
-    const res = await client.query(
-      "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now() WHERE id = $1 AND account_id = $2 RETURNING id",
+    const res = await client.query<{ round: number }>(
+      "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, round = round + 1, next_attempt_at = now() WHERE id = $1 AND account_id = $2 RETURNING round",
       [deliveryId, accountId],
     );
     if (!res.rows[0]) return false;
-    await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, attempt: 1 }, { jobKey: `webhook:${deliveryId}`, maxAttempts: 3 });
+    await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, round: res.rows[0].round, attempt: 1 }, { jobKey: `webhook:${deliveryId}`, maxAttempts: 3 });
     return true;
   });
 }

@@ -472,6 +472,7 @@ CREATE TABLE webhook_deliveries (
   account_id uuid NOT NULL,
   status text NOT NULL DEFAULT 'pending'::text,
   attempts integer NOT NULL DEFAULT 0,
+  round integer NOT NULL DEFAULT 0,
   next_attempt_at timestamp with time zone,
   delivered_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),

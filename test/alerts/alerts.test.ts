@@ -116,6 +116,10 @@ describe('whale rules on two replicas with webhooks', () => {
     // The same alert by pull, with its cursor.
     const pulled = await callTool<{ alerts: { cursor: number; data: { tx_hash: string } }[]; next_cursor: number }>(b, 'whale-intelligence', key, 'get_alerts', { cursor: 0 });
     expect(pulled.body.result!.structuredContent.data.alerts.map((x) => x.data.tx_hash)).toEqual([hash]);
+    expect(pulled.body.result!.structuredContent.metadata.credits_used).toBe(1);
+    // The all-in-one endpoint lists the rule tools once and answers the same feed.
+    const allInOne = (await post(`${b.url}/mcp`, toolCall('get_alerts', { cursor: 0 }), { 'x-api-key': key })) as Awaited<ReturnType<typeof callTool<{ alerts: { data: { tx_hash: string } }[] }>>>;
+    expect(allInOne.body.result!.structuredContent.data.alerts.map((x) => x.data.tx_hash)).toEqual([hash]);
     const next = pulled.body.result!.structuredContent.data.next_cursor;
     const empty = await callTool<{ alerts: unknown[] }>(b, 'whale-intelligence', key, 'get_alerts', { cursor: next });
     expect(empty.body.result!.structuredContent.data.alerts).toEqual([]);
@@ -134,8 +138,26 @@ describe('whale rules on two replicas with webhooks', () => {
     expect([...receiver.attempts.values()].every((n) => n === 1)).toBe(true);
     const dup = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM (SELECT alert_id FROM webhook_deliveries GROUP BY alert_id HAVING count(*) > 1) d');
     expect(dup.rows[0]!.n).toBe(0);
-    const attempts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_attempts WHERE outcome = 'ok'");
-    expect(attempts.rows[0]!.n).toBe(11);
+    // Eleven accepted attempts in the log (each is written once its answer is in).
+    await until('eleven ok attempts logged', async () => ((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_attempts WHERE outcome = 'ok'")).rows[0]!.n === 11 ? true : undefined));
+  }, 60_000);
+
+  it('a watched address is a whale rule target: with match "watchlist", a transfer from the address watch_address watches fires the rule', async () => {
+    const sender = devnet.manifest.accounts[senderIndex()]!.address;
+    const client = await mcpClient(a.url, 'whale-intelligence', key);
+    await client.callTool({ name: 'watch_address', arguments: { chain: 'ethereum', address: sender } });
+    const created = (await client.callTool({ name: 'create_whale_alert', arguments: { chain: 'ethereum', min_usd: 1000, match: 'watchlist', direction: 'from', webhook_url: receiver.url } }))
+      .structuredContent as Envelope<Created>;
+    await client.close();
+    // The endpoint exists already: its secret is not shown again.
+    expect(created.data.webhook).toMatchObject({ created: false, secret: null });
+    const start = receiver.received.length;
+    const hash = await sendToExchange('1.2');
+    // Two rules match this transfer: the exchange rule above and the watchlist rule.
+    const got = await receiver.waitFor(start + 2);
+    const mine = got.slice(start).filter((r) => r.body.data.rule_id === created.data.rule.id);
+    expect(mine.map((r) => r.body.data.tx_hash)).toEqual([hash]);
+    expect(mine[0]!.body.data).toMatchObject({ from: sender, direction: 'to_exchange' });
   }, 60_000);
 });
 

@@ -65,6 +65,9 @@ CREATE TABLE webhook_deliveries (
   account_id      uuid NOT NULL,
   status          text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed', 'unpaid')),
   attempts        integer NOT NULL DEFAULT 0,
+  -- Each redelivery starts a new round; a job of an earlier round (still under way when the
+  -- redelivery was asked for) neither sends again nor writes the delivery's outcome.
+  round           integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz,
   delivered_at    timestamptz,
   created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
