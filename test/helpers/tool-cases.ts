@@ -8,6 +8,16 @@ export type Args = Record<string, unknown>;
 /** '' is the all-in-one endpoint ({base}/mcp), whose own tools are the three free ones; 'discover' its discovery mode ({base}/mcp/discover). */
 export type Endpoint = ServerName | '' | 'discover';
 
+/** The alert rule the last create_*_alert made (the test records it): pause, resume and delete act on it. */
+export const ALERT_STATE = { ruleId: '' };
+const ALERT_MANAGEMENT: Record<string, (m: DevnetManifest) => Args> = {
+  list_alert_rules: () => ({}),
+  pause_alert_rule: () => ({ rule_id: ALERT_STATE.ruleId }),
+  resume_alert_rule: () => ({ rule_id: ALERT_STATE.ruleId }),
+  get_alerts: () => ({ limit: 5 }),
+  delete_alert_rule: () => ({ rule_id: ALERT_STATE.ruleId }),
+};
+
 export const FREE: Record<string, (m: DevnetManifest) => Args> = {
   get_capabilities: () => ({}),
   // Arguments the tool would refuse: the answer then lists the issues.
@@ -30,6 +40,8 @@ export const CASES: Record<Endpoint, Record<string, (m: DevnetManifest) => Args>
     get_trading_signal: () => ({ asset: 'bitcoin', replay_days: 120 }),
     get_support_resistance: () => ({ asset: 'solana', pivot_period: 'week' }),
     scenario_analysis: () => ({ asset: 'ethereum' }),
+    create_price_alert: () => ({ asset: 'bitcoin', condition: 'above', level: 1_000_000, note: 'schemas' }),
+    ...ALERT_MANAGEMENT,
     ...FREE,
   },
   'market-intelligence': {
@@ -76,6 +88,8 @@ export const CASES: Record<Endpoint, Record<string, (m: DevnetManifest) => Args>
     list_watches: () => ({}),
     get_watch_activity: () => ({}),
     unwatch_address: (m) => ({ address: account(m, 'fund') }),
+    create_whale_alert: () => ({ chain: 'ethereum', min_usd: 1_000_000, match: 'exchange' }),
+    ...ALERT_MANAGEMENT,
     ...FREE,
   },
   'social-intelligence': {
@@ -84,6 +98,8 @@ export const CASES: Record<Endpoint, Record<string, (m: DevnetManifest) => Args>
     get_trending_topics: () => ({ platform: 'reddit', to: '2025-11-05', days: 7 }),
     detect_social_spike: () => ({ from: '2025-09-29', to: '2025-10-30' }),
     get_top_posts: () => ({ asset: 'bitcoin', from: '2025-10-01', to: '2025-10-30', limit: 3 }),
+    create_social_alert: () => ({ asset: 'bitcoin', platform: 'reddit' }),
+    ...ALERT_MANAGEMENT,
     ...FREE,
   },
   'kol-analytics': {
@@ -104,7 +120,8 @@ export const CASES: Record<Endpoint, Record<string, (m: DevnetManifest) => Args>
     due_diligence_report: () => ({ project: 'Kamino Lend' }),
     ...FREE,
   },
-  '': { ...FREE },
+  // The all-in-one's own tools: the free ones, and the alert rules' management listed once.
+  '': { list_alert_rules: ALERT_MANAGEMENT.list_alert_rules!, get_alerts: ALERT_MANAGEMENT.get_alerts!, ...FREE },
   discover: {
     find_tools: () => ({ query: 'gas' }),
     describe_tool: () => ({ name: 'get_gas' }),

@@ -16,7 +16,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import { writeManifest } from '../helpers/chain.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { createAccountWithKey, createUnlimitedPlan, mcpClient, mcpClientV2, startTestService } from '../helpers/service.ts';
-import { CASES, FREE, type Endpoint } from '../helpers/tool-cases.ts';
+import { ALERT_STATE, CASES, FREE, type Endpoint } from '../helpers/tool-cases.ts';
 
 
 /** The discovery relay answers with the data of the tool it calls, whose schema describe_tool gives: its own is an open record. */
@@ -71,7 +71,8 @@ const ENDPOINTS: Endpoint[] = [...SERVER_NAMES, '', 'discover'];
 beforeAll(async () => {
   devnet = await startDevnet();
   db = await createTestDatabase();
-  await createUnlimitedPlan(db, 'schemas', 100_000);
+  // Named premium: the alert rule cap is per plan name (premium's is 500; an unknown plan gets free's 3).
+  await createUnlimitedPlan(db, 'premium', 100_000);
   // The tools users get: no bench tools.
   svc = await startTestService(db.url, {
     CRYPTOMCP_BENCH_TOOLS: undefined,
@@ -79,7 +80,7 @@ beforeAll(async () => {
     DEVNET_MANIFEST: writeManifest(devnet.manifest),
     TOOL_TIMEOUT_MS: '120000',
   });
-  ({ key } = await createAccountWithKey(db, { plan: 'schemas' }));
+  ({ key } = await createAccountWithKey(db, { plan: 'premium' }));
   for (const endpoint of ENDPOINTS) {
     const client = await mcpClient(svc.url, endpoint, key);
     // Listing first: the clients validate answers against the schemas they listed.
@@ -99,7 +100,13 @@ afterAll(async () => {
 
 const label = (e: Endpoint) => (e === '' ? 'all-in-one' : e === 'discover' ? 'all-in-one discovery mode' : e);
 
-/** A write undone by the v1 call, redone before the v2 client repeats it. */
+/** The rule a create_*_alert made is the one the next pause, resume and delete act on. */
+function remember(tool: string, data: unknown): void {
+  const id = (data as { rule?: { id?: string } } | undefined)?.rule?.id;
+  if (tool.startsWith('create_') && id) ALERT_STATE.ruleId = id;
+}
+
+/** A write undone by the v1 call, redone before the v2 client repeats it (delete_alert_rule: its server's create_*_alert). */
 const REDO_BEFORE_V2: Record<string, string> = { unwatch_address: 'watch_address' };
 
 describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoint) => {
@@ -112,7 +119,9 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
       for (const server of SERVER_NAMES) {
         for (const t of listings.get(server)!.filter((x) => !(x.name in FREE))) expect(tools.find((x) => x.name === t.name)?.outputSchema, t.name).toEqual(t.outputSchema);
       }
-      expect(tools.length).toBe(3 + SERVER_NAMES.reduce((n, s) => n + listings.get(s)!.length - 3, 0));
+      // Each name once: the free tools and the alert rules' management are on several servers.
+      const names = new Set(SERVER_NAMES.flatMap((s) => listings.get(s)!.map((t) => t.name)));
+      expect(tools.map((t) => t.name).sort()).toEqual([...names].sort());
     } else {
       expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(CASES[endpoint]).sort());
     }
@@ -132,6 +141,7 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
     const res = await v1.get(endpoint)!.callTool({ name: tool, arguments: args });
     expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
     const answer = res.structuredContent as { data: unknown; metadata: unknown };
+    remember(tool, answer.data);
 
     const schema = listed!.outputSchema!;
     const open = ajv.compile(schema);
@@ -142,9 +152,9 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
     expect(metadata(answer.metadata), `${tool} metadata: ${ajv.errorsText(metadata.errors)}`).toBe(true);
 
     // The v2 client (2026-07-28) validates with its own validator and throws as well.
-    const redo = REDO_BEFORE_V2[tool];
-    if (redo) await v1.get(endpoint)!.callTool({ name: redo, arguments: CASES[endpoint][redo]!(devnet.manifest) });
-    const modern = await v2.get(endpoint)!.callTool({ name: tool, arguments: args });
+    const redo = REDO_BEFORE_V2[tool] ?? (tool === 'delete_alert_rule' ? Object.keys(CASES[endpoint]).find((t) => t.startsWith('create_')) : undefined);
+    if (redo) remember(redo, ((await v1.get(endpoint)!.callTool({ name: redo, arguments: CASES[endpoint][redo]!(devnet.manifest) })).structuredContent as { data?: unknown } | undefined)?.data);
+    const modern = await v2.get(endpoint)!.callTool({ name: tool, arguments: redo ? CASES[endpoint][tool]!(devnet.manifest) : args });
     expect(modern.isError, JSON.stringify(modern.content)).toBeFalsy();
   }, 120_000);
 });
