@@ -20,9 +20,14 @@
 // processes, with (e) twice: as an A/A control (e2/e), and as a baseline of two processes, against
 // which the others are compared (observabilityRounds).
 //   (am), (bm), (cm) as (a), (b), (c), driven with 2026-07-28 messages (per-request _meta, headers)
+//   with BENCH_ONLY=protocol, also: (as), (bs) as (am), (bm) in processes answering 2026-07-28
+//   through the SDK's createMcpHandler (CRYPTOMCP_BENCH_MODERN_SDK=1: the path before
+//   server/gateway/modern.ts, side by side); (bx), (bmx) as (b), (bm) through the all-in-one
+//   endpoint /mcp instead of /mcp/market-intelligence (the same process)
 // Then the server CPU of one connect under each generation (connectCost).
 // Targets (issue 19, for each generation): a/b >= 0.85, b/c >= 3, a/d >= 0.35, a 2026-07-28 connect
-// at most half the 2025 handshake's CPU; (issue 2): p99 delta <= 2 ms; (issue 6): f1/e >= 0.9, what
+// at most half the 2025 handshake's CPU; (issue 32) 2026-07-28 CPU per metered tools/call <= 2025's,
+// the all-in-one endpoint within 5% of a per-server path; (issue 2): p99 delta <= 2 ms; (issue 6): f1/e >= 0.9, what
 // metrics and tracing together cost as shipped; f/e is printed against the same bar.
 // 32 connections by default: with 16, (a) was bound by the PostgreSQL round trip's latency (the
 // server idled ~20% of the time) rather than reaching its maximum.
@@ -33,7 +38,7 @@ import path from 'node:path';
 import { migrate } from '../server/db/migrate.ts';
 import { createBenchAccounts, createBenchPlan } from './support/accounts.ts';
 import { openBenchDatabase } from './support/database.ts';
-import { CONNECT, gatewayRequests, loadGateway, median, pairedRatio, summarize, type Era, type Sample } from './support/load.ts';
+import { ALL_IN_ONE_PATH, CONNECT, gatewayRequests, loadGateway, median, pairedRatio, summarize, type Era, type Sample } from './support/load.ts';
 import { pacedLoad, type PacedSample } from './support/paced.ts';
 import { otlpTracing, sinkBytes, startChild } from './support/processes.ts';
 import { spawnServer, stopServer } from '../test/helpers/process.ts';
@@ -86,6 +91,8 @@ interface Target {
   child: ChildProcess;
   /** The protocol generation the workload speaks (default: 2025). */
   era?: Era;
+  /** The URL path driven (default: bench_echo's server, support/load.ts). */
+  path?: string;
 }
 
 const children: ChildProcess[] = [];
@@ -104,7 +111,8 @@ async function startReference(args: string[]): Promise<{ port: number; child: Ch
 
 /** Starts `cryptomcp serve` with `env` (on the servers' core when pinned); stopped on exit. */
 async function startService(databaseUrl: string, env: Record<string, string>): Promise<Omit<Target, 'label' | 'name'>> {
-  const { port, metricsPort, child } = await spawnServer(databaseUrl, env, SERVER_WRAPPER);
+  // Up to 2 minutes to start: on a shared machine under load, 30 s was not always enough.
+  const { port, metricsPort, child } = await spawnServer(databaseUrl, env, SERVER_WRAPPER, 120_000);
   children.push(child);
   return { port, metricsPort, child };
 }
@@ -139,8 +147,8 @@ function quantile(before: Map<number, number>, after: Map<number, number>, q: nu
   return Infinity;
 }
 
-const load = (target: Pick<Target, 'port' | 'child' | 'era'>, keys: string[], opts: { seconds: number; rate?: number }) =>
-  loadGateway(target, keys, { connections: CONNECTIONS, ...(target.era ? { era: target.era } : {}), ...opts });
+const load = (target: Pick<Target, 'port' | 'child' | 'era' | 'path'>, keys: string[], opts: { seconds: number; rate?: number }) =>
+  loadGateway(target, keys, { connections: CONNECTIONS, ...(target.era ? { era: target.era } : {}), ...(target.path ? { path: target.path } : {}), ...opts });
 
 /**
  * The server CPU of one connect under each generation (issue 19: 2026-07-28 at most half the 2025
@@ -148,34 +156,47 @@ const load = (target: Pick<Target, 'port' | 'child' | 'era'>, keys: string[], op
  * one unmetered process whose connect bucket is out of the way; CPU per request times the
  * sequence's length, interleaved by round.
  */
-async function connectCost(databaseUrl: string, keys: string[]): Promise<void> {
-  const server = await startService(databaseUrl, { ...UNMETERED, CONNECT_REQUESTS_PER_MINUTE: '100000000', CONNECT_BURST: '1000000' });
-  const eras: Era[] = ['legacy', 'modern'];
-  const perConnect = new Map<Era, number[]>(eras.map((e) => [e, []]));
-  const run = (era: Era, seconds: number) => loadGateway(server, keys, { connections: CONNECTIONS, seconds, era, messages: CONNECT[era] });
-  for (const era of eras) await run(era, 3);
+async function connectCost(databaseUrl: string, keys: string[], withSdk: boolean): Promise<void> {
+  const unlimited = { ...UNMETERED, CONNECT_REQUESTS_PER_MINUTE: '100000000', CONNECT_BURST: '1000000' };
+  const server = await startService(databaseUrl, unlimited);
+  // The 2026-07-28 connect as the SDK's createMcpHandler answers it (before modern.ts), in its own process.
+  const sdk = withSdk ? await startService(databaseUrl, { ...unlimited, CRYPTOMCP_BENCH_MODERN_SDK: '1' }) : undefined;
+  type Series = 'legacy' | 'modern' | 'modern-sdk';
+  const series: Series[] = sdk ? ['legacy', 'modern', 'modern-sdk'] : ['legacy', 'modern'];
+  const perConnect = new Map<Series, number[]>(series.map((e) => [e, []]));
+  const run = (s: Series, seconds: number) => {
+    const era: Era = s === 'legacy' ? 'legacy' : 'modern';
+    return loadGateway(s === 'modern-sdk' ? sdk! : server, keys, { connections: CONNECTIONS, seconds, era, messages: CONNECT[era] });
+  };
+  for (const s of series) await run(s, 3);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const era of round % 2 === 0 ? eras : [...eras].reverse()) {
-      const sample = await run(era, SECONDS);
-      if (sample.non2xx + sample.errors > 0) console.log(`  WARNING: ${sample.non2xx + sample.errors} failed requests in the ${era} connect run`);
-      perConnect.get(era)!.push(sample.cpuUs * CONNECT[era].length);
+    for (const s of series.map((_, i) => series[(i + round) % series.length]!)) {
+      const sample = await run(s, SECONDS);
+      if (sample.non2xx + sample.errors > 0) console.log(`  WARNING: ${sample.non2xx + sample.errors} failed requests in the ${s} connect run`);
+      perConnect.get(s)!.push(sample.cpuUs * CONNECT[s === 'legacy' ? 'legacy' : 'modern'].length);
     }
   }
   await stopServer(server.child);
+  if (sdk) await stopServer(sdk.child);
   const legacy = perConnect.get('legacy')!;
-  const modern = perConnect.get('modern')!;
-  const ratios = modern.map((m, i) => m / legacy[i]!).sort((x, y) => x - y);
+  const ratioText = (s: Series) => {
+    const ratios = perConnect.get(s)!.map((m, i) => m / legacy[i]!).sort((x, y) => x - y);
+    return { median: median(ratios), text: `${median(ratios).toFixed(2)} (rounds ${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)})` };
+  };
   console.log(`
-server CPU of one connect (unmetered, ${ROUNDS} rounds, median):`);
+server CPU of one connect (unmetered, ${ROUNDS} rounds in a rotated order, median):`);
   console.log(`  2025 (initialize, notifications/initialized, tools/list):  ${median(legacy).toFixed(0)} us`);
-  console.log(`  2026-07-28 (server/discover, tools/list):                  ${median(modern).toFixed(0)} us`);
-  console.log(`  2026-07-28 / 2025 = ${median(ratios).toFixed(2)} (rounds ${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)})   (target <= 0.5: ${verdict(median(ratios) <= 0.5)})`);
+  console.log(`  2026-07-28 (server/discover, tools/list):                  ${median(perConnect.get('modern')!).toFixed(0)} us`);
+  if (sdk) console.log(`  2026-07-28 through the SDK's createMcpHandler (before):    ${median(perConnect.get('modern-sdk')!).toFixed(0)} us (another process)`);
+  const modern = ratioText('modern');
+  console.log(`  2026-07-28 / 2025 = ${modern.text}   (target <= 0.5: ${verdict(modern.median <= 0.5)})`);
+  if (sdk) console.log(`  before: 2026-07-28 through the SDK / 2025 = ${ratioText('modern-sdk').text}   (processes differ: compare with care)`);
 }
 
 const UNMETERED = { CRYPTOMCP_BENCH_UNMETERED: '1' };
 
-/** Issue 19's three throughput ratios, for each protocol generation. */
-function printProtocolRatios(summary: Map<string, Sample>): void {
+/** Issue 19's three throughput ratios, for each protocol generation; issue 32's, when those runs were made. */
+function printProtocolRatios(summary: Map<string, Sample>, samples: Map<string, Sample[]>): void {
   const d = summary.get('d')!;
   const dq = summary.get('dq');
   if (dq) console.log(`  control: bare route + one PostgreSQL round trip / bare route = ${(dq.rps / d.rps).toFixed(2)}`);
@@ -188,6 +209,32 @@ function printProtocolRatios(summary: Map<string, Sample>): void {
     console.log(
       `  ${era.padEnd(10)}  metered/unmetered ${(x.rps / y.rps).toFixed(2)} (${verdict(x.rps / y.rps >= 0.85)})   unmetered/naive ${(y.rps / z.rps).toFixed(2)} (${verdict(y.rps / z.rps >= 3)})   metered/bare ${(x.rps / d.rps).toFixed(2)} (${verdict(x.rps / d.rps >= 0.35)})`,
     );
+  }
+  const before = summary.get('as');
+  const beforeUnmetered = summary.get('bs');
+  if (before && beforeUnmetered) {
+    const [x, y, z] = [before, beforeUnmetered, summary.get('cm')!];
+    console.log(
+      `  before: 2026-07-28 via the SDK  metered/unmetered ${(x.rps / y.rps).toFixed(2)}   unmetered/naive ${(y.rps / z.rps).toFixed(2)}   metered/bare ${(x.rps / d.rps).toFixed(2)}`,
+    );
+  }
+  const a = summary.get('a')!;
+  const am = summary.get('am')!;
+  // CPU per metered tools/call, paired by round (the two run in one process, one after the other):
+  // pairedRatio's 'cpu' is base's CPU over x's, here 2026-07-28's over 2025's.
+  const cpu = pairedRatio(samples.get('a')!, samples.get('am')!, 'cpu');
+  console.log(
+    `  issue 32: server CPU per metered tools/call, 2026-07-28 ${am.cpuUs.toFixed(0)} us, 2025 ${a.cpuUs.toFixed(0)} us; 2026-07-28/2025 by round ${cpu.text}   (target <= 1: ${verdict(cpu.median <= 1)})`,
+  );
+  if (before) console.log(`    before (via the SDK, another process): ${before.cpuUs.toFixed(0)} us per metered tools/call; unmetered ${beforeUnmetered!.cpuUs.toFixed(0)} us (after: ${summary.get('bm')!.cpuUs.toFixed(0)} us)`);
+  for (const [x, base, era] of [
+    ['bx', 'b', '2025'],
+    ['bmx', 'bm', '2026-07-28'],
+  ] as const) {
+    if (!samples.has(x)) continue;
+    const throughput = pairedRatio(samples.get(x)!, samples.get(base)!, 'throughput');
+    const byCpu = pairedRatio(samples.get(x)!, samples.get(base)!, 'cpu');
+    console.log(`  issue 32: all-in-one / per-server, ${era.padEnd(10)} ${throughput.text}; by CPU per request ${byCpu.text}   (target >= 0.95: ${verdict(throughput.median >= 0.95)})`);
   }
 }
 
@@ -292,6 +339,15 @@ async function main() {
       const same = targets.find((t) => t.label === of)!;
       targets.push({ ...same, label, name, era: 'modern' });
     }
+    if (ONLY_PROTOCOL) {
+      // Before and after side by side: 2026-07-28 through the SDK's createMcpHandler, as on main before modern.ts.
+      targets.push({ label: 'as', name: 'as (am), via the SDK (before)', era: 'modern', ...(await startService(databaseUrl, { CRYPTOMCP_BENCH_MODERN_SDK: '1' })) });
+      targets.push({ label: 'bs', name: 'as (bm), via the SDK (before)', era: 'modern', ...(await startService(databaseUrl, { ...UNMETERED, CRYPTOMCP_BENCH_MODERN_SDK: '1' })) });
+      // The all-in-one endpoint, in (b)'s own process: the same tool, the same checks, another URL.
+      const b = targets.find((t) => t.label === 'b')!;
+      targets.push({ ...b, label: 'bx', name: 'as (b), all-in-one /mcp', path: ALL_IN_ONE_PATH });
+      targets.push({ ...b, label: 'bmx', name: 'as (bm), all-in-one /mcp', era: 'modern', path: ALL_IN_ONE_PATH });
+    }
 
     console.log(`bench:gateway — ${ACCOUNTS} accounts, ${CONNECTIONS} connections, ${SECONDS}s x ${ROUNDS} interleaved rounds, ${os.cpus().length} cores`);
     if (PG_PRIORITY) console.log('PostgreSQL at nice -10 (BENCH_PG_PRIORITY=1): it does not wait for a core');
@@ -315,9 +371,9 @@ async function main() {
     const c = summary.get('c')!;
     if (ONLY_PROTOCOL) {
       console.log('\nratios');
-      printProtocolRatios(summary);
+      printProtocolRatios(summary, samples);
       for (const t of targets) if (t.child.exitCode === null) await stopServer(t.child);
-      await connectCost(databaseUrl, keys);
+      await connectCost(databaseUrl, keys, true);
       return;
     }
 
@@ -367,7 +423,7 @@ async function main() {
     );
 
     console.log('\nratios');
-    printProtocolRatios(summary);
+    printProtocolRatios(summary, samples);
     const metering = p99Delta(targets[0]!, targets[1]!);
     console.log(`  metering p99 cost at half load, end to end (a - b) = ${metering.text}   (target <= 2 ms: ${verdict(metering.median <= 2)})`);
     console.log(`    A/A control (b2 - b) = ${p99Delta(b2, targets[1]!).text}   (what a p99 difference resolves on this machine)`);
@@ -384,7 +440,7 @@ async function main() {
     // order rotated by round and stops them. (e2) is (e) again, an A/A control: its ratio to (e)
     // is what this measurement resolves.
     for (const t of [...targets, b2, dbFloor]) if (t.child.exitCode === null) await stopServer(t.child);
-    await connectCost(databaseUrl, keys);
+    await connectCost(databaseUrl, keys, false);
     await observabilityRounds(databaseUrl, keys, sink.port);
   } finally {
     cleanup();

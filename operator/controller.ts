@@ -1,7 +1,10 @@
 // Wires the operator together: informers (MCPServers per watched namespace, the five kinds of
-// child they own, the Secrets they reference, and PlanPolicies) feed one work queue per kind;
-// workers run the reconcilers, count and time every pass, and requeue errors with backoff.
-// With leader election on, informers and workers run only while this replica holds the lease.
+// child they own, and PlanPolicies) feed one work queue per kind; workers run the reconcilers,
+// count and time every pass, and requeue errors with backoff. Secrets are never listed or
+// watched (that would cache every Secret of the namespace, contents included): the Secrets the
+// MCPServers reference are read by name, and looked at again every secretPollMs so a rotation
+// rolls the pods. With leader election on, informers and workers run only while this replica
+// holds the lease.
 import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { API_VERSION, FIELD_MANAGER, type MCPServer, type PlanPolicy } from './api/types.ts';
@@ -13,13 +16,12 @@ import { Informer, keyOf } from './kube/informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { WorkQueue, type BackoffSettings } from './queue.ts';
-import { errorReason } from './reconcile/errors.ts';
+import { errorReason, StaleRead } from './reconcile/errors.ts';
 import { reconcileMcpServer, type ReconcileOutcome } from './reconcile/mcpserver.ts';
 import { reconcilePlanPolicy } from './reconcile/planpolicy.ts';
 
 export const MCPSERVERS: ResourceType = { apiVersion: API_VERSION, kind: 'MCPServer', plural: 'mcpservers', namespaced: true };
 export const PLANPOLICIES: ResourceType = { apiVersion: API_VERSION, kind: 'PlanPolicy', plural: 'planpolicies', namespaced: false };
-export const SECRETS: ResourceType = { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 /** Every kind an MCPServer owns: a change to one (a deleted Service, an edited PDB) wakes its owner. */
 export const CHILDREN: ResourceType[] = CHILD_KINDS.map((c) => ({ ...c, namespaced: true }));
 
@@ -28,7 +30,14 @@ export interface ControllerOptions {
   db: OperatorDatabase;
   metrics: OperatorMetrics;
   image: string;
+  /** Namespaces whose MCPServers it manages; empty: every namespace. */
   namespaces: string[];
+  /** This installation, stamped on what it manages (see builders/ownership.ts). */
+  instance?: string;
+  /** Where Events about cluster-scoped objects (PlanPolicies) go: the operator's own namespace. */
+  eventNamespace?: string;
+  /** How often the referenced Secrets are read again to notice a rotation. */
+  secretPollMs?: number;
   resyncMs: number;
   watchIdleMs: number;
   leader?: { name: string; namespace: string; identity: string; leaseDurationMs: number; retryPeriodMs?: number; renewDeadlineMs?: number };
@@ -37,6 +46,12 @@ export interface ControllerOptions {
   inUseRetryMs?: number;
   log?: (line: string) => void;
 }
+
+/** The instance of an operator run without one (tests, a local run). */
+export const DEFAULT_INSTANCE = 'cryptomcp-operator';
+const DEFAULT_SECRET_POLL_MS = 30_000;
+/** How soon a pass that read a stale cache looks again (the watch delivers within milliseconds). */
+const STALE_RETRY_MS = 100;
 
 /** namespace/name of the MCPServer that controls a child, from its owner reference. */
 function ownerKey(obj: KubernetesObject | undefined): string | undefined {
@@ -62,13 +77,20 @@ export class Controller {
   private running = false;
   private elector: LeaderElector | undefined;
   private workers: Promise<void>[] = [];
+  private secretPoll: NodeJS.Timeout | undefined;
+  /** resourceVersion of each referenced Secret ("namespace/name") when last read. */
+  private readonly secretVersions = new Map<string, string | undefined>();
 
   private readonly opts: ControllerOptions;
   private readonly events: EventRecorder;
 
   constructor(opts: ControllerOptions) {
     this.opts = opts;
-    this.events = new EventRecorder(opts.client, { component: FIELD_MANAGER, instance: opts.leader?.identity ?? hostname(), log: opts.log });
+    this.events = new EventRecorder(opts.client, { component: FIELD_MANAGER, instance: opts.leader?.identity ?? hostname(), clusterScopedNamespace: opts.eventNamespace, log: opts.log });
+  }
+
+  private get instance(): string {
+    return this.opts.instance ?? DEFAULT_INSTANCE;
   }
 
   /**
@@ -157,21 +179,15 @@ export class Controller {
     const childInformers = CHILDREN.flatMap((type) =>
       namespaces.map((ns) => this.informer(mcp, type, ns, (key, obj, previous) => [ownerKey(obj ?? previous) ?? key], `app.kubernetes.io/managed-by=${MANAGED_BY}`)),
     );
-    // A Secret an MCPServer references (database URL, API keys, RPC URLs): a rotation changes the
-    // config hash of the pod template, so the pods roll with the new value.
-    const secretInformers = namespaces.map((ns) =>
-      this.informer(mcp, SECRETS, ns, (key) => {
-        const [secretNs, name] = key.split('/') as [string, string];
-        return mcpServers()
-          .filter((m) => m.metadata.namespace === secretNs && secretNames(m).has(name))
-          .map((m) => `${secretNs}/${m.metadata.name}`);
-      }),
-    );
-    mcp.informers = [...mcpInformers, ...childInformers, ...secretInformers];
+    mcp.informers = [...mcpInformers, ...childInformers];
     mcp.reconcile = (key) => {
       const obj = mcpInformers.map((i) => i.get(key)).find(Boolean) as MCPServer | undefined;
-      return reconcileMcpServer({ client, events: this.events, image: this.opts.image }, obj);
+      return reconcileMcpServer({ client, events: this.events, image: this.opts.image, instance: this.instance }, obj);
     };
+    // A Secret an MCPServer references (database URL, API keys, RPC URLs): a rotation changes the
+    // config hash of the pod template, so the pods roll with the new value.
+    this.secretPoll = setInterval(() => void this.pollSecrets(mcpServers, mcp.queue), this.opts.secretPollMs ?? DEFAULT_SECRET_POLL_MS);
+    this.secretPoll.unref();
 
     const plans: Loop = { kind: 'PlanPolicy', queue: queue('PlanPolicy'), informers: [], reconcile: async () => ({ result: 'success' }) };
     // Policies naming one plan decide together which owns it (the oldest): a change to one (a
@@ -184,7 +200,7 @@ export class Controller {
     });
     plans.informers = [planInformer];
     plans.reconcile = (key) =>
-      reconcilePlanPolicy({ client, events: this.events, db, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
+      reconcilePlanPolicy({ client, events: this.events, db, instance: this.instance, all: () => planInformer.list() as unknown as PlanPolicy[], inUseRetryMs: this.opts.inUseRetryMs }, planInformer.get(key) as unknown as PlanPolicy | undefined);
 
     this.loops = [mcp, plans];
     for (const loop of this.loops) {
@@ -198,6 +214,8 @@ export class Controller {
   private async stopLoops(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    clearInterval(this.secretPoll);
+    this.secretVersions.clear();
     this.opts.metrics.isLeader.set(0);
     for (const loop of this.loops) {
       for (const inf of loop.informers) inf.stop();
@@ -207,6 +225,35 @@ export class Controller {
     await this.events.flush();
     this.workers = [];
     this.loops = [];
+  }
+
+  /**
+   * Reads every Secret the MCPServers reference, by name (one GET each, however many MCPServers
+   * share it), and wakes the MCPServers of each one whose resourceVersion moved since last time.
+   */
+  private async pollSecrets(mcpServers: () => MCPServer[], queue: WorkQueue): Promise<void> {
+    const users = new Map<string, string[]>();
+    for (const m of mcpServers()) {
+      for (const name of secretNames(m)) {
+        const key = `${m.metadata.namespace}/${name}`;
+        users.set(key, [...(users.get(key) ?? []), `${m.metadata.namespace}/${m.metadata.name}`]);
+      }
+    }
+    for (const [key, owners] of users) {
+      const [namespace, name] = key.split('/') as [string, string];
+      let version: string | undefined;
+      try {
+        version = (await this.opts.client.get('v1', 'Secret', namespace, name))?.metadata?.resourceVersion;
+      } catch (err) {
+        this.opts.log?.(`secret ${key} not read: ${(err as Error).message}`);
+        continue;
+      }
+      if (!this.running) return;
+      const known = this.secretVersions.has(key);
+      if (known && this.secretVersions.get(key) !== version) for (const owner of owners) queue.add(owner);
+      this.secretVersions.set(key, version);
+    }
+    for (const key of [...this.secretVersions.keys()]) if (!users.has(key)) this.secretVersions.delete(key);
   }
 
   private async worker(loop: Loop): Promise<void> {
@@ -221,6 +268,12 @@ export class Controller {
         if (outcome.result === 'requeue') loop.queue.addAfter(key, outcome.afterMs ?? 1000);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: outcome.result });
       } catch (err) {
+        if (err instanceof StaleRead) {
+          loop.queue.forget(key);
+          loop.queue.addAfter(key, STALE_RETRY_MS);
+          metrics.reconcileTotal.inc({ kind: loop.kind, result: 'requeue' });
+          continue;
+        }
         const delay = loop.queue.addRateLimited(key);
         const reason = errorReason(err);
         metrics.reconcileTotal.inc({ kind: loop.kind, result: 'error' });

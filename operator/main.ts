@@ -3,11 +3,13 @@
 // probe and metrics port opens first, so liveness holds and /readyz can say what is missing
 // while the rest comes up; then the controller (with leader election) starts at once, whether or
 // not the database answers: MCPServers need no database, and PlanPolicies report
-// Synced=False/DatabaseError and retry with backoff until it does. The schema is not the
-// operator's to create: `cryptomcp migrate` (the chart's migrate Job; `cryptomcp serve` too)
-// applies it, and /readyz reports when the plans table is missing. When the database comes back,
-// every PlanPolicy is retried at once rather than after its backoff. SIGTERM hands the lease back
-// and exits.
+// Synced=False/DatabaseError and retry with backoff until it does. So readiness is the
+// informers' alone: a database outage leaves the operator Ready (it still reconciles
+// MCPServers); /readyz lists the database as a note, and the PlanPolicies' Synced condition and
+// cryptomcp_operator_reconcile_errors_total{reason="DatabaseError"} carry the outage. The schema
+// is not the operator's to create: `cryptomcp migrate` (the chart's migrate Job) applies it, and
+// /readyz notes when the plans table is missing. When the database comes back, every PlanPolicy
+// is retried at once rather than after its backoff. SIGTERM hands the lease back and exits.
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadOperatorConfig, OperatorConfigError } from './config.ts';
 import { Controller } from './controller.ts';
@@ -52,7 +54,9 @@ async function main(): Promise<void> {
     db,
     metrics,
     image: config.image,
-    namespaces: config.namespaces,
+    namespaces: config.namespaces === 'all' ? [] : config.namespaces,
+    instance: config.instance,
+    eventNamespace: config.leaseNamespace,
     resyncMs: config.resyncMs,
     watchIdleMs: config.watchIdleMs,
     retry: config.retry,
@@ -60,7 +64,11 @@ async function main(): Promise<void> {
     log,
   });
 
-  const probes = await serveOperatorHttp(metrics, config.metricsPort, config.host, async () => [{ name: 'informers', ...controller.readiness() }, await databaseCheck(db)]);
+  // The database is reported, never failed on: see the note at the top.
+  const probes = await serveOperatorHttp(metrics, config.metricsPort, config.host, async () => {
+    const database = await databaseCheck(db);
+    return [{ name: 'informers', ...controller.readiness() }, { name: 'database', ok: true, detail: database.ok ? undefined : `not required for readiness; PlanPolicies wait: ${database.detail}` }];
+  });
   controller.start();
 
   // While the database is down or unmigrated, look every few seconds; the moment it is usable,
@@ -78,7 +86,7 @@ async function main(): Promise<void> {
   watchDatabase.unref();
 
   // One line a supervisor or test can wait for.
-  process.stdout.write(`${JSON.stringify({ operator: 'started', metrics_port: probes.port, identity: config.identity, leader_election: config.leaderElection })}\n`);
+  process.stdout.write(`${JSON.stringify({ operator: 'started', metrics_port: probes.port, identity: config.identity, instance: config.instance, namespaces: config.namespaces, leader_election: config.leaderElection })}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

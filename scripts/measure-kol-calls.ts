@@ -4,12 +4,28 @@
 // Wilson 95% intervals; and how many calls the whole tweet set had before and after the rule.
 // The README's KOL figures are this command's output.
 import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXCLUSIONS, exclusionOf, isRetweet, type Exclusion } from '../server/analytics/calls.ts';
 import { stanceOf } from '../server/analytics/sentiment.ts';
 import { lazySocialDataset } from '../server/providers/social/snapshot.ts';
 
 const FIXTURE = fileURLToPath(new URL('../test/fixtures/kol-calls-labelled.tsv', import.meta.url));
+const SECOND = fileURLToPath(new URL('../test/fixtures/kol-calls-second-labeller.tsv', import.meta.url));
+const KEPT = fileURLToPath(new URL('../test/fixtures/kol-calls-kept-sample.tsv', import.meta.url));
+
+/** Rows of a labelled TSV with a header line (`post_id author asset label text`), comments skipped. */
+function labelledRows(file: string): { id: string; asset: string; label: Label }[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#') && !l.startsWith('post_id\t'))
+    .map((l) => {
+      const [id, , asset, label] = l.split('\t') as [string, string, string, Label];
+      if (!LABELS.includes(label)) throw new Error(`${path.basename(file)} row ${id}: unknown label ${label}`);
+      return { id, asset, label };
+    });
+}
 
 export const LABELS = ['call', 'advert', 'not_a_view', 'other_asset'] as const;
 export type Label = (typeof LABELS)[number];
@@ -46,7 +62,37 @@ function wilson(k: number, n: number): Share {
   return { n, k, share: p, ci95: [Math.max(0, c - h), Math.min(1, c + h)] };
 }
 
-export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candidates: number; calls: number; excluded_by: Record<Exclusion, number> } } {
+export interface Agreement {
+  rows: number;
+  /** Rows both labellers gave the same label. */
+  agreed: number;
+  /** Cohen's kappa over the four labels: agreement beyond what the two label mixes give by chance. */
+  kappa: number;
+  /** Agreement on call versus not a call. */
+  call_agreed: number;
+}
+
+/** The second labeller's blind labels against the first's, row by row. */
+export function agreement(first: { id: string; asset: string; label: Label }[]): Agreement {
+  const second = new Map(labelledRows(SECOND).map((r) => [`${r.id}/${r.asset}`, r.label]));
+  const pairs = first.map((r) => {
+    const b = second.get(`${r.id}/${r.asset}`);
+    if (!b) throw new Error(`the second labeller has no label for ${r.id}/${r.asset}`);
+    return [r.label, b] as const;
+  });
+  const n = pairs.length;
+  const agreed = pairs.filter(([a, b]) => a === b).length;
+  const chance = LABELS.reduce((sum, l) => sum + (pairs.filter(([a]) => a === l).length / n) * (pairs.filter(([, b]) => b === l).length / n), 0);
+  return { rows: n, agreed, kappa: (agreed / n - chance) / (1 - chance), call_agreed: pairs.filter(([a, b]) => (a === 'call') === (b === 'call')).length };
+}
+
+export function measureCallRule(): {
+  samples: SampleMeasure[];
+  tweets: { candidates: number; calls: number; excluded_by: Record<Exclusion, number> };
+  agreement: Agreement;
+  /** Of the kept-call sample labelled blind, the share that are calls; and how many the rule still keeps. */
+  kept_sample: { precision: Share; still_kept: number };
+} {
   const posts = lazySocialDataset()().byPlatform('twitter');
   const byId = new Map(posts.map((p) => [p.id, p]));
   const rows = fs
@@ -58,7 +104,7 @@ export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candida
       if (!LABELS.includes(label)) throw new Error(`row ${id}: unknown label ${label}`);
       const post = byId.get(id);
       if (!post) throw new Error(`post ${id} of the labelled sample is not in the social dataset`);
-      return { sample, asset, label, excluded: exclusionOf(post, asset) };
+      return { sample, id, asset, label, excluded: exclusionOf(post, asset) };
     });
   const samples = [...new Set(rows.map((r) => r.sample))].map((sample): SampleMeasure => {
     const rs = rows.filter((r) => r.sample === sample);
@@ -91,7 +137,14 @@ export function measureCallRule(): { samples: SampleMeasure[]; tweets: { candida
       else calls++;
     }
   }
-  return { samples, tweets: { candidates, calls, excluded_by: tweetBy } };
+  const kept = labelledRows(KEPT);
+  const stillKept = kept.filter((r) => exclusionOf(byId.get(r.id)!, r.asset) === null).length;
+  return {
+    samples,
+    tweets: { candidates, calls, excluded_by: tweetBy },
+    agreement: agreement(rows.map((r) => ({ id: r.id, asset: r.asset, label: r.label }))),
+    kept_sample: { precision: wilson(kept.filter((r) => r.label === 'call').length, kept.length), still_kept: stillKept },
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -105,5 +158,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(`  kept that are calls: ${pct(s.kept_are_calls)}`);
     console.log(`  left out by reason: ${JSON.stringify(s.excluded_by)}`);
   }
+  console.log(`second labeller (blind, ${m.agreement.rows} rows): ${m.agreement.agreed} agreed (${((m.agreement.agreed / m.agreement.rows) * 100).toFixed(1)}%), Cohen's kappa ${m.agreement.kappa.toFixed(3)}; call vs not ${m.agreement.call_agreed}/${m.agreement.rows}`);
+  console.log(`kept-call sample labelled blind: calls ${pct(m.kept_sample.precision)}; the rule still keeps ${m.kept_sample.still_kept} of ${m.kept_sample.precision.n}`);
   console.log(`all tweets: ${m.tweets.candidates} stance-bearing (post, asset) pairs without retweets; ${m.tweets.calls} calls under the rule; left out ${JSON.stringify(m.tweets.excluded_by)}`);
 }

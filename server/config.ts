@@ -257,6 +257,7 @@ const EnvSchema = z.object({
   X402_ADDRESS_BURST: intFrom(30, 1),
   CRYPTOMCP_BENCH_TOOLS: bool,
   CRYPTOMCP_BENCH_UNMETERED: bool,
+  CRYPTOMCP_BENCH_MODERN_SDK: bool,
 });
 
 export interface Config {
@@ -353,6 +354,8 @@ export interface Config {
   benchTools: boolean;
   /** Benchmark-only: skip the metering round trip, to measure what metering costs. */
   benchUnmetered: boolean;
+  /** Benchmark-only: answer 2026-07-28 through the SDK's createMcpHandler (the path before server/gateway/modern.ts). */
+  benchModernSdk: boolean;
 }
 
 export interface PaymentsConfig {
@@ -573,5 +576,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     x402: x402Of(e),
     benchTools: e.CRYPTOMCP_BENCH_TOOLS,
     benchUnmetered: e.CRYPTOMCP_BENCH_UNMETERED,
+    benchModernSdk: e.CRYPTOMCP_BENCH_MODERN_SDK,
   };
 }

@@ -69,6 +69,11 @@ export interface StartOptions {
   logger?: FastifyServerOptions['logger'];
   /** Clock for metering (tests); undefined uses the database clock. */
   now?: () => Date;
+  /**
+   * Clock (ms) of the key and access-token caches and of key expiry (tests: time the test
+   * advances, so TTL and expiry are checked without waiting for them); undefined is Date.now.
+   */
+  keyClock?: () => number;
   log?: (line: string) => void;
 }
 
@@ -164,11 +169,13 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   metrics.watchPool(db.pool, config.databasePoolMax);
   const keys = new KeyResolver(db, {
     ttlMs: config.keyCacheTtlMs,
+    now: opts.keyClock,
     onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
   });
   // OAuth access tokens, cached like keys (same TTL), so a revoked connection ends within the same bound.
   const tokens = accessTokenResolver(db, [...registry.keys()], {
     ttlMs: config.keyCacheTtlMs,
+    now: opts.keyClock,
     onLookup: (hit) => (hit ? metrics.keyCacheHit.inc() : metrics.keyCacheMiss.inc()),
   });
   const origins = new PublicOrigins({ publicBaseUrl: config.publicBaseUrl, dashboardOrigin: config.dashboard.origin });
@@ -237,6 +244,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
+    modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
     tokens,

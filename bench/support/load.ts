@@ -46,16 +46,18 @@ export const CONNECT: Record<Era, Message[]> = {
 };
 
 /** The same workload as requests for another load generator (bench/support/paced.ts), one per key. */
-export function gatewayRequests(keys: string[], era: Era = 'legacy', messages: Message[] = [TOOL_CALL]): PacedRequest[] {
+export function gatewayRequests(keys: string[], era: Era = 'legacy', messages: Message[] = [TOOL_CALL], path: string = PER_SERVER_PATH): PacedRequest[] {
   return keys.flatMap((key) =>
     messages.map((m, i) => {
       const { body, headers } = framed(era, m, i + 1);
-      return { path: PATH, headers: { ...headersFor(key), ...headers }, body };
+      return { path, headers: { ...headersFor(key), ...headers }, body };
     }),
   );
 }
 
-const PATH = '/mcp/market-intelligence';
+/** bench_echo's server; ALL_IN_ONE_PATH reaches the same tool through the all-in-one endpoint. */
+export const PER_SERVER_PATH = '/mcp/market-intelligence';
+export const ALL_IN_ONE_PATH = '/mcp';
 const headersFor = (key: string) => ({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key });
 
 export interface Sample {
@@ -72,7 +74,7 @@ export interface Sample {
 export async function loadGateway(
   target: { port: number; child: ChildProcess },
   keys: string[],
-  opts: { connections: number; seconds: number; rate?: number; era?: Era; messages?: Message[] },
+  opts: { connections: number; seconds: number; rate?: number; era?: Era; messages?: Message[]; path?: string },
 ): Promise<Sample> {
   const cpuBefore = cpuSeconds(target.child.pid);
   const result = await autocannon({
@@ -80,7 +82,7 @@ export async function loadGateway(
     connections: opts.connections,
     duration: opts.seconds,
     ...(opts.rate ? { overallRate: opts.rate } : {}),
-    requests: gatewayRequests(keys, opts.era, opts.messages).map((r) => ({ method: 'POST' as const, ...r })),
+    requests: gatewayRequests(keys, opts.era, opts.messages, opts.path).map((r) => ({ method: 'POST' as const, ...r })),
   });
   return {
     rps: result.requests.average,

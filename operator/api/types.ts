@@ -143,6 +143,8 @@ export const Conditions = {
   Available: 'Available',
   Ready: 'Ready',
   Synced: 'Synced',
+  /** False while another operator installation manages the object's children (or the object). */
+  Owned: 'Owned',
 } as const;
 
 export const Reasons = {
@@ -157,4 +159,6 @@ export const Reasons = {
   DatabaseError: 'DatabaseError',
   PlanInUse: 'PlanInUse',
   ApplyFailed: 'ApplyFailed',
+  ManagedByAnotherOperator: 'ManagedByAnotherOperator',
+  ChildNotControlled: 'ChildNotControlled',
 } as const;

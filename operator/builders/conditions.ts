@@ -31,7 +31,7 @@ export function findCondition(conditions: Condition[] | undefined, type: string)
  * Reasons that mean something is wrong. The path that meets one records a Warning Event on every
  * occurrence (aggregated into one Event's count), so transitionEvents leaves them out.
  */
-export const FAILURE_REASONS: ReadonlySet<string> = new Set([Reasons.InvalidSpec, Reasons.ApplyFailed, Reasons.DatabaseError, Reasons.PlanConflict, Reasons.PlanInUse]);
+export const FAILURE_REASONS: ReadonlySet<string> = new Set([Reasons.InvalidSpec, Reasons.ApplyFailed, Reasons.DatabaseError, Reasons.PlanConflict, Reasons.PlanInUse, Reasons.ManagedByAnotherOperator, Reasons.ChildNotControlled]);
 
 const EVENT_ORDER = [Conditions.Accepted, Conditions.Synced, Conditions.Available, Conditions.Ready] as string[];
 

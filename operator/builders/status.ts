@@ -42,6 +42,10 @@ export function acceptedStatus(mcp: MCPServer, input: { rollout: ObservedRollout
       ? { type: Conditions.Ready, status: 'True', reason: Reasons.RolledOut, message: rollout.message }
       : { type: Conditions.Ready, status: 'False', reason: Reasons.Progressing, message: rollout.message },
   ];
+  // A refusal that no longer holds (the other holder let go) is cleared; one by another
+  // installation is that installation's business while it lasts, and is left alone.
+  const owned = mcp.status?.conditions?.find((c) => c.type === Conditions.Owned);
+  if (owned && owned.status === 'False' && owned.reason !== Reasons.ManagedByAnotherOperator) conditions.push({ type: Conditions.Owned, status: 'True', reason: Reasons.Valid, message: 'every child is managed by this MCPServer' });
   return {
     observedGeneration: mcp.metadata.generation,
     replicas: rollout.replicas,
@@ -86,4 +90,14 @@ export function applyFailedStatus(mcp: MCPServer, message: string, now: Date): M
       now,
     ),
   };
+}
+
+/**
+ * A child someone else holds: Owned False; Ready False too when the holder is not another
+ * installation of the operator (which writes this object's Ready itself).
+ */
+export function refusedStatus(mcp: MCPServer, reason: string, message: string, notReady: boolean, now: Date): MCPServerStatus {
+  const conditions: ConditionInput[] = [{ type: Conditions.Owned, status: 'False', reason, message }];
+  if (notReady) conditions.push({ type: Conditions.Ready, status: 'False', reason, message });
+  return { ...mcp.status, conditions: mergeConditions(mcp.status?.conditions, conditions, mcp.metadata.generation, now) };
 }

@@ -14,6 +14,9 @@ import {
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/types.ts';
 
+/** Objects per list request. */
+export const LIST_PAGE = 500;
+
 export interface ResourceType {
   apiVersion: string;
   kind: string;
@@ -81,9 +84,30 @@ export class KubeClient {
     this.watcher = new Watch(kc);
   }
 
+  /**
+   * Every object, in pages of LIST_PAGE (as client-go's pager does: one huge response is memory
+   * the API server and the operator both hold at once). The resourceVersion is the first page's:
+   * every page is served from that one snapshot. A continue token that expired meanwhile (410)
+   * starts the list over.
+   */
   async list<T extends KubernetesObject>(t: ResourceType, namespace?: string, labelSelector?: string): Promise<{ items: T[]; resourceVersion: string }> {
-    const res = await this.objects.list<T>(t.apiVersion, t.kind, t.namespaced ? namespace : undefined, undefined, undefined, undefined, undefined, labelSelector).catch(wrap);
-    return { items: res.items.map((o) => plain({ ...o, apiVersion: t.apiVersion, kind: t.kind })), resourceVersion: res.metadata?.resourceVersion ?? '' };
+    for (let attempt = 0; ; attempt++) {
+      const items: T[] = [];
+      let resourceVersion = '';
+      let token: string | undefined;
+      try {
+        do {
+          const page = await this.objects.list<T>(t.apiVersion, t.kind, t.namespaced ? namespace : undefined, undefined, undefined, undefined, undefined, labelSelector, LIST_PAGE, token).catch(wrap);
+          for (const o of page.items) items.push(plain({ ...o, apiVersion: t.apiVersion, kind: t.kind }));
+          if (!token) resourceVersion = page.metadata?.resourceVersion ?? '';
+          token = page.metadata?._continue || undefined;
+        } while (token);
+      } catch (err) {
+        if (statusOf(err) === 410 && token && attempt < 2) continue;
+        throw err;
+      }
+      return { items, resourceVersion };
+    }
   }
 
   /**
@@ -123,11 +147,15 @@ export class KubeClient {
     return plain(await this.objects.patch<T>(obj, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch).catch(wrap));
   }
 
-  /** JSON merge patch of a custom resource's status subresource. */
-  async patchStatus(apiVersion: string, plural: string, namespace: string | undefined, name: string, status: unknown): Promise<void> {
+  /**
+   * JSON merge patch of a custom resource's status subresource, on the resourceVersion the status
+   * was computed from: a pass that read a stale cache (its own last write not seen yet) gets a
+   * 409 and looks again, instead of writing an old view over a newer one.
+   */
+  async patchStatus(apiVersion: string, plural: string, namespace: string | undefined, name: string, status: unknown, resourceVersion?: string): Promise<void> {
     const { group, version } = split(apiVersion);
     const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const body = { status };
+    const body = { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), status };
     if (namespace) {
       await this.custom.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body, fieldManager: FIELD_MANAGER }, options).catch(wrap);
     } else {

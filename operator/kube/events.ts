@@ -2,8 +2,9 @@
 // `kubectl events` show), after client-go's EventRecorder: the same event for the same object
 // again (a failure retried with backoff) updates one Event's count and lastTimestamp instead of
 // creating another. Recording never fails a reconcile: an Event that cannot be written is logged
-// and dropped. Cluster-scoped objects (PlanPolicy) get their Events in the default namespace, as
-// the API server's own components do.
+// and dropped. Cluster-scoped objects (PlanPolicy) get their Events in the operator's own
+// namespace (`kubectl describe` finds them in any namespace), where its Role lets it write them:
+// it has no rights in `default`.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { statusOf, type KubeClient } from './client.ts';
 
@@ -26,6 +27,15 @@ interface Recorded {
   count: number;
 }
 
+export interface RecorderOptions {
+  component: string;
+  instance: string;
+  /** Where Events about cluster-scoped objects go (default: "default"). */
+  clusterScopedNamespace?: string;
+  log?: (line: string) => void;
+  now?: () => Date;
+}
+
 const MAX_TRACKED = 4096;
 /** The API server refuses longer messages. */
 const MAX_MESSAGE = 1024;
@@ -36,9 +46,9 @@ export class EventRecorder implements EventSink {
   private sequence = 0;
 
   private readonly client: KubeClient;
-  private readonly opts: { component: string; instance: string; log?: (line: string) => void; now?: () => Date };
+  private readonly opts: RecorderOptions;
 
-  constructor(client: KubeClient, opts: { component: string; instance: string; log?: (line: string) => void; now?: () => Date }) {
+  constructor(client: KubeClient, opts: RecorderOptions) {
     this.client = client;
     this.opts = opts;
   }
@@ -70,7 +80,7 @@ export class EventRecorder implements EventSink {
         this.seen.delete(key); // expired (events live an hour by default): start a new one
       }
     }
-    const namespace = meta.namespace ?? 'default';
+    const namespace = meta.namespace ?? this.opts.clusterScopedNamespace ?? 'default';
     const name = `${meta.name}.${(Date.now() * 1000 + (this.sequence++ % 1000)).toString(16)}`;
     await this.client.create({
       apiVersion: 'v1',

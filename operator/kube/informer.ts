@@ -5,9 +5,14 @@
 //     backoff after failures;
 //   - on a stream that delivers nothing, not even a bookmark, for idleMs: the watchdog aborts it
 //     and watches again (a half-open connection would otherwise hang the operator silently);
-//     client-node's Watch has its own 30 s inactivity timeout, counted as idle as well;
 //   - every resyncMs: hands every cached key to the handler again (level-based safety net).
 // Each change reaches `onChange` with the object's key; the handler only enqueues.
+// Restarts are reported (onRestart, the watch-restart metric) only when abnormal: a 410, an
+// error, a stream that closed within a second without a single line, the watchdog. The normal recycling is not:
+// client-node's Watch ends every stream that is quiet for 30 s (the API server's bookmarks come
+// about once a minute), and the API server ends watches at their timeout; both continue at once
+// from the last version, and counting them would make a healthy operator's metric tick twice a
+// minute per watch.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { WatchRestartReason } from '../metrics.ts';
 import { statusOf, type KubeClient, type ResourceType, type WatchEvent } from './client.ts';
@@ -25,6 +30,9 @@ export interface InformerOptions {
   onRestart?: (reason: WatchRestartReason) => void;
   log?: (line: string) => void;
 }
+
+/** A stream that ends cleanly sooner than this without a line was refused, not recycled. */
+const MIN_NORMAL_WATCH_MS = 1000;
 
 export function keyOf(obj: KubernetesObject): string {
   const ns = obj.metadata?.namespace;
@@ -156,6 +164,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     const gen = ++this.generation;
     let expired = false;
     let delivered = false;
+    const opened = Date.now();
     const onEvent = (ev: WatchEvent) => {
       if (gen !== this.generation) return;
       delivered = true;
@@ -186,19 +195,19 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         this.opts.onRestart?.('expired');
         void this.relist();
       } else if ((err as { name?: string } | null)?.name === 'TimeoutError') {
-        // client-node's own inactivity timeout (30 s without a byte): a quiet or half-open
-        // stream, not a failure. Continue from the last version at once.
-        this.opts.onRestart?.('idle');
+        // client-node's own inactivity timeout (30 s without a byte): the normal recycling of a
+        // quiet stream (a half-open one ends the same way). Continue from the last version.
         void this.watch();
       } else if (err) {
         this.opts.onRestart?.('error');
         this.retry(() => this.watch());
+      } else if (delivered || Date.now() - opened >= MIN_NORMAL_WATCH_MS) {
+        // A normal end (the server's watch timeout, a load balancer): continue at once.
+        void this.watch();
       } else {
-        // A normal end (server timeout, load balancer): continue from the last version, at once
-        // if the stream was alive, after a backoff if it closed without a single line.
+        // Closed at once without a single line: something in between refuses the stream; back off.
         this.opts.onRestart?.('closed');
-        if (delivered) void this.watch();
-        else this.retry(() => this.watch());
+        this.retry(() => this.watch());
       }
     };
     try {

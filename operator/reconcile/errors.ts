@@ -20,3 +20,20 @@ export function errorReason(err: unknown): ErrorReason {
   if (code === 409) return 'Conflict';
   return code > 0 ? 'ApiError' : 'Unknown';
 }
+
+/**
+ * A status computed from a cache older than the object (its own last write not seen yet): the
+ * API server refused it on resourceVersion. Not a failure: the worker looks again shortly, once
+ * the watch has delivered the newer version, without counting an error or backing off.
+ */
+export class StaleRead extends Error {}
+
+/** Status patches carry the resourceVersion they were computed from; a 409 means a stale read. */
+export async function patchStatusOnce(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (statusOf(err) === 409) throw new StaleRead((err as Error).message, { cause: err });
+    throw err;
+  }
+}

@@ -3,17 +3,20 @@
 // children it no longer wants, and write status once — only if it changed, so a pass that finds
 // nothing to do writes nothing and triggers nothing. A child the API server refuses sets
 // Ready=False / ApplyFailed with the API server's own message, records a Warning Event and
-// fails the pass (retried with backoff); status transitions record Normal Events.
+// fails the pass (retried with backoff); status transitions record Normal Events. A child that
+// another installation of the operator (or anyone but this MCPServer) holds is never written:
+// the pass records a Warning Event and a False condition instead (builders/ownership.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { API_VERSION, Reasons, type MCPServer, type MCPServerStatus } from '../api/types.ts';
 import { CHILD_KINDS, REPLICAS_FROM_SPEC_ANNOTATION, desiredChildren, hpaOwnsReplicas, referencedSecretKeys } from '../builders/mcpserver.ts';
 import { transitionEvents } from '../builders/conditions.ts';
-import { acceptedStatus, applyFailedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
+import { foreignHolder, OPERATOR_ANNOTATION, type Foreign } from '../builders/ownership.ts';
+import { acceptedStatus, applyFailedStatus, refusedStatus, rejectedStatus, rolloutOf } from '../builders/status.ts';
 import { validateMcpServer } from '../builders/validate.ts';
 import { statusOf, type KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
-import { ReconcileError } from './errors.ts';
+import { patchStatusOnce, ReconcileError } from './errors.ts';
 
 /** The field manager that holds replicas for the HPA during a handoff (see handReplicasToHpa). */
 export const HANDOFF_FIELD_MANAGER = 'cryptomcp-operator-hpa-handoff';
@@ -28,8 +31,13 @@ export interface McpServerContext {
   client: KubeClient;
   events: EventSink;
   image: string;
+  /** This installation (`<namespace>/<Deployment>`), stamped on every child it writes. */
+  instance: string;
   now?: () => Date;
 }
+
+/** How soon to look again at a child someone else holds (its removal wakes no watch of ours). */
+const REFUSED_RETRY_MS = 60_000;
 
 export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer | undefined): Promise<ReconcileOutcome> {
   // Gone: the API server's garbage collector removes the children through their owner references.
@@ -57,9 +65,18 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   }
 
   const desired = desiredChildren(mcp, { image: ctx.image, secretValues });
+  // Every kind it may own, as it is now: whose it is decides whether this pass writes anything.
+  const existing = new Map<string, KubernetesObject | undefined>();
+  for (const { apiVersion, kind } of CHILD_KINDS) existing.set(kind, await ctx.client.get(apiVersion, kind, mcp.metadata.namespace, mcp.metadata.name));
+  const refused = desired.children
+    .map((c) => ({ kind: c.kind!, foreign: foreignHolder(existing.get(c.kind!), mcp.metadata.uid, ctx.instance) }))
+    .filter((r): r is { kind: string; foreign: Foreign } => r.foreign !== undefined);
+  if (refused.length > 0) return refuse(ctx, mcp, refused, now);
+
   await handReplicasToHpa(ctx, mcp);
   let deployment: V1Deployment | undefined;
   for (const child of desired.children) {
+    child.metadata = { ...child.metadata, annotations: { ...child.metadata?.annotations, [OPERATOR_ANNOTATION]: ctx.instance } };
     let applied: KubernetesObject;
     try {
       applied = await ctx.client.apply(child);
@@ -80,8 +97,8 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   const wanted = new Set(desired.children.map((c) => c.kind));
   for (const { apiVersion, kind } of CHILD_KINDS) {
     if (wanted.has(kind)) continue;
-    const existing = await ctx.client.get(apiVersion, kind, mcp.metadata.namespace, mcp.metadata.name);
-    if (existing?.metadata?.ownerReferences?.some((r) => r.uid === mcp.metadata.uid && r.controller)) {
+    const child = existing.get(kind);
+    if (child?.metadata?.ownerReferences?.some((r) => r.uid === mcp.metadata.uid && r.controller) && !foreignHolder(child, mcp.metadata.uid, ctx.instance)) {
       await ctx.client.delete(apiVersion, kind, mcp.metadata.namespace, mcp.metadata.name);
     }
   }
@@ -89,6 +106,20 @@ export async function reconcileMcpServer(ctx: McpServerContext, mcp: MCPServer |
   const status = acceptedStatus(mcp, { rollout: rolloutOf(deployment), url: desired.url, configHash: desired.configHash }, now);
   await writeStatus(ctx, mcp, status);
   return { result: 'success' };
+}
+
+/**
+ * Someone else holds a child. Another installation managing this very MCPServer writes its
+ * Ready; this one says only Owned=False (a condition type the manager never writes, so the two
+ * never flip each other's status). Anything else holding it: Ready=False as well.
+ */
+async function refuse(ctx: McpServerContext, mcp: MCPServer, refused: { kind: string; foreign: Foreign }[], now: Date): Promise<ReconcileOutcome> {
+  const message = `${refused.map((r) => `${r.kind} ${mcp.metadata.name} is held by ${r.foreign.holder}`).join('; ')}; operator ${ctx.instance} leaves it alone`;
+  const byOperator = refused.every((r) => r.foreign.operator !== undefined);
+  const reason = byOperator ? Reasons.ManagedByAnotherOperator : Reasons.ChildNotControlled;
+  ctx.events.record(mcp, 'Warning', reason, message);
+  await writeStatus(ctx, mcp, refusedStatus(mcp, reason, message, !byOperator, now));
+  return { result: 'requeue', afterMs: REFUSED_RETRY_MS };
 }
 
 /**
@@ -110,7 +141,7 @@ async function handReplicasToHpa(ctx: McpServerContext, mcp: MCPServer): Promise
 
 async function writeStatus(ctx: McpServerContext, mcp: MCPServer, status: MCPServerStatus): Promise<void> {
   if (isDeepStrictEqual(normalise(status), normalise(mcp.status ?? {}))) return;
-  await ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status);
+  await patchStatusOnce(() => ctx.client.patchStatus(API_VERSION, 'mcpservers', mcp.metadata.namespace, mcp.metadata.name, status, mcp.metadata.resourceVersion));
   for (const e of transitionEvents(mcp.status?.conditions, status.conditions)) ctx.events.record(mcp, 'Normal', e.reason, e.message);
 }
 

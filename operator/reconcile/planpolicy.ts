@@ -6,12 +6,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { API_VERSION, Conditions, PLAN_FINALIZER, Reasons, type PlanPolicy, type PlanPolicyStatus } from '../api/types.ts';
 import { findCondition, mergeConditions, transitionEvents, type ConditionInput } from '../builders/conditions.ts';
+import { claimedByOther, OPERATOR_ANNOTATION } from '../builders/ownership.ts';
 import { planFromPolicy } from '../builders/validate.ts';
 import { planAccountCount, planDeleteUnused, planGet, planUpsert, type PlanRow } from '../db/plans.ts';
 import type { OperatorDatabase } from '../db/pool.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { EventSink } from '../kube/events.ts';
-import { ReconcileError } from './errors.ts';
+import { patchStatusOnce, ReconcileError } from './errors.ts';
 import type { ReconcileOutcome } from './mcpserver.ts';
 
 export interface PlanPolicyContext {
@@ -20,6 +21,8 @@ export interface PlanPolicyContext {
   db: OperatorDatabase;
   /** Every PlanPolicy the informer knows, to find two policies naming one plan. */
   all: () => PlanPolicy[];
+  /** This installation: a PlanPolicy another one claimed (its annotation) is left to it. */
+  instance: string;
   /** How soon to look again at a deletion blocked by accounts on the plan. */
   inUseRetryMs?: number;
   now?: () => Date;
@@ -37,6 +40,17 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
   const now = ctx.now?.() ?? new Date();
   const finalizers = pp.metadata.finalizers ?? [];
   const parsed = planFromPolicy(pp.spec);
+
+  // Claimed by another installation (each writes its own database): never touched here, not
+  // even its finalizer; Owned=False and an Event say so.
+  const other = claimedByOther(pp, ctx.instance);
+  if (other) {
+    if (pp.metadata.deletionTimestamp) return { result: 'success' };
+    const message = `PlanPolicy ${pp.metadata.name} is managed by operator ${other}; operator ${ctx.instance} leaves it alone`;
+    ctx.events.record(pp, 'Warning', Reasons.ManagedByAnotherOperator, message);
+    await writeStatus(ctx, pp, { ...pp.status, conditions: mergeConditions(pp.status?.conditions, [{ type: Conditions.Owned, status: 'False', reason: Reasons.ManagedByAnotherOperator, message }], pp.metadata.generation, now) });
+    return { result: 'success' };
+  }
 
   if (pp.metadata.deletionTimestamp) {
     if (!finalizers.includes(PLAN_FINALIZER)) return { result: 'success' };
@@ -87,12 +101,18 @@ export async function reconcilePlanPolicy(ctx: PlanPolicyContext, pp: PlanPolicy
   }
 
   let current = pp;
-  if (!finalizers.includes(PLAN_FINALIZER)) {
-    // With the resourceVersion it read: a concurrent edit makes this a 409 and the pass retries.
+  if (!finalizers.includes(PLAN_FINALIZER) || pp.metadata.annotations?.[OPERATOR_ANNOTATION] !== ctx.instance) {
+    // The claim and the finalizer in one write, with the resourceVersion it read: of two
+    // installations claiming at once, one gets a 409 and, retrying, finds the other's claim.
     current = (await ctx.client.mergePatch({
       apiVersion: API_VERSION,
       kind: 'PlanPolicy',
-      metadata: { name: pp.metadata.name, resourceVersion: pp.metadata.resourceVersion, finalizers: [...finalizers, PLAN_FINALIZER] },
+      metadata: {
+        name: pp.metadata.name,
+        resourceVersion: pp.metadata.resourceVersion,
+        annotations: { [OPERATOR_ANNOTATION]: ctx.instance },
+        finalizers: finalizers.includes(PLAN_FINALIZER) ? finalizers : [...finalizers, PLAN_FINALIZER],
+      },
     })) as unknown as PlanPolicy;
   }
 
@@ -166,6 +186,6 @@ function rejected(pp: PlanPolicy, reason: string, message: string, now: Date): P
 
 async function writeStatus(ctx: PlanPolicyContext, pp: PlanPolicy, status: PlanPolicyStatus): Promise<void> {
   if (isDeepStrictEqual(JSON.parse(JSON.stringify(status)), JSON.parse(JSON.stringify(pp.status ?? {})))) return;
-  await ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status);
+  await patchStatusOnce(() => ctx.client.patchStatus(API_VERSION, 'planpolicies', undefined, pp.metadata.name, status, pp.metadata.resourceVersion));
   for (const e of transitionEvents(pp.status?.conditions, status.conditions)) ctx.events.record(pp, 'Normal', e.reason, e.message);
 }

@@ -278,4 +278,10 @@ export function edgeOverBase(calls: readonly ScoredCall[], hi: number, baseOf: (
  */
 export const CALL_RULE_HELDOUT = { rows: 61, calls_kept: 31 / 34, non_calls_excluded: 21 / 27, kept_are_calls: 31 / 37 } as const;
 
-export const CALL_RULE_QUALITY = `Call rule on ${CALL_RULE_HELDOUT.rows} held-out hand-labelled tweets: keeps ${(CALL_RULE_HELDOUT.calls_kept * 100).toFixed(1)}% of real calls, leaves out ${(CALL_RULE_HELDOUT.non_calls_excluded * 100).toFixed(1)}% of adverts and other-asset posts; ${(CALL_RULE_HELDOUT.kept_are_calls * 100).toFixed(1)}% of what it keeps is a call. Leaderboards rank by the lower end of the 95% interval of hit rate minus each call's base rate (or of excess return), so small samples do not lead on luck.`;
+/**
+ * 80 calls the rule keeps, labelled blind by a second labeller (test/fixtures/kol-calls-kept-sample.tsv):
+ * the share that are calls is the rule's precision on what it publishes. npm run measure:kol.
+ */
+export const CALL_RULE_KEPT_SAMPLE = { rows: 80, calls: 56 } as const;
+
+export const CALL_RULE_QUALITY = `Call rule on ${CALL_RULE_HELDOUT.rows} held-out hand-labelled tweets: keeps ${(CALL_RULE_HELDOUT.calls_kept * 100).toFixed(1)}% of real calls, leaves out ${(CALL_RULE_HELDOUT.non_calls_excluded * 100).toFixed(1)}% of adverts, feeds, jokes and other-asset posts; of ${CALL_RULE_KEPT_SAMPLE.rows} calls it keeps, labelled blind by a second labeller, ${((CALL_RULE_KEPT_SAMPLE.calls / CALL_RULE_KEPT_SAMPLE.rows) * 100).toFixed(1)}% are calls (the rest mostly adverts). Leaderboards rank by the lower end of the 95% interval of hit rate minus each call's base rate (or of excess return), so small samples do not lead on luck.`;

@@ -1,13 +1,16 @@
-// The answer (DESIGN.md §3): the SDK frames every reply, for both protocol generations.
-// - 2026-07-28 messages go through the SDK's own createMcpHandler (legacy: 'reject'; a JSON
-//   body, as no handler here streams), which answers server/discover, reads the per-request _meta envelope, adds the
-//   cache fields and checks the standard headers. One handler per hosted server, built once.
+// The answer (DESIGN.md §3): the JSON-RPC frame of every reply, for both protocol generations.
+// - 2026-07-28 messages are answered by modern.ts: a method table over answers precomputed per
+//   server, with none of the SDK's per-exchange machinery. The SDK's own createMcpHandler
+//   (legacy: 'reject'; a JSON body, as no handler here streams) still answers what that table
+//   leaves to it (request params of a shape it does not know), the whole modern path when
+//   `modernViaSdk` is set (a benchmark's before-and-after, CRYPTOMCP_BENCH_MODERN_SDK), and
+//   sdkAnswer(), which the differential test holds the table's answers equal to.
 // - 2025 messages (stateless initialize) go to a fresh low-level Server per request over
 //   ExchangeTransport below, which hands it the parsed body and takes its answer back as an
 //   object instead of wrapping the exchange in a WHATWG Request, Response and SSE stream.
-// Either way the factory builds a low-level Server whose tools/list answer is precomputed and
-// whose tools/call returns the result the gateway already computed (and reserved credits for),
-// so no per-request schema conversion or validator is built.
+// The SDK's factory builds a low-level Server whose tools/list answer is precomputed and whose
+// tools/call returns the result the gateway already computed (and reserved credits for), so no
+// per-request schema conversion or validator is built.
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   createMcpHandler,
@@ -21,6 +24,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { RegisteredServer } from '../mcp/registry.ts';
 import type { Classified } from './context.ts';
+import { ModernProtocol, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
 
 export interface ProtocolAnswer {
   status: number;
@@ -29,9 +33,6 @@ export interface ProtocolAnswer {
   /** The answer is a JSON-RPC error (with HTTP 200 or not). */
   jsonrpcError: boolean;
 }
-
-/** How long a client may cache a server's tools/list (2026-07-28 ttlMs): costs change only on restart. */
-const TOOLS_LIST_TTL_MS = 5 * 60_000;
 
 /**
  * Methods whose result depends only on the server and the protocol version, never on the caller:
@@ -43,8 +44,14 @@ const CONSTANT_METHODS: ReadonlySet<string> = new Set(['tools/list', 'server/dis
 /** The headers the SDK's modern path reads; nothing else of the HTTP request reaches it. */
 const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
 
+export interface ProtocolAnswererOptions {
+  /** Answer every 2026-07-28 message through the SDK's createMcpHandler (the path before modern.ts; benchmarks compare the two). */
+  modernViaSdk?: boolean;
+}
+
 export class ProtocolAnswerer {
   readonly #version: string;
+  readonly #direct: ModernProtocol | undefined;
   readonly #modern = new Map<string, McpHttpHandler>();
   readonly #onError: (error: Error) => void;
   /** The tools/call result for the request a modern factory call serves (keyed by its Request). */
@@ -52,9 +59,10 @@ export class ProtocolAnswerer {
   /** SDK results of CONSTANT_METHODS, as JSON, by era, server, method and protocol version. */
   readonly #constant = new Map<string, string>();
 
-  constructor(version: string, onError: (error: Error) => void) {
+  constructor(version: string, onError: (error: Error) => void, options: ProtocolAnswererOptions = {}) {
     this.#version = version;
     this.#onError = onError;
+    this.#direct = options.modernViaSdk === true ? undefined : new ModernProtocol(version);
   }
 
   /** The modern path's handler for a server (or an all-in-one view), made on its first request. */
@@ -72,6 +80,9 @@ export class ProtocolAnswerer {
   }
 
   async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+    if (call.era === 'modern' && this.#direct) {
+      return this.#direct.answer(call, result) ?? this.#answerModern(call, headers, result);
+    }
     const key = constantKey(call);
     const id = call.message.id;
     if (key !== undefined && (typeof id === 'string' || typeof id === 'number')) {
@@ -130,14 +141,11 @@ export class ProtocolAnswerer {
   }
 
   #protocolServer(server: RegisteredServer, result: CallToolResult | undefined): Server {
-    const mcp = new Server(
-      { name: `cryptomcp-${server.name}`, title: server.title, version: this.#version, icons: server.icons },
-      {
-        capabilities: { tools: { listChanged: false } },
-        instructions: server.description,
-        cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
-      },
-    );
+    const mcp = new Server(serverIdentity(server, this.#version), {
+      capabilities: SERVER_CAPABILITIES,
+      instructions: server.description,
+      cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+    });
     mcp.setRequestHandler('tools/list', () => ({ tools: server.toolList }));
     mcp.setRequestHandler('tools/call', () => {
       if (!result) throw new Error('tools/call reached the protocol layer without a result');

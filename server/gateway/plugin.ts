@@ -43,6 +43,8 @@ export interface GatewayDeps {
   writeTimeoutMs: number;
   /** The all-in-one endpoint ({base_url}/mcp): its name, icon and own free tools (servers/index.ts). */
   allInOne: AllInOneModule;
+  /** Benchmarks only: answer 2026-07-28 through the SDK's createMcpHandler, as before modern.ts (answer.ts). */
+  modernViaSdk?: boolean;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
@@ -82,7 +84,7 @@ declare module 'fastify' {
 }
 
 export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Promise<void> {
-  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'), { modernViaSdk: deps.modernViaSdk });
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const allInOne = new AllInOne(deps.registry, deps.allInOne);
   app.addHook('onClose', async () => answerer.close());

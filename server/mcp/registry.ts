@@ -40,40 +40,96 @@ export function costSentence(credits: number): string {
   return `Costs ${credits} credit${credits === 1 ? '' : 's'}.`;
 }
 
-function toInputSchema(input: z.ZodObject): Record<string, unknown> {
-  const schema = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete schema.$schema;
-  return schema;
+/** Integer bounds zod states on every int; they say nothing a reader needs. */
+const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+
+/**
+ * A zod JSON Schema as clients read it, smaller and the same to them: no safe-integer bounds, no
+ * pattern beside a format (zod spells `date-time` out as a 200-character regex), no `propertyNames`
+ * on records (JSON keys are strings), a tuple of one type as an array of it with its length
+ * (draft-07 validators, the v1 SDK client's among them, read 2020-12's `prefixItems` + `items:
+ * false` as "no items"); in outputs (`open`), objects do not refuse undocumented fields, which zod
+ * adds to every output object. Inputs keep refusing them: the handlers' schemas are strict.
+ */
+function compact(node: unknown, open: boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n, open));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    // A map of names to schemas: its keys are field names, not keywords.
+    out[k] = (k === 'properties' || k === '$defs') && v !== null && typeof v === 'object'
+      ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, compact(sub, open)]))
+      : compact(v, open);
+  }
+  for (const bound of ['minimum', 'maximum']) if (SAFE_INTEGER_BOUNDS.has(out[bound] as number)) delete out[bound];
+  if (out.format !== undefined) delete out.pattern;
+  if (out.propertyNames !== undefined && JSON.stringify(out.propertyNames) === '{"type":"string"}') delete out.propertyNames;
+  if (open && out.additionalProperties === false) delete out.additionalProperties;
+  const tuple = out.prefixItems;
+  if (Array.isArray(tuple) && tuple.length > 0 && tuple.every((t) => JSON.stringify(t) === JSON.stringify(tuple[0]))) {
+    delete out.prefixItems;
+    out.items = tuple[0];
+  }
+  return out;
+}
+
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  // An output names a part it uses more than once (an indicator reading, a hit count) once, in
+  // $defs. Inputs stay inline: some clients that translate input schemas for their model refuse $ref.
+  const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', ...(io === 'output' ? { reused: 'ref' as const } : {}) });
+  const json = compact(inlineLeafDefs(raw as Record<string, unknown>), io === 'output') as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A shared part that is not an object with fields (a described string) costs as much as its $ref: it is written in place. */
+function inlineLeafDefs(schema: Record<string, unknown>): Record<string, unknown> {
+  const defs = isRecord(schema.$defs) ? schema.$defs : {};
+  const leaves = new Map(Object.entries(defs).filter(([, d]) => !(isRecord(d) && 'properties' in d)));
+  if (leaves.size === 0) return schema;
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (!isRecord(node)) return node;
+    const name = typeof node.$ref === 'string' ? node.$ref.replace('#/$defs/', '') : undefined;
+    const leaf = name === undefined ? undefined : leaves.get(name);
+    if (leaf !== undefined) {
+      const siblings = Object.fromEntries(Object.entries(node).filter(([k]) => k !== '$ref'));
+      return { ...(inline(leaf) as Record<string, unknown>), ...siblings };
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
+  };
+  const kept = Object.fromEntries(Object.entries(defs).filter(([name]) => !leaves.has(name)));
+  const rest = Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$defs'));
+  return inline(Object.keys(kept).length > 0 ? { ...rest, $defs: kept } : rest) as Record<string, unknown>;
 }
 
 /**
- * The schema every tools/call result's structuredContent validates against: the success envelope
- * of DESIGN.md §3. Errors are HTTP answers with the error envelope, never tool results, so a
- * client validating results against it never sees one fail.
+ * The success envelope of DESIGN.md §3 as each tool's outputSchema, with the tool's own `data`
+ * (its shared parts, $defs, move to the root, where its $refs point). Only what a client needs to
+ * read an answer: `metadata` names its required fields, whose types DESIGN.md §3 and
+ * docs/clients.md give (spelling them out on 82 tools cost ~5,000 tokens of every listing).
+ * Errors are HTTP answers with the error envelope, never tool results, so a client validating
+ * results against it never sees one fail.
  */
-export const SUCCESS_ENVELOPE_SCHEMA = {
+export function outputSchemaOf(data: Record<string, unknown>): NonNullable<Tool['outputSchema']> {
+  const { $defs, ...own } = data;
+  return {
+    type: 'object',
+    properties: { success: { const: true }, data: own, metadata: ENVELOPE_METADATA },
+    required: ['success', 'data', 'metadata'],
+    ...($defs !== undefined ? { $defs } : {}),
+  };
+}
+
+const ENVELOPE_METADATA = {
   type: 'object',
-  properties: {
-    success: { const: true },
-    data: { type: 'object', description: "The tool's answer; its fields are described in the tool's description." },
-    metadata: {
-      type: 'object',
-      properties: {
-        timestamp: { type: 'string', format: 'date-time' },
-        credits_used: { type: 'integer', minimum: 0 },
-        remaining_credits: { type: 'integer', minimum: 0 },
-        request_id: { type: 'string' },
-        source: { type: 'string' },
-        data_as_of: { type: ['string', 'null'] },
-        truncated: { type: 'boolean' },
-        next_cursor: { type: 'string' },
-        notes: { type: 'array', items: { type: 'string' }, description: 'Statements to read beside the numbers: mixed dates, coverage gaps.' },
-      },
-      required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
-    },
-  },
-  required: ['success', 'data', 'metadata'],
-} as const satisfies Tool['outputSchema'];
+  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+};
+
+/** `data` of a tool that declares no output schema: an object, nothing more said. */
+const UNTYPED_DATA = { type: 'object' };
 
 function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
   return {
@@ -86,7 +142,8 @@ function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
 function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
   const description = `${def.description.trim()} ${costSentence(credits)}`;
-  const inputSchema = toInputSchema(def.input);
+  const inputSchema = jsonSchemaOf(def.input, 'input');
+  const outputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
   return {
     server,
     name: def.name,
@@ -100,7 +157,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
       title: def.title,
       description,
       inputSchema: inputSchema as Tool['inputSchema'],
-      outputSchema: SUCCESS_ENVELOPE_SCHEMA,
+      outputSchema,
       annotations: annotationsOf(def),
       _meta: { [CREDITS_META_KEY]: credits },
     },

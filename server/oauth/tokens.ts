@@ -24,6 +24,6 @@ export function accessTokenLookup(servers: readonly string[]): GrantLookup {
   };
 }
 
-export function accessTokenResolver(db: Database, servers: readonly string[], opts: { ttlMs: number; onLookup?: (hit: boolean) => void }): KeyResolver {
+export function accessTokenResolver(db: Database, servers: readonly string[], opts: { ttlMs: number; now?: () => number; onLookup?: (hit: boolean) => void }): KeyResolver {
   return new KeyResolver(db, { ...opts, lookup: accessTokenLookup(servers) });
 }

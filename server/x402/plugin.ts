@@ -48,7 +48,7 @@ export interface X402Deps {
   db: Database;
 }
 
-type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs' | 'allInOne'> & X402Deps;
+type PluginDeps = Pick<GatewayDeps, 'registry' | 'usage' | 'metrics' | 'toolTimeoutMs' | 'version' | 'connectLimit' | 'writeTimeoutMs' | 'allInOne' | 'modernViaSdk'> & X402Deps;
 
 /** The tool's price in the asset's base units: credits × micro-USD per credit, scaled to the decimals. */
 export function priceOf(credits: number, config: X402Config): bigint {
@@ -120,7 +120,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     request.params.server === undefined
       ? { requestId: request.id, server: request.routeOptions.config.discovery === true ? discovery : allInOne }
       : route(registry, request.id, request.params.server);
-  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'));
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'), { modernViaSdk: deps.modernViaSdk });
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
   const payerLimiter = new ConnectLimiter(config.rateLimit);

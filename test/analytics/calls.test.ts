@@ -1,7 +1,7 @@
 // KOL call scoring (server/analytics/calls.ts) and TVL statistics (server/analytics/tvl.ts) on small
 // hand-made series whose answers are worked out in the comments.
 import { describe, expect, it } from 'vitest';
-import { CALL_RULE_HELDOUT, exclusionOf, extractCalls, scoreCall, summarise, yearBaseRate, type CloseOn } from '../../server/analytics/calls.ts';
+import { CALL_RULE_HELDOUT, CALL_RULE_KEPT_SAMPLE, exclusionOf, extractCalls, scoreCall, summarise, yearBaseRate, type CloseOn } from '../../server/analytics/calls.ts';
 import { loadSnapshot } from '../../server/providers/market/snapshot.ts';
 import { measureCallRule } from '../../scripts/measure-kol-calls.ts';
 import { concentration, growth, tvlDrawdown, tvlVolatility } from '../../server/analytics/tvl.ts';
@@ -118,6 +118,14 @@ describe('what counts as a call (exclusionOf)', () => {
     expect(held.calls_kept.share).toBeCloseTo(CALL_RULE_HELDOUT.calls_kept, 12);
     expect(held.non_calls_excluded.share).toBeCloseTo(CALL_RULE_HELDOUT.non_calls_excluded, 12);
     expect(held.kept_are_calls.share).toBeCloseTo(CALL_RULE_HELDOUT.kept_are_calls, 12);
+  });
+
+  it('a second labeller agrees with the labelled set (kappa >= 0.8), and the stated precision on kept calls is the blind sample\'s', () => {
+    const m = measureCallRule();
+    expect(m.agreement.rows).toBe(183);
+    expect(m.agreement.kappa).toBeGreaterThanOrEqual(0.8);
+    expect(m.kept_sample.still_kept).toBe(CALL_RULE_KEPT_SAMPLE.rows);
+    expect(m.kept_sample.precision).toMatchObject({ n: CALL_RULE_KEPT_SAMPLE.rows, k: CALL_RULE_KEPT_SAMPLE.calls });
   });
 });
 

@@ -94,7 +94,7 @@ describe('cryptomcp chart', () => {
     const objects = await render(PLATFORM, ...PUBLIC);
     const kinds = objects.map((o) => `${o.kind}/${o.metadata.name}`);
     expect(kinds).toEqual(
-      expect.arrayContaining(['ServiceAccount/rel-cryptomcp-operator', 'ClusterRole/rel-cryptomcp-operator', 'Role/rel-cryptomcp-operator-leader', 'Deployment/rel-cryptomcp-operator', 'Deployment/rel-cryptomcp-web', 'Service/rel-cryptomcp-web']),
+      expect.arrayContaining(['ServiceAccount/rel-cryptomcp-operator', 'ClusterRole/cryptomcp-rel-cryptomcp-operator-planpolicies', 'Role/rel-cryptomcp-operator', 'Role/rel-cryptomcp-operator-own', 'Deployment/rel-cryptomcp-operator', 'Deployment/rel-cryptomcp-web', 'Service/rel-cryptomcp-web']),
     );
     expect(objects.filter((o) => o.kind === 'PlanPolicy').map((o) => o.spec)).toEqual([
       { plan: 'free', displayName: 'Free', credits: 150, renewal: 'OneTime', rateLimit: { requestsPerMinute: 30, burst: 10 }, maxKeys: 3 },
@@ -106,27 +106,33 @@ describe('cryptomcp chart', () => {
     expect(servers.map((o) => (o.spec as { server: string }).server)).toEqual([...SERVER_NAMES]);
     for (const s of servers) expect(s.spec).toMatchObject({ database: { secretRef: { name: 'cryptomcp-database', key: 'url' } } });
 
-    // RBAC: no wildcards; Secrets read-only (get, and list/watch so rotations are seen); Leases
-    // only through the namespaced Role.
-    const rules = (objects.find((o) => o.kind === 'ClusterRole')!.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]);
-    for (const r of rules) {
-      expect(r.verbs).not.toContain('*');
-      expect(r.resources).not.toContain('*');
+    // RBAC (enforced against the operator in test/operator/rbac.test.ts): no wildcards; by
+    // default a Role in the release namespace only; Secrets by name (get), never list or watch;
+    // cluster-wide only PlanPolicies (cluster-scoped); Leases and Events in its own Role.
+    const rbac = objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+    for (const role of rbac) {
+      for (const r of role.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]) {
+        expect(r.verbs).not.toContain('*');
+        expect(r.resources).not.toContain('*');
+        if (r.resources.includes('secrets')) expect(r.verbs).toEqual(['get']);
+      }
     }
-    expect(rules.find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get', 'list', 'watch']);
-    expect(rules.some((r) => r.resources.includes('leases'))).toBe(false);
-    expect((objects.find((o) => o.kind === 'Role')!.rules as { resources: string[] }[])[0]!.resources).toEqual(['leases']);
+    const operatorRole = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'rel-cryptomcp-operator')!;
+    expect(operatorRole.metadata.namespace).toBe('cryptomcp');
+    const clusterRoles = objects.filter((o) => o.kind === 'ClusterRole' && !o.metadata.annotations?.['helm.sh/hook']);
+    expect(clusterRoles.map((c) => c.metadata.name)).toEqual(['cryptomcp-rel-cryptomcp-operator-planpolicies']);
+    expect((objects.find((o) => o.kind === 'Role' && o.metadata.name === 'rel-cryptomcp-operator-own')!.rules as { resources: string[] }[]).map((r) => r.resources)).toEqual([['leases'], ['events']]);
   });
 
-  it('with watchNamespaces set, Secrets are readable only in those namespaces (a Role and RoleBinding in each), not cluster-wide', async () => {
+  it('with watchNamespaces set, a Role and RoleBinding in each of those namespaces (Secrets by name only), nothing namespaced cluster-wide', async () => {
     const objects = await render(PLATFORM, ...PUBLIC, '--set', 'operator.watchNamespaces={team-a,team-b}');
     await expectAllValid(objects);
-    const clusterRules = objects.find((o) => o.kind === 'ClusterRole')!.rules as { resources: string[] }[];
-    expect(clusterRules.some((r) => r.resources.includes('secrets'))).toBe(false);
-    const roles = objects.filter((o) => o.kind === 'Role' && (o.rules as { resources: string[] }[]).some((r) => r.resources.includes('secrets')));
+    const clusterRoles = objects.filter((o) => o.kind === 'ClusterRole' && !o.metadata.annotations?.['helm.sh/hook']);
+    expect(clusterRoles.map((c) => c.metadata.name)).toEqual(['cryptomcp-rel-cryptomcp-operator-planpolicies']);
+    const roles = objects.filter((o) => o.kind === 'Role' && o.metadata.name === 'rel-cryptomcp-operator');
     expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
-    for (const role of roles) expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
-    const bindings = objects.filter((o) => o.kind === 'RoleBinding' && (o.roleRef as { name: string }).name === 'rel-cryptomcp-operator-secrets');
+    for (const role of roles) expect((role.rules as { resources: string[]; verbs: string[] }[]).find((r) => r.resources.includes('secrets'))!.verbs).toEqual(['get']);
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding' && (o.roleRef as { name: string }).name === 'rel-cryptomcp-operator');
     expect(bindings.map((b) => b.metadata.namespace).sort()).toEqual(['team-a', 'team-b']);
     for (const b of bindings) expect(b.subjects).toEqual([{ kind: 'ServiceAccount', name: 'rel-cryptomcp-operator', namespace: 'cryptomcp' }]);
   });

@@ -7,6 +7,7 @@ import { requestLogPage } from '../../server/dashboard/requestLog.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
@@ -32,12 +33,14 @@ describe('the request log', () => {
     await post(url, toolCall('bench_echo'), { 'x-api-key': 'cmcp_nope' });
 
     const ids = [paid, failed, listed].map((r) => r.headers.get('x-request-id'));
-    let rows: Awaited<ReturnType<typeof requestLogPage>>['rows'] = [];
-    const until = Date.now() + 10_000;
-    while (rows.length < 3 && Date.now() < until) {
-      rows = (await requestLogPage(db, account.id, { limit: 10 })).rows;
-      if (rows.length < 3) await new Promise((r) => setTimeout(r, 100));
-    }
+    const rows = await eventually(
+      async () => {
+        const page = (await requestLogPage(db, account.id, { limit: 10 })).rows;
+        return page.length >= 3 ? page : undefined;
+      },
+      10_000,
+      'three request-log rows',
+    );
     expect(rows.map((r) => r.request_id).sort()).toEqual([...ids].sort());
     const byId = new Map(rows.map((r) => [r.request_id, r]));
     expect(byId.get(ids[0]!)).toMatchObject({ key_id: keyId, server: 'market-intelligence', method: 'tools/call', tool: 'bench_echo', status: 200, error_code: null, credits: 1 });
@@ -67,14 +70,15 @@ describe('the request log', () => {
     // An unknown method, whatever it holds, is the protocol's "method not found", never a 500.
     for (const a of badAnswers) expect(a.body).toMatchObject({ error: { code: -32601 } });
 
-    const rowsOf = async (accountId: string, n: number) => {
-      const until = Date.now() + 10_000;
-      for (;;) {
-        const rows = (await requestLogPage(db, accountId, { limit: 20 })).rows;
-        if (rows.length >= n || Date.now() > until) return rows;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const rowsOf = (accountId: string, n: number) =>
+      eventually(
+        async () => {
+          const rows = (await requestLogPage(db, accountId, { limit: 20 })).rows;
+          return rows.length >= n ? rows : undefined;
+        },
+        10_000,
+        `${n} request-log rows`,
+      );
     const goodRows = await rowsOf(good.account.id, 4);
     expect(goodRows.map((r) => r.request_id).sort()).toEqual(goodAnswers.map((a) => a.headers.get('x-request-id')).sort());
     const daily = await db.query<{ method: string; tool: string | null; requests: number; credits: string }>(

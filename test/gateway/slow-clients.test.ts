@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, toolCall } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 
 /** Sets the sweep age to 4 s: short for a test, long enough that a loaded machine still produces every answer within it. */
 const TOOL_TIMEOUT_MS = 1500;
@@ -67,11 +68,7 @@ async function unresolved(accountId: string): Promise<number> {
 }
 
 async function until(what: string, check: () => Promise<boolean> | boolean, deadlineMs = 10_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await eventually(check, deadlineMs, what);
 }
 
 async function expectBalanced(accountId: string, expected: number): Promise<void> {
@@ -95,7 +92,8 @@ describe('a client that pipelines calls and does not read', () => {
     socket.pause();
     // Large answers, so they cannot all sit in the kernel's buffers: some wait in the server's.
     socket.write(pipelined(svc.port, key, MANY, { pad: 30_000 }));
-    // Not reading for longer than the sweep's age (the sweep runs every 100 ms).
+    // Not reading for longer than the sweep's age (the sweep runs every 100 ms): the client's
+    // slowness is the case under test, so this waits a fixed time on purpose.
     await new Promise((r) => setTimeout(r, STALE_AFTER_MS + 1500));
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.resume();
@@ -172,7 +170,8 @@ describe('a client that never reads', () => {
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.pause();
     socket.write(pipelined(svc.port, key, MANY, { pad: 30_000 }));
-    // A paused socket does not see the server close it: look only after the write timeout.
+    // A paused socket does not see the server close it: look only after the write timeout (a
+    // client that does not read for that long is the case under test).
     await new Promise((r) => setTimeout(r, 3000));
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));

@@ -7,6 +7,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, createUnlimitedPlan, ledgerSum, post, startTestService, toolCall, type RawResponse } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 
 let db: TestDatabase;
 let devnet: Devnet;
@@ -33,14 +34,9 @@ const refused = (res: RawResponse, path: string) => {
 
 /** Balance = grants + ledger, and no reservation is left unresolved (settlements are written in batches: polled). */
 async function expectBalanced(accountId: string, balance: number): Promise<void> {
-  const until = Date.now() + 10_000;
-  let open = -1;
-  while (open !== 0 && Date.now() < until) {
-    const res = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve' AND resolved_at IS NULL`, [accountId]);
-    open = res.rows[0]!.n;
-    if (open !== 0) await new Promise((r) => setTimeout(r, 50));
-  }
-  expect(open).toBe(0);
+  const open = async () =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM credit_ledger WHERE account_id = $1 AND kind = 'reserve' AND resolved_at IS NULL`, [accountId])).rows[0]!.n;
+  await eventually(async () => (await open()) === 0, 10_000, 'every reservation resolved');
   expect(await balanceOf(db, accountId)).toBe(balance);
   expect(await ledgerSum(db, accountId)).toBe(balance);
 }

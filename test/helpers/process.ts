@@ -19,6 +19,8 @@ export async function spawnServer(
   env: Record<string, string> = {},
   /** A command to run the server under, e.g. ['taskset', '-c', '0'] to pin it to a core. */
   wrapper: string[] = [],
+  /** How long the server may take to be ready (a loaded machine starts it slowly). */
+  readyTimeoutMs = 30_000,
 ): Promise<ServerProcess> {
   const [command, ...args] = [...wrapper, process.execPath, 'server/cli.ts', 'serve', '--json'];
   const child = spawn(command!, args, {
@@ -39,7 +41,7 @@ export async function spawnServer(
   const lines = readline.createInterface({ input: child.stdout! });
   try {
     const ready = await new Promise<{ url: string; port: number; metricsPort: number; tracing: string | undefined }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server not ready in 30 s; stderr:\n${stderr}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`server not ready in ${readyTimeoutMs / 1000} s; stderr:\n${stderr}`)), readyTimeoutMs);
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
         reject(new Error(`server exited (${code ?? signal}) before it was ready; stderr:\n${stderr}`));

@@ -8,14 +8,14 @@ import { planUpsert, type Plan } from '../../server/accounts/plans.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { Database } from '../../server/db/pool.ts';
 import { keyCreate, type KeySettings } from '../../server/keys/store.ts';
-import { startService, type RunningService } from '../../server/runtime.ts';
+import { startService, type RunningService, type StartOptions } from '../../server/runtime.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 
 export async function startTestService(
   databaseUrl: string,
   /** Overrides; undefined unsets a default (e.g. METRICS_PORT, to see it follow PORT=0). */
   env: Record<string, string | undefined> = {},
-  opts: { now?: () => Date } = {},
+  opts: Pick<StartOptions, 'now' | 'keyClock'> = {},
 ): Promise<RunningService> {
   const config = loadConfig({
     DATABASE_URL: databaseUrl,
@@ -27,7 +27,7 @@ export async function startTestService(
     DATABASE_POOL_MAX: '10',
     ...env,
   });
-  return startService(config, { now: opts.now });
+  return startService(config, opts);
 }
 
 let walletCounter = 0;

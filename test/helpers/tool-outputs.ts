@@ -1,7 +1,8 @@
 // Real answers against the output schemas the tools declare (ToolDefinition.output): what the
 // per-server *-outputs suites share. A call goes through the real service and the SDK client; its
-// `data` must parse with the tool's schema, and parsing must drop nothing, since the published JSON
-// Schema of a z.object refuses properties it does not list.
+// `data` must parse with the tool's schema, and parsing must drop nothing: an answer carries no
+// field its published schema does not document (test/mcp/output-schemas.test.ts checks the same on
+// the listed JSON Schema, closed).
 import { expect } from 'vitest';
 import type { ServerName } from '../../server/mcp/names.ts';
 import type { ToolDefinition } from '../../server/mcp/tool.ts';

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp.ts';
 import { spawnServer, stopServer } from '../helpers/process.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createAccountWithKey, createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import * as SdkTrace from '@opentelemetry/sdk-trace';
@@ -56,9 +57,9 @@ describe('OTLP export from the serve process', () => {
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
     // The batch processor sends every 100 ms; stopping the server flushes what is left.
-    for (let i = 0; i < 200 && !allSpans().some((s) => s.traceId === requestId && s.name === 'tools/call bench_echo'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(() => allSpans().some((s) => s.traceId === requestId && s.name === 'tools/call bench_echo'), 10_000, 'the MCP span at the receiver').catch(() => {
+      // Not sent yet: stopping the server flushes it, and the checks below say what is missing.
+    });
     await stopServer(server.child);
     const spans = allSpans().filter((s) => s.traceId === requestId);
     const names = spans.map((s) => s.name);

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 import { panelQueries, rules, RULES_FILE, withWindow } from './queries.ts';
 import { PROMETHEUS_BIN, startPrometheus, type RunningPrometheus } from './prometheus.ts';
 
@@ -95,17 +96,21 @@ async function scrapeSum(name: string): Promise<number> {
  * the answer leaves) and then for a Prometheus scrape started after that; returns its timestamp.
  */
 async function settledScrape(requests: number, consumed: number): Promise<number> {
-  for (;;) {
-    if ((await scrapeSum('cryptomcp_mcp_requests_total')) >= requests && (await scrapeSum('cryptomcp_credits_consumed_total')) >= consumed) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await eventually(
+    async () => (await scrapeSum('cryptomcp_mcp_requests_total')) >= requests && (await scrapeSum('cryptomcp_credits_consumed_total')) >= consumed,
+    20_000,
+    `${requests} requests and ${consumed} credits on /metrics`,
+  );
   const after = Date.now() / 1000;
-  for (;;) {
-    const [sample] = await prom.query('timestamp(up{job="cryptomcp"})');
-    const at = sample ? Number(sample.value[1]) : 0;
-    if (at > after) return at;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return eventually(
+    async () => {
+      const [sample] = await prom.query('timestamp(up{job="cryptomcp"})');
+      const at = sample ? Number(sample.value[1]) : 0;
+      return at > after ? at : undefined;
+    },
+    30_000,
+    'a Prometheus scrape after the requests',
+  );
 }
 
 let phase: Observed;

@@ -20,6 +20,7 @@ const telemetry = startTelemetry({ spanProcessors: [new SimpleSpanProcessor({ ex
 // Only now the modules that load pg, http and Fastify.
 const { createTestDatabase } = await import('../helpers/db.ts');
 const { createAccountWithKey, createUnlimitedPlan, post, toolCall } = await import('../helpers/service.ts');
+const { eventually } = await import('../helpers/wait.ts');
 const { loadConfig } = await import('../../server/config.ts');
 const { startService } = await import('../../server/runtime.ts');
 
@@ -87,13 +88,15 @@ const url = () => `${svc.url}/mcp/market-intelligence`;
  * ends in the onResponse hook, just after the answer is out).
  */
 async function traceOf(traceId: string, waitFor: string): Promise<ReadableSpan[]> {
-  let spans: ReadableSpan[] = [];
-  for (let i = 0; i < 400; i++) {
-    spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-    if (spans.some((s) => s.kind === SpanKind.SERVER && !s.parentSpanContext) && spans.some((s) => s.name === waitFor)) return spans;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`trace ${traceId} has no finished root or ${waitFor}: ${spans.map((s) => s.name).join(', ')}`);
+  const spans = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+  return eventually(
+    () => {
+      const found = spans();
+      return found.some((s) => s.kind === SpanKind.SERVER && !s.parentSpanContext) && found.some((s) => s.name === waitFor) ? found : undefined;
+    },
+    10_000,
+    `a finished root and ${waitFor} in trace ${traceId} (so far: ${spans().map((s) => s.name).join(', ')})`,
+  );
 }
 
 const parentOf = (spans: ReadableSpan[], span: ReadableSpan) => spans.find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MCPServer } from '../../operator/api/types.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { StandInApiServer } from './support/apiserver.ts';
-import { IMAGE, eventually, settled, startOperator, type RunningOperator } from './support/harness.ts';
+import { IMAGE, bookmarkRounds, eventually, settled, startOperator, type RunningOperator } from './support/harness.ts';
 import { kubectl, writeKubeconfig } from './support/kubectl.ts';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -77,7 +77,7 @@ describe('MCPServer lifecycle through kubectl', () => {
   it('a settled operator writes nothing more: no status loop, no re-apply churn', async () => {
     await settled(api);
     const before = api.writes.length;
-    await new Promise((r) => setTimeout(r, 1000)); // bookmarks flow meanwhile; none may cause writes
+    await bookmarkRounds(api); // bookmarks flow meanwhile; none may cause writes
     // Lease renewals are the only writes a settled leader makes.
     expect(api.writes.slice(before).filter((w) => !w.includes(' Lease/'))).toEqual([]);
   });

@@ -80,6 +80,8 @@ describe('referenced Secrets', () => {
   });
 
   it('a rotated RPC Secret rolls them too; an unrelated Secret changes nothing', async () => {
+    // The last rotation's rollout has finished and its status is written before counting writes.
+    await eventually(() => mcp('web3')?.status?.configHash === podHash() && mcp('web3')?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'), REPAIR_MS, 'rollout of the last rotation done');
     await settled(api);
     const before = podHash();
     const writes = api.writes.length;

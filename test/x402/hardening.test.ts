@@ -87,7 +87,8 @@ describe('the delivery policy on /x402', () => {
     const header = await signed(payer.address, payer);
     const before = await usdcBalance(devnet.manifest, treasury);
     await abandonPaid(url(service), call('bench_sleep', { ms: 1500, ignore_abort: true }), header, 400);
-    // Past the tool's end: a late settlement would show by now.
+    // Past the tool's end (it ignores the abort and sleeps 1.5 s from the call): a late settlement
+    // would show by now. The late answer is the case under test, so this waits for the tool's own timer.
     await new Promise((r) => setTimeout(r, 1800));
     expect(await authorizationUsed(payer.address, header)).toBe(false);
     expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);
@@ -98,6 +99,7 @@ describe('the delivery policy on /x402', () => {
     const header = await signed(payer.address, payer);
     const before = await usdcBalance(devnet.manifest, treasury);
     await abandonPaid(url(service), call('bench_spin', { ms: 1500 }), header, 400);
+    // After the spin, a late settlement's transaction would show within this (on purpose: nothing may happen).
     await new Promise((r) => setTimeout(r, 500));
     expect(await authorizationUsed(payer.address, header)).toBe(false);
     expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);

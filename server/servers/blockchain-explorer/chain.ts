@@ -4,8 +4,11 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { chainSchema, evmNetwork, gwei, hashSchema, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
-import { solanaSummary } from './solana.ts';
+import { addressLabel, evmChain } from '../common/outputs.ts';
+import { solanaSummary, solanaSummaryOutput } from './solana.ts';
 import type { ServerDeps } from '../deps.ts';
+
+const txRef = z.object({ hash: z.string(), block: z.number(), timestamp: z.string() }).nullable();
 
 export function chainTools(deps: ServerDeps): ToolDefinition[] {
   const { evm, labels, explorer } = deps;
@@ -25,8 +28,16 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_gas',
       title: 'Gas prices',
-      description: 'Returns the current base fee and priority-fee percentiles (10th, 50th, 90th) over the last 20 blocks, in gwei, from the network fee history.',
+      description: 'Returns the base fee and the 10th/50th/90th priority-fee percentiles over the last 20 blocks, in gwei.',
       input: z.object({ chain: chainSchema }).strict(),
+      output: z.object({
+        chain: evmChain,
+        oldest_block: z.number(),
+        blocks: z.number(),
+        base_fee_gwei: z.object({ latest: z.number(), next_block: z.number() }),
+        priority_fee_gwei: z.object({ p10: z.number().nullable(), p50: z.number().nullable(), p90: z.number().nullable() }),
+        gas_used_ratio: z.number().describe('mean over the blocks, 0-1'),
+      }),
       credits: 0,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_gas');
@@ -56,7 +67,7 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_block',
       title: 'Block',
-      description: 'Returns a block (number, hash, time, transaction count, gas, base fee, miner with its label) by number, by hash, or the last block at or before a time.',
+      description: 'Returns a block by number, by hash, or the last one at or before a time.',
       input: z
         .object({
           chain: chainSchema,
@@ -69,6 +80,20 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
           message: 'give exactly one of number, hash or timestamp',
           path: ['number'],
         }),
+      output: z.object({
+        chain: evmChain,
+        block: z.object({
+          number: z.number(),
+          hash: z.string().nullable(),
+          timestamp: z.string(),
+          transactions: z.number(),
+          gas_used: z.string(),
+          gas_limit: z.string(),
+          base_fee_gwei: z.number().nullable(),
+          miner: z.string(),
+          miner_label: addressLabel.nullable(),
+        }),
+      }),
       credits: 1,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_block');
@@ -99,8 +124,22 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_address_summary',
       title: 'Address summary',
       description:
-        "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity when a block-explorer API is configured; on Solana its SOL, SPL token accounts and last activity.",
+        "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity (with a block-explorer API); on Solana its SOL, token accounts and last activity.",
       input: z.object({ chain: chainSchema, address: walletAddressSchema }).strict(),
+      output: z.union([
+        z.object({
+          chain: evmChain,
+          address: z.string(),
+          at_block: z.number(),
+          balance_wei: z.string(),
+          balance: z.string().describe('native coin'),
+          nonce: z.number(),
+          is_contract: z.boolean(),
+          label: addressLabel.nullable(),
+          activity: z.object({ first: txRef, last: txRef, source: z.string().optional(), note: z.string().optional() }),
+        }),
+        solanaSummaryOutput,
+      ]),
       credits: 1,
       handler: async (args, ctx) => {
         requireFamily(args.chain, args.address, 'address');

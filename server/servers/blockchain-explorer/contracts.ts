@@ -5,6 +5,7 @@ import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { addressSchema, causedBy, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import { eip1967Proxy, tryCall } from '../common/onchain.ts';
+import { addressLabel, evmChain, proxyInfo } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
 
 const INTERFACES = { erc165: '0x01ffc9a7', erc721: '0x80ac58cd', erc1155: '0xd9b67a26' } as const;
@@ -17,7 +18,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'read_contract',
       title: 'Read a contract',
-      description: 'Returns the result of a view call (eth_call) of a contract function given by its signature, e.g. "function balanceOf(address) view returns (uint256)", with arguments.',
+      description: 'Returns the result of a view call (eth_call) of a contract function given by its signature; integers as decimal strings.',
       input: z
         .object({
           chain: chainSchema,
@@ -27,6 +28,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
           block: z.number().int().min(0).optional().describe('Read at this block (default: latest).'),
         })
         .strict(),
+      output: z.object({ chain: evmChain, address: z.string(), function: z.string(), outputs: z.array(z.string()).describe('ABI types'), result: z.unknown() }),
       credits: 2,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'read_contract');
@@ -90,8 +92,20 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_contract_info',
       title: 'Contract info',
-      description: 'Returns what a contract is: bytecode size, EIP-1967 proxy with its implementation and admin, ERC-165 interfaces, whether it is an ERC-20, ERC-721 or ERC-1155, and its owner.',
+      description: 'Returns what a contract is: bytecode size, EIP-1967 proxy, ERC-165, whether it is ERC-20/721/1155, and its owner.',
       input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+      output: z.object({
+        chain: evmChain,
+        address: z.string(),
+        label: addressLabel.nullable(),
+        bytecode_bytes: z.number(),
+        proxy: proxyInfo.nullable(),
+        erc165: z.boolean(),
+        standards: z.object({ erc20: z.boolean(), erc721: z.boolean(), erc1155: z.boolean() }),
+        token: z.object({ symbol: z.string().nullable(), decimals: z.number().nullable(), total_supply: z.string() }).nullable(),
+        owner: z.string().nullable(),
+        owner_label: z.string().nullable(),
+      }),
       credits: 2,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_contract_info');

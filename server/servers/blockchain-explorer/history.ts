@@ -8,8 +8,9 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { chainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
 import { pastHead } from '../common/onchain.ts';
 import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
+import { evmChain } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
-import { solanaHistory } from './solana.ts';
+import { solanaHistory, solanaHistoryOutput } from './solana.ts';
 
 /** Blocks one scan reads in full: each can carry hundreds of transactions on a busy chain. */
 export const MAX_SCAN_BLOCKS = 200;
@@ -18,6 +19,8 @@ const DEFAULT_SCAN_BLOCKS = 50;
 /** Rows read from the block-explorer API per request (its page size). */
 const EXPLORER_PAGE = 100;
 
+const party = { from: z.string(), from_label: z.string().nullable(), to: z.string().nullable(), to_label: z.string().nullable() };
+
 export function historyTools(deps: ServerDeps): ToolDefinition[] {
   const { evm, labels, explorer, chainCache } = deps;
   const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
@@ -25,7 +28,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_address_transactions',
       title: 'Address transactions',
-      description: `Returns an address's transactions, newest first, paginated: its whole history from the block-explorer API when one is configured, otherwise from a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); the answer says which. On Solana, its signatures from the RPC.`,
+      description: `Returns an address's transactions, newest first, paginated: its whole history from a block-explorer API when configured, else a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); on Solana, its signatures. Values in the native coin.`,
       input: z
         .object({
           chain: chainSchema,
@@ -36,6 +39,40 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           cursor: cursorSchema,
         })
         .strict(),
+      output: z.union([
+        z.object({
+          chain: evmChain,
+          address: z.string(),
+          method: z.literal('explorer'),
+          transactions: z.array(
+            z.object({
+              hash: z.string(),
+              block: z.number(),
+              timestamp: z.string(),
+              ...party,
+              value_wei: z.string(),
+              value: z.string(),
+              fee_wei: z.string(),
+              status: z.enum(['success', 'failed']),
+              method_id: z.string().nullable(),
+              function_name: z.string().nullable(),
+              created_contract: z.string().nullable(),
+            }),
+          ),
+        }),
+        z.object({
+          chain: evmChain,
+          address: z.string(),
+          method: z.literal('block-scan'),
+          scanned: z.object({ from_block: z.number(), to_block: z.number(), head: z.number() }),
+          total: z.number(),
+          transactions: z.array(
+            z.object({ hash: z.string(), block: z.number(), timestamp: z.string(), ...party, value_wei: z.string(), value: z.string(), method_id: z.string().nullable() }),
+          ),
+          note: z.string(),
+        }),
+        solanaHistoryOutput,
+      ]),
       credits: 1,
       handler: async (args, ctx) => {
         requireFamily(args.chain, args.address, 'address');
@@ -54,7 +91,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           const next = offset + fitted.items.length;
           const more = fitted.next_cursor !== undefined || rows.length === EXPLORER_PAGE;
           return {
-            data: { chain: network, address, method: 'explorer', transactions: fitted.items },
+            data: { chain: network, address, method: 'explorer' as const, transactions: fitted.items },
             source: 'explorer',
             data_as_of: null,
             next_cursor: more ? encodeCursor(next) : undefined,
@@ -111,7 +148,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           data: {
             chain: network,
             address,
-            method: 'block-scan',
+            method: 'block-scan' as const,
             scanned: { from_block: from, to_block: to, head },
             total: rows.length,
             transactions: items,

@@ -2,11 +2,52 @@
 // token accounts, last activity), address histories (signatures, paged by signature as the RPC
 // does) and parsed transactions with the fee in SOL and USD.
 import { toApiError } from '../../errors.ts';
+import { z } from 'zod';
 import type { ToolContext, ToolOutput } from '../../mcp/tool.ts';
+import { nativeFee } from '../common/outputs.ts';
 import { NATIVE } from '../common/native.ts';
 import type { ServerDeps } from '../deps.ts';
 
 const SOURCE = 'rpc:solana';
+
+/** What get_address_summary answers on Solana. */
+export const solanaSummaryOutput = z.object({
+  chain: z.literal('solana'),
+  address: z.string(),
+  at_slot: z.number(),
+  balance_lamports: z.string(),
+  balance: z.string().describe('SOL'),
+  token_accounts: z.array(
+    z.object({ mint: z.string(), symbol: z.string().nullable(), listed: z.boolean(), amount: z.string(), decimals: z.number(), ui_amount: z.string() }),
+  ),
+  activity: z.object({
+    first: z.null(),
+    last: z.object({ signature: z.string(), slot: z.number(), timestamp: z.string().nullable() }).nullable(),
+    note: z.string(),
+  }),
+});
+
+/** What get_address_transactions answers on Solana: signatures, newest first. */
+export const solanaHistoryOutput = z.object({
+  chain: z.literal('solana'),
+  address: z.string(),
+  method: z.literal('rpc-signatures'),
+  transactions: z.array(z.object({ signature: z.string(), slot: z.number(), status: z.enum(['success', 'failed']), block_time: z.string().nullable(), memo: z.string().nullable() })),
+});
+
+/** What get_transaction answers on Solana. */
+export const solanaTransactionOutput = z.object({
+  chain: z.literal('solana'),
+  signature: z.string(),
+  slot: z.number(),
+  block_time: z.string().nullable(),
+  status: z.enum(['success', 'failed']),
+  fee_sol: z.number(),
+  signers: z.array(z.string()),
+  sol_changes: z.array(z.object({ account: z.string(), lamports: z.number() })),
+  token_changes: z.array(z.object({ owner: z.string().nullable(), mint: z.string(), change: z.string(), decimals: z.number() })),
+  fee: nativeFee,
+});
 
 /** Provider failures become the coded upstream errors naming Solana; NOT_FOUND stays NOT_FOUND. */
 async function solanaCall<T>(fn: () => Promise<T>): Promise<T> {
@@ -17,13 +58,13 @@ async function solanaCall<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function solanaSummary({ solana, tokens }: ServerDeps, address: string, ctx: ToolContext): Promise<ToolOutput> {
+export async function solanaSummary({ solana, tokens }: ServerDeps, address: string, ctx: ToolContext): Promise<ToolOutput<z.input<typeof solanaSummaryOutput>>> {
   const [balance, accounts, last] = await solanaCall(() =>
     Promise.all([solana.balance(address, ctx.signal), solana.tokenAccounts(address, ctx.signal), solana.signatures(address, { limit: 1 }, ctx.signal)]),
   );
   return {
     data: {
-      chain: 'solana',
+      chain: 'solana' as const,
       address,
       at_slot: balance.slot,
       balance_lamports: String(balance.lamports),
@@ -43,23 +84,23 @@ export async function solanaSummary({ solana, tokens }: ServerDeps, address: str
   };
 }
 
-export async function solanaHistory({ solana }: ServerDeps, address: string, limit: number, cursor: string | undefined, ctx: ToolContext): Promise<ToolOutput> {
+export async function solanaHistory({ solana }: ServerDeps, address: string, limit: number, cursor: string | undefined, ctx: ToolContext): Promise<ToolOutput<z.input<typeof solanaHistoryOutput>>> {
   // Solana pages by "before this signature": the last signature of a page is the next cursor.
   const rows = await solanaCall(() => solana.signatures(address, { limit, before: cursor }, ctx.signal));
   return {
-    data: { chain: 'solana', address, method: 'rpc-signatures', transactions: rows },
+    data: { chain: 'solana' as const, address, method: 'rpc-signatures' as const, transactions: rows },
     source: SOURCE,
     data_as_of: null,
     next_cursor: rows.length === limit ? rows.at(-1)!.signature : undefined,
   };
 }
 
-export async function solanaTransaction({ solana, market }: ServerDeps, signature: string, ctx: ToolContext): Promise<ToolOutput> {
+export async function solanaTransaction({ solana, market }: ServerDeps, signature: string, ctx: ToolContext): Promise<ToolOutput<z.input<typeof solanaTransactionOutput>>> {
   const tx = await solanaCall(() => solana.transaction(signature, ctx.signal));
   const quote = (await market.quotes([NATIVE.solana.asset_id], ctx.signal).catch(() => []))[0];
   return {
     data: {
-      chain: 'solana',
+      chain: 'solana' as const,
       ...tx,
       fee: {
         native: String(tx.fee_sol),

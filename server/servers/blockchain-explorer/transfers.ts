@@ -6,8 +6,9 @@ import { addressSchema, chainSchema, evmNetwork, gwei, requireFamily, rpc, txIdS
 import { MAX_BLOCK_RANGE, resolveBlockRange, transferLogs } from '../common/onchain.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
-import { solanaTransaction } from './solana.ts';
+import { solanaTransaction, solanaTransactionOutput } from './solana.ts';
 import { NATIVE } from '../common/native.ts';
+import { evmChain, nativeFee } from '../common/outputs.ts';
 
 
 export function transferTools(deps: ServerDeps): ToolDefinition[] {
@@ -17,7 +18,7 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_token_transfers',
       title: 'Token transfers',
-      description: `Returns ERC-20 Transfer events of a token and/or an address (as sender or receiver) over a block range of at most ${MAX_BLOCK_RANGE} blocks, oldest first, labelled and paginated.`,
+      description: `Returns the ERC-20 transfers of a token and/or an address over at most ${MAX_BLOCK_RANGE} blocks, oldest first, labelled, paginated. Values in the token's smallest unit.`,
       input: z
         .object({
           chain: chainSchema,
@@ -30,6 +31,26 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
         })
         .strict()
         .refine((a) => a.token !== undefined || a.address !== undefined, { message: 'give a token, an address, or both', path: ['token'] }),
+      output: z.object({
+        chain: evmChain,
+        from_block: z.number(),
+        to_block: z.number(),
+        total: z.number(),
+        transfers: z.array(
+          z.object({
+            block: z.number(),
+            tx_hash: z.string(),
+            log_index: z.number(),
+            token: z.string(),
+            from: z.string(),
+            from_label: z.string().nullable(),
+            to: z.string(),
+            to_label: z.string().nullable(),
+            value: z.string(),
+          }),
+        ),
+        note: z.string(),
+      }),
       credits: 1,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_token_transfers');
@@ -63,8 +84,34 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_transaction',
       title: 'Transaction',
-      description: 'Returns a transaction with its status, fee in the native coin and in USD, the decoded call when it is a standard ERC-20 call, its decoded Transfer/Approval logs, and labels of the parties.',
+      description: 'Returns a transaction: status, fee in the native coin and USD, its ERC-20 call and Transfer/Approval logs decoded, parties labelled.',
       input: z.object({ chain: chainSchema, hash: txIdSchema.describe('A 0x transaction hash, or a Solana signature with chain solana.') }).strict(),
+      output: z.union([
+        z.object({
+          chain: evmChain,
+          hash: z.string(),
+          status: z.enum(['success', 'reverted']),
+          block: z.number(),
+          from: z.string(),
+          from_label: z.string().nullable(),
+          to: z.string().nullable(),
+          to_label: z.string().nullable(),
+          value_wei: z.string(),
+          value: z.string(),
+          fee: nativeFee.extend({ gas_used: z.string(), effective_gas_price_gwei: z.number() }),
+          call: z.object({ function: z.string(), args: z.record(z.string(), z.string()) }).nullable(),
+          logs: z.array(
+            z.object({
+              event: z.string().nullable().describe('null: not an ERC-20 event (raw topics and data then)'),
+              contract: z.string(),
+              args: z.record(z.string(), z.string()).optional(),
+              topics: z.array(z.string()).optional(),
+              data: z.string().optional(),
+            }),
+          ),
+        }),
+        solanaTransactionOutput,
+      ]),
       credits: 1,
       handler: async (args, ctx) => {
         requireFamily(args.chain, args.hash, 'hash');

@@ -18,6 +18,7 @@ export const benchTools: ToolDefinition[] = [
         empty: z.boolean().default(false).describe('Answer as a tool that found no data for what was asked (charged nothing).'),
       })
       .strict(),
+    output: z.object({ echo: z.string(), pad: z.string().optional() }),
     credits: 1,
     handler: async (args) => ({
       data: { echo: args.message, ...(args.pad > 0 ? { pad: 'x'.repeat(args.pad) } : {}) },
@@ -37,6 +38,7 @@ export const benchTools: ToolDefinition[] = [
         ignore_abort: z.boolean().default(false).describe('Keep waiting when aborted, as a CPU-bound tool would.'),
       })
       .strict(),
+    output: z.object({ slept_ms: z.number() }),
     credits: 1,
     handler: async (args, ctx) => {
       await new Promise<void>((resolve, reject) => {
@@ -56,6 +58,7 @@ export const benchTools: ToolDefinition[] = [
     openWorld: false,
     description: 'Holds the CPU of the thread it runs on for the given milliseconds, as heavy math does; for tests of CPU-bound calls.',
     input: z.object({ ms: z.number().int().min(0).max(10_000) }).strict(),
+    output: z.object({ spun_ms: z.number(), spins: z.number() }),
     credits: 1,
     handler: async (args) => {
       const until = performance.now() + args.ms;
@@ -70,6 +73,7 @@ export const benchTools: ToolDefinition[] = [
     openWorld: false,
     description: 'Always fails as an upstream provider would; for tests of refunds.',
     input: z.object({}).strict(),
+    output: z.object({}),
     credits: 1,
     handler: async () => {
       throw new ApiError('UPSTREAM_ERROR', undefined, { provider: 'bench' });

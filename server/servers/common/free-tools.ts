@@ -9,15 +9,23 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
       name: 'get_capabilities',
       title: 'Server capabilities',
       openWorld: false,
-      description: `Returns what ${server.name === 'all' ? 'this endpoint offers (every server the credential may use)' : `the ${server.name} server does`}: its tools with their credit costs, the chains it covers and how fresh its data is.`,
+      description: `Returns what ${server.name === 'all' ? 'this endpoint (every server the credential may use)' : 'this server'} offers: tools with credit costs, chains, data freshness.`,
       input: z.object({}).strict(),
+      output: z.object({
+        server: z.string(),
+        title: z.string(),
+        description: z.string(),
+        chains: z.array(z.string()),
+        data_freshness: z.string(),
+        tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number() })),
+      }),
       credits: 0,
       handler: async (_args, ctx) => ({
         data: {
           server: server.name,
           title: server.title,
           description: server.description,
-          chains: server.chains,
+          chains: [...server.chains],
           data_freshness: server.dataFreshness,
           tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits })),
         },
@@ -29,14 +37,20 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
       name: 'estimate_cost',
       title: "Estimate a call's cost",
       openWorld: false,
-      description:
-        'Returns the credits a call of one of this server\'s tools would cost, and whether the given arguments would be accepted.',
+      description: "Returns a tool call's cost in credits and whether its arguments would be accepted.",
       input: z
         .object({
           tool: z.string().min(1).max(64).describe('Name of a tool of this server.'),
-          arguments: z.record(z.string(), z.unknown()).optional().describe('The arguments you intend to send.'),
+          arguments: z.record(z.string(), z.unknown()).optional(),
         })
         .strict(),
+      output: z.object({
+        tool: z.string(),
+        credits: z.number(),
+        arguments_valid: z.boolean().nullable().describe('null without arguments'),
+        issues: z.array(z.object({ path: z.string(), message: z.string() })),
+        note: z.string(),
+      }),
       credits: 0,
       handler: async (args, ctx) => {
         const tool = ctx.tools.find((t) => t.name === args.tool);
@@ -65,9 +79,21 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
       accountBound: true,
       title: 'Plan and usage',
       openWorld: false,
-      description:
-        'Returns your plan, credit balance, renewal date, and this period\'s calls and credits by server and tool.',
+      description: "Returns your plan, credit balance, renewal date, and this period's calls and credits by server and tool.",
       input: z.object({}).strict(),
+      output: z.object({
+        plan: z.string(),
+        status: z.string(),
+        balance: z.number(),
+        renewal: z.enum(['one-time', 'monthly']),
+        period_start: z.string(),
+        renews_at: z.string().nullable(),
+        allowance: z.number(),
+        calls: z.number(),
+        credits_used: z.number(),
+        by_server: z.array(z.object({ server: z.string(), calls: z.number(), credits: z.number() })),
+        by_tool: z.array(z.object({ server: z.string(), tool: z.string(), calls: z.number(), credits: z.number() })),
+      }),
       credits: 0,
       handler: async (_args, ctx) => ({
         data: await ctx.usage.usage(ctx.account.id),

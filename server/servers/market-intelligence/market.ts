@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import { datedAnswer } from '../common/dating.ts';
+import { day } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /**
@@ -29,6 +30,15 @@ const brief = (q: Quote, change: number | null) => ({
   volume_24h_usd: q.volume_24h_usd,
 });
 
+const moverSchema = z.object({
+  id: z.string(),
+  symbol: z.string(),
+  name: z.string(),
+  price_usd: z.number(),
+  change_pct: z.number().nullable(),
+  volume_24h_usd: z.number().nullable(),
+});
+
 const WINDOWS = { '24h': 'change_24h_pct', '7d': 'change_7d_pct', '30d': 'change_30d_pct' } as const;
 
 export function marketTools(deps: ServerDeps): ToolDefinition[] {
@@ -37,8 +47,35 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_market_overview',
       title: 'Market overview',
       description:
-        'Returns the market at a glance: total market cap of the covered assets with BTC/ETH dominance, 24h breadth (advancers/decliners), top gainers and losers, and total DeFi TVL, each with its as-of date.',
+        'Returns total market cap with BTC/ETH dominance, 24h breadth, top 5 gainers and losers, and total DeFi TVL, each dated.',
       input: z.object({}).strict(),
+      output: z.object({
+        market_cap: z.object({
+          total_usd: z.number(),
+          btc_dominance_pct: z.number(),
+          eth_dominance_pct: z.number(),
+          assets_covered: z.number(),
+          as_of: z.string(),
+          source: z.string(),
+        }),
+        breadth_24h: z.object({
+          as_of: day,
+          assets: z.number(),
+          advancers: z.number(),
+          decliners: z.number(),
+          unchanged: z.number(),
+          assets_on_other_days_left_out: z.number(),
+        }),
+        top_gainers_24h: z.array(moverSchema),
+        top_losers_24h: z.array(moverSchema),
+        defi_tvl: z.object({
+          total_usd: z.number(),
+          as_of: z.string(),
+          source: z.string(),
+          method: z.string(),
+          history_last: z.object({ date: z.string().optional(), total_usd: z.number().optional(), source: z.string() }),
+        }),
+      }),
       credits: 1,
       handler: async (_args, ctx) => {
         const [global, { day, quotes, left_out }] = await Promise.all([deps.market.global(ctx.signal), marketQuotes(deps, ctx.signal)]);
@@ -89,7 +126,7 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_top_movers',
       title: 'Top movers',
       description:
-        'Returns the assets that rose or fell most over a window (24h, 7d or 30d) on the latest common day, leaving out assets below a minimum 24h USD volume.',
+        'Returns the assets that rose or fell most over 24h, 7d or 30d on the latest common day, above a minimum 24h USD volume.',
       input: z
         .object({
           window: z.enum(['24h', '7d', '30d']).default('24h'),
@@ -98,6 +135,18 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
           limit: z.number().int().min(1).max(50).default(10),
         })
         .strict(),
+      output: z.object({
+        window: z.enum(['24h', '7d', '30d']),
+        as_of: day,
+        assets_considered: z.number(),
+        below_min_volume: z.number(),
+        assets_on_other_days_left_out: z.number(),
+        rule: z.string(),
+        gainers: z.array(moverSchema).optional(),
+        losers: z.array(moverSchema).optional(),
+        advancers: z.number(),
+        decliners: z.number(),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const { day, quotes, left_out } = await marketQuotes(deps, ctx.signal);

@@ -7,7 +7,10 @@ import { betaAndCorrelation, correlationMatrix, distanceFromAllTimeHigh, maxDraw
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { analyse } from '../common/analysis.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
+import { assetRef, pricePoint } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
+
+const windowSchema = z.object({ from: z.string(), to: z.string(), days: z.number() });
 
 const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".');
 
@@ -17,7 +20,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
       name: 'get_asset_metrics',
       title: 'Asset risk and return metrics',
       description:
-        "Returns an asset's realised volatility, maximum drawdown, Sharpe ratio, beta and correlation to a benchmark (BTC by default) over a window ending on its last day, and its distance from the all-time high.",
+        "Returns an asset's realised volatility, maximum drawdown, Sharpe ratio, beta and correlation to a benchmark (default BTC) over a window, and its distance from the all-time high. Ratios are fractions (0.25 = 25%), annualised over 365 days.",
       input: z
         .object({
           asset: assetSchema,
@@ -26,6 +29,30 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
           risk_free_rate: z.number().min(0).max(0.5).default(0).describe('Annual risk-free rate for the Sharpe ratio, as a fraction.'),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        window: z.object({ from: z.string().optional(), to: z.string(), days: z.number() }),
+        realised_volatility: z.object({ daily: z.number(), annualised: z.number(), observations: z.number(), from: z.string(), to: z.string() }),
+        max_drawdown: z.object({ depth: z.number(), peak: pricePoint, trough: pricePoint, recovered: pricePoint.nullable() }),
+        sharpe: z.object({
+          sharpe: z.number().nullable(),
+          annualisedReturn: z.number(),
+          annualisedVolatility: z.number(),
+          riskFreeRate: z.number(),
+          observations: z.number(),
+        }),
+        vs_benchmark: z.object({
+          benchmark: z.string(),
+          beta: z.number().nullable(),
+          correlation: z.number().nullable(),
+          overlappingDays: z.number(),
+          observations: z.number(),
+          from: z.string(),
+          to: z.string(),
+        }),
+        all_time_high: z.object({ ath: pricePoint, last: pricePoint, distance: z.number(), daysSinceAth: z.number() }),
+        units: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const asset = resolveAsset(market.registry, args.asset);
@@ -55,13 +82,20 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
       name: 'get_correlation_matrix',
       title: 'Correlation matrix',
       description:
-        'Returns the correlations of daily log returns between 2 and 20 assets over a window ending on the last day they all have, with the overlapping days of each pair.',
+        'Returns the correlations of daily log returns between 2 and 20 assets over a window ending on the last day all have, with each pair\'s overlapping days.',
       input: z
         .object({
           assets: z.array(assetSchema).min(2).max(20),
           window_days: z.number().int().min(30).max(1825).default(90),
         })
         .strict(),
+      output: z.object({
+        window: windowSchema,
+        ids: z.array(z.string()),
+        matrix: z.array(z.array(z.number().nullable())).describe('matrix[i][j]: correlation of ids[i] and ids[j]'),
+        overlappingDays: z.array(z.array(z.number())),
+        method: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const entries = resolveAssets(market.registry, args.assets);

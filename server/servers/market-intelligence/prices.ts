@@ -5,6 +5,7 @@ import { addDays, isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
 import { datedAnswer } from '../common/dating.ts';
+import { assetEntry, assetRef, candle, quote } from '../common/outputs.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -18,8 +19,9 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
       name: 'search_assets',
       title: 'Search assets',
       openWorld: false,
-      description: 'Returns registry entries (id, symbol, name, aliases, contracts, whether prices exist) matching a name, ticker or id.',
+      description: 'Returns the assets whose name, ticker or id matches, with aliases and token contracts.',
       input: z.object({ query: z.string().trim().min(1).max(100), limit: limitSchema, cursor: cursorSchema }).strict(),
+      output: z.object({ query: z.string(), total: z.number(), assets: z.array(assetEntry) }),
       credits: 0,
       handler: async (args) => {
         const hits = market.registry.search(args.query, 500);
@@ -30,8 +32,9 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_prices',
       title: 'Prices',
-      description: 'Returns price, 24h/7d/30d change, 24h volume and market cap (where known) for up to 50 assets, each with its as-of date and source.',
+      description: 'Returns USD price, 24h/7d/30d change, 24h volume and market cap of up to 50 assets, each dated.',
       input: z.object({ assets: z.array(assetSchema).min(1).max(50) }).strict(),
+      output: z.object({ prices: z.array(quote) }),
       credits: 1,
       handler: async (args, ctx) => {
         const entries = resolveAssets(market.registry, args.assets);
@@ -54,7 +57,7 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_ohlcv',
       title: 'OHLCV candles',
-      description: 'Returns daily or weekly candles (open, high, low, close, USD volume, source of each row) for one asset over a date range, oldest first, paginated.',
+      description: "Returns an asset's daily or weekly USD candles over a date range, oldest first, paginated.",
       input: z
         .object({
           asset: assetSchema,
@@ -66,6 +69,7 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
         })
         .strict()
         .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
+      output: z.object({ asset: assetRef, interval: z.enum(['daily', 'weekly']), total: z.number(), candles: z.array(candle) }),
       credits: 1,
       handler: async (args, ctx) => {
         const entry = resolveAsset(market.registry, args.asset);

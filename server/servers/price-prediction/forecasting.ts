@@ -7,11 +7,33 @@ import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { LoggedForecastDay } from '../../forecasts/store.ts';
 import { analysed, jobOf } from '../common/analysis.ts';
+import { assetRef, day } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, history } from './technical.ts';
 
 const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead (1-30).');
 const modelSchema = z.enum(FORECAST_MODELS).default('auto').describe('auto picks the model with the lowest rolling-origin backtest error.');
+
+const interval = z.array(z.number()).describe('[low, high] USD');
+const fittedModel = z.enum(['drift', 'ets', 'arima', 'ensemble']);
+const byLevel = z.record(z.string(), z.number()).describe('by interval level: "50", "80", "95"');
+
+const backtestSchema = z.object({
+  model: z.enum(FORECAST_MODELS),
+  horizon: z.number(),
+  origins: z.number(),
+  window: z.number(),
+  mae: z.number().describe('USD'),
+  mape: z.number().describe('%'),
+  mase: z.number().describe('< 1 beats the random walk'),
+  naive_mae: z.number(),
+  directional_accuracy: z.number().nullable(),
+  flat_forecasts: z.number(),
+  coverage: byLevel,
+  misses: z.record(z.string(), z.object({ above: z.number(), below: z.number() })),
+  up_base_rate: z.number(),
+  models_used: z.record(z.string(), z.number()),
+});
 
 /** What npm run bench:forecast measured (2026-11-25, after the 50% band recalibration), quoted in answers. */
 const BENCH = {
@@ -39,8 +61,22 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       name: 'forecast_price',
       title: 'Price forecast',
       description:
-        "Returns a daily price forecast for 1-30 days with 50/80/95% prediction intervals, from models on log prices (ETS, ARIMA, drift, ensemble), the model chosen by rolling-origin backtest and why; probability_up is the measured base rate of up moves, since the models show no directional edge in backtests.",
+        'Returns a daily USD price forecast for 1-30 days with 50/80/95% intervals (ETS, ARIMA, drift or ensemble on log prices, chosen by backtest). probability_up is the recent base rate: the models show no directional edge.',
       input: z.object({ asset: assetSchema, horizon: horizonSchema, model: modelSchema }).strict(),
+      output: z.object({
+        asset: assetRef,
+        base_date: day,
+        last_price: z.number(),
+        model: fittedModel,
+        spec: z.string(),
+        reason: z.string(),
+        selection: z.array(z.object({ model: fittedModel, mae_log: z.number(), relative_to_random_walk: z.number() })).nullable(),
+        probability_up: z.number().nullable(),
+        direction: z.object({ probability_up_basis: z.string(), model_probability_up: z.number(), edge: z.string() }),
+        interval_note: z.string().optional(),
+        forecast: z.array(z.object({ date: day, point: z.number(), p50: interval, p80: interval, p95: interval })),
+        caveat: z.string(),
+      }),
       credits: 5,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -97,7 +133,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       name: 'backtest_forecast',
       title: 'Forecast backtest',
       description:
-        "Returns a rolling-origin evaluation of a forecast model on an asset: MAE, MAPE, MASE against the no-change random walk, directional accuracy, and how often the 50/80/95% intervals covered the outcome.",
+        "Returns a forecast model's rolling-origin backtest on an asset: MAE, MAPE, MASE against the random walk, directional accuracy and 50/80/95% interval coverage.",
       input: z
         .object({
           asset: assetSchema,
@@ -107,6 +143,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           window_days: z.number().int().min(60).max(730).default(365).describe('Outcomes lie in the last window_days.'),
         })
         .strict(),
+      output: backtestSchema.extend({ asset: assetRef, reading: z.string() }),
       credits: 10,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -126,7 +163,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       name: 'get_volatility_forecast',
       title: 'Volatility forecast',
       description:
-        "Returns a GARCH(1,1) volatility forecast fitted by maximum likelihood on daily log returns: the annualised volatility path, the fitted parameters, and the 1-day 95% value at risk.",
+        'Returns a GARCH(1,1) volatility forecast on daily log returns: the daily and annualised volatility path, the fit, and the 1-day 95% value at risk.',
       input: z
         .object({
           asset: assetSchema,
@@ -134,6 +171,24 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           window_days: z.number().int().min(250).max(3650).default(1000).describe('Days of returns to fit on.'),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        returns_used: z.number(),
+        fit: z.object({
+          mu: z.number(),
+          omega: z.number(),
+          alpha: z.number(),
+          beta: z.number(),
+          persistence: z.number(),
+          unconditionalVariance: z.number(),
+          logLikelihood: z.number(),
+          converged: z.boolean(),
+          observations: z.number(),
+        }),
+        path: z.array(z.object({ date: day, daily_sigma: z.number(), annualised_pct: z.number().optional() })),
+        var_95_1d: z.number(),
+        units: z.string(),
+      }),
       credits: 3,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -155,8 +210,42 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       name: 'get_prediction_track_record',
       title: 'Prediction track record',
       description:
-        "Returns how forecast_price has done on an asset: its logged forecasts that have matured, scored against realised prices (live data), or, on the offline snapshot where nothing matures, the rolling-origin backtest record, labelled as such.",
+        "Returns forecast_price's matured forecasts on an asset scored against realised prices, or, where none has matured (the offline snapshot), its backtest record.",
       input: z.object({ asset: assetSchema, horizon: horizonSchema, limit: z.number().int().min(1).max(100).default(20) }).strict(),
+      output: z.object({
+        asset: assetRef,
+        kind: z.string(),
+        horizon: z.number().optional(),
+        price_source: z.string().optional(),
+        forecasts: z
+          .array(
+            z.object({
+              made_from: day,
+              target_date: day,
+              horizon: z.number(),
+              model: z.string(),
+              forecast: z.number(),
+              actual: z.number(),
+              abs_pct_error: z.number(),
+              inside_80: z.boolean(),
+              direction: z.enum(['up', 'down', 'flat']),
+              direction_right: z.boolean().nullable(),
+            }),
+          )
+          .optional(),
+        summary: z
+          .object({
+            count: z.number(),
+            mape: z.number(),
+            coverage_80: z.number(),
+            directional_forecasts: z.number(),
+            flat_forecasts: z.number(),
+            directional_accuracy: z.number().nullable(),
+          })
+          .optional(),
+        rule: z.string().optional(),
+        backtest: backtestSchema.optional().describe('when no forecast has matured'),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -179,7 +268,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
               abs_pct_error: (Math.abs(actual - target.point) / actual) * 100,
               inside_80: actual >= target.p80[0] && actual <= target.p80[1],
               // A flat forecast calls no direction: it is counted apart, never as a wrong one.
-              direction: called > 0 ? 'up' : called < 0 ? 'down' : 'flat',
+              direction: called > 0 ? ('up' as const) : called < 0 ? ('down' as const) : ('flat' as const),
               direction_right: called === 0 ? null : called === Math.sign(actual - f.base_close),
             };
           })

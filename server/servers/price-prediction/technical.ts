@@ -9,9 +9,42 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import { analyse, analysed, jobOf } from '../common/analysis.ts';
 import { resolveAsset } from '../common/assets.ts';
+import { assetRef, day } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
 
 export const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".');
+
+/** An indicator's latest value (null when the history is too short for it) and its recent values, oldest first. */
+function reading<T extends z.ZodType>(value: T) {
+  const dated = z.object({ date: day, value });
+  return z.object({ name: z.string(), requiredCandles: z.number(), latest: dated.nullable(), history: z.array(dated) });
+}
+const numberReading = reading(z.number());
+
+const hitCount = z.object({
+  signals: z.number(),
+  hits: z.number(),
+  hitRate: z.number().nullable(),
+  ci95: z.array(z.number()).nullable().describe('[low, high]'),
+  baseRate: z.number().nullable(),
+  excessOverBase: z.number().nullable(),
+  versusBase: z.enum(['above', 'below', 'indistinguishable']).nullable(),
+});
+
+const pivots = z.object({
+  from: day,
+  to: day,
+  high: z.number(),
+  low: z.number(),
+  close: z.number(),
+  p: z.number(),
+  r1: z.number(),
+  r2: z.number(),
+  r3: z.number(),
+  s1: z.number(),
+  s2: z.number(),
+  s3: z.number(),
+});
 
 /** An asset's full daily history, resolved from what the user typed. */
 export async function history(market: MarketDataProvider, query: string, signal: AbortSignal) {
@@ -26,7 +59,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       name: 'get_technical_indicators',
       title: 'Technical indicators',
       description:
-        "Returns an asset's latest RSI(14), MACD(12,26,9), Bollinger bands(20,2), EMAs, SMAs, ATR(14) and stochastic(14,3,3) with a short recent history of each, computed with the trading-signals library.",
+        "Returns an asset's latest RSI(14), MACD(12,26,9), Bollinger(20,2), EMAs, SMAs, ATR(14) and stochastic(14,3,3), each with its recent values. Prices in USD.",
       input: z
         .object({
           asset: assetSchema,
@@ -35,6 +68,22 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           sma_periods: z.array(z.number().int().min(2).max(200)).min(1).max(5).default([50, 200]),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        as_of: day,
+        indicators: z.object({
+          asOf: day,
+          close: z.number(),
+          candlesUsed: z.number(),
+          rsi: numberReading,
+          macd: reading(z.object({ macd: z.number(), signal: z.number(), histogram: z.number() })),
+          bollinger: reading(z.object({ upper: z.number(), middle: z.number(), lower: z.number(), percentB: z.number(), bandwidth: z.number() })),
+          ema: z.array(numberReading),
+          sma: z.array(numberReading),
+          atr: numberReading,
+          stochastic: reading(z.object({ k: z.number(), d: z.number() })),
+        }),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -49,7 +98,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       name: 'get_trading_signal',
       title: 'Trading signal',
       description:
-        "Returns a buy/hold/sell signal with confidence and reasons from a composite of trend, momentum and mean-reversion rules, and that same rule's historical hit rate on the asset (replayed day by day, no look-ahead) against the base rate.",
+        "Returns a buy/hold/sell signal with confidence and reasons from a composite of trend, momentum and mean-reversion rules, and the rule's hit rate replayed on the asset's past against the base rate.",
       input: z
         .object({
           asset: assetSchema,
@@ -57,6 +106,33 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           replay_days: z.number().int().min(90).max(1000).default(365).describe('Past days to replay the rule over.'),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        rule: z.object({ name: z.string(), description: z.string() }),
+        signal: z.object({
+          asOf: day,
+          close: z.number(),
+          action: z.enum(['buy', 'hold', 'sell']),
+          score: z.number().describe('-1 to 1'),
+          confidence: z.number().describe('0 to 1'),
+          components: z.array(z.object({ name: z.string(), score: z.number(), reason: z.string() })),
+          reasons: z.array(z.string()),
+        }),
+        historical_hit_rate: z.object({
+          rule: z.string(),
+          horizonDays: z.number(),
+          buy: hitCount,
+          sell: hitCount,
+          all: hitCount,
+          baseline: z.object({ up: z.number().nullable(), down: z.number().nullable() }),
+          daysEvaluated: z.number(),
+          replayDaysRequested: z.number().nullable(),
+          from: day.nullable(),
+          to: day.nullable(),
+        }),
+        verdict: z.string(),
+        note: z.string().optional(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -91,7 +167,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       name: 'get_support_resistance',
       title: 'Support and resistance levels',
       description:
-        "Returns an asset's support and resistance levels: floor-trader pivots of the last complete day or week, Williams fractal highs and lows, and volume-profile levels (point of control, value area), with how often price touched each.",
+        "Returns an asset's support and resistance levels (USD): floor-trader pivots, Williams fractals and volume-profile levels, each with how often price touched it.",
       input: z
         .object({
           asset: assetSchema,
@@ -99,6 +175,35 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           pivot_period: z.enum(['day', 'week']).default('day'),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        window_days: z.number(),
+        asOf: day,
+        close: z.number(),
+        pivots,
+        fractals: z.array(z.object({ date: day, kind: z.enum(['high', 'low']), price: z.number() })),
+        volumeProfile: z
+          .object({
+            bins: z.array(z.object({ low: z.number(), high: z.number(), volume: z.number() })),
+            pointOfControl: z.number(),
+            valueAreaLow: z.number(),
+            valueAreaHigh: z.number(),
+            valueAreaShare: z.number(),
+            totalVolume: z.number(),
+            candlesWithoutVolume: z.number(),
+          })
+          .nullable()
+          .describe('volumes in USD'),
+        levels: z.array(
+          z.object({
+            price: z.number(),
+            kind: z.string(),
+            role: z.enum(['support', 'resistance']),
+            strength: z.number().describe('candles that touched it'),
+            date: day.optional(),
+          }),
+        ),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
@@ -112,7 +217,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       name: 'scenario_analysis',
       title: 'Scenario analysis',
       description:
-        "Returns an asset's price targets for given BTC moves, from its beta to BTC (daily log returns over a window), with the beta's correlation as a measure of how much to trust it.",
+        "Returns an asset's USD price targets for given BTC moves from its beta to BTC, with the correlation saying how far to trust it.",
       input: z
         .object({
           asset: assetSchema,
@@ -120,6 +225,21 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           window_days: z.number().int().min(60).max(1825).default(365),
         })
         .strict(),
+      output: z.object({
+        asset: assetRef,
+        price: z.number(),
+        price_date: day,
+        beta: z.object({
+          beta: z.number().nullable(),
+          correlation: z.number().nullable(),
+          overlappingDays: z.number(),
+          observations: z.number(),
+          from: day,
+          to: day,
+        }),
+        targets: z.array(z.object({ btcMove: z.number(), assetMove: z.number(), targetPrice: z.number() })).describe('moves as fractions'),
+        method: z.string(),
+      }),
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);

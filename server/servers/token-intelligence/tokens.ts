@@ -8,7 +8,15 @@ import type { TokenEntry } from '../../providers/tokens.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import { eip1967Proxy, erc20Metadata, resolveBlockRange, transferLogs, tryCall, MAX_BLOCK_RANGE, type ProxyInfo } from '../common/onchain.ts';
 import { concentration, findPrivileges, riskScore, type HolderConcentration } from './analysis.ts';
+import { addressLabel, evmChain, proxyInfo } from '../common/outputs.ts';
 import type { ServerDeps } from '../deps.ts';
+
+const findingSchema = z.object({
+  id: z.string(),
+  severity: z.enum(['info', 'medium', 'high']),
+  title: z.string(),
+  evidence: z.array(z.object({ function: z.string(), selector: z.string(), where: z.enum(['contract', 'implementation']), address: z.string().optional() })),
+});
 
 const searchNetworkSchema = z.enum(['ethereum', 'base', 'polygon', 'bsc', 'solana']).optional().describe('Only this chain (default: all).');
 
@@ -76,7 +84,7 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'search_token',
       title: 'Search tokens',
-      description: 'Returns candidate token contracts per chain for a symbol or name, from the token registry: curated (listed) tokens first, then the rest.',
+      description: 'Returns token contracts per chain matching a symbol or name, curated (listed) ones first.',
       input: z
         .object({
           query: z.string().trim().min(1).max(100).describe('A symbol ("USDC", "$PEPE") or part of a name.'),
@@ -84,6 +92,23 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
           limit: z.number().int().min(1).max(50).default(20),
         })
         .strict(),
+      output: z.object({
+        query: z.string(),
+        total: z.number(),
+        candidates: z.array(
+          z.object({
+            chain: z.string(),
+            address: z.string(),
+            symbol: z.string().nullable(),
+            name: z.string().nullable(),
+            decimals: z.number().nullable(),
+            listed: z.boolean(),
+            tags: z.array(z.string()),
+            asset_id: z.string().nullable(),
+          }),
+        ),
+        note: z.string().optional(),
+      }),
       credits: 0,
       handler: async (args) => {
         const hits = tokens.search(args.query, args.chain);
@@ -111,8 +136,44 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_token_profile',
       title: 'Token profile',
-      description: "Returns a token's on-chain name, symbol, decimals and total supply, its registry entry (curated list, categories, website) and its market data when the registry ties it to a priced asset.",
+      description: "Returns a token's on-chain name, symbol, decimals and total supply, its registry entry, and its USD market data when tied to a priced asset.",
       input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+      output: z.object({
+        chain: evmChain,
+        address: z.string(),
+        is_erc20: z.boolean(),
+        on_chain: z.object({
+          name: z.string().nullable(),
+          symbol: z.string().nullable(),
+          decimals: z.number().nullable(),
+          total_supply: z.string().nullable().describe('smallest unit'),
+          total_supply_units: z.string().nullable(),
+        }),
+        registry: z
+          .object({
+            symbol: z.string().nullable(),
+            name: z.string().nullable(),
+            decimals: z.number().nullable(),
+            listed: z.boolean(),
+            tags: z.array(z.string()),
+            website: z.string().nullable(),
+            asset_id: z.string().nullable(),
+            sources: z.array(z.string()),
+          })
+          .nullable(),
+        label: addressLabel.nullable(),
+        market: z
+          .object({
+            asset_id: z.string(),
+            price_usd: z.number(),
+            market_cap_usd: z.number().nullable(),
+            volume_24h_usd: z.number().nullable(),
+            change_24h_pct: z.number().nullable(),
+            as_of: z.string(),
+            source: z.string(),
+          })
+          .nullable(),
+      }),
       credits: 1,
       handler: async (args, ctx) => {
         const network = evmNetwork(args.chain, 'get_token_profile');
@@ -149,7 +210,7 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_holder_analysis',
       title: 'Holder analysis',
-      description: `Returns the top holders of an ERC-20 token among the addresses seen in its Transfer logs over a block range (at most ${MAX_BLOCK_RANGE} blocks), labelled, with their balances at the range's end, the top-10 share of supply, the HHI and the Gini coefficient.`,
+      description: `Returns an ERC-20 token's top holders among the addresses in its Transfer logs over at most ${MAX_BLOCK_RANGE} blocks, labelled, with balances at the range's end, top-10 share of supply, HHI and Gini.`,
       input: z
         .object({
           chain: chainSchema,
@@ -159,6 +220,28 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
           top: z.number().int().min(1).max(100).default(20).describe('Holders listed (all are counted).'),
         })
         .strict(),
+      output: z.object({
+        chain: evmChain,
+        token: z.string(),
+        symbol: z.string().nullable(),
+        from_block: z.number(),
+        to_block: z.number(),
+        transfers_scanned: z.number(),
+        holders_counted: z.number(),
+        total_supply: z.string().describe('smallest unit'),
+        top_holders: z.array(
+          z.object({
+            address: z.string(),
+            balance: z.string().describe('smallest unit'),
+            balance_units: z.string(),
+            share_of_supply: z.number().nullable().describe('0-1'),
+            label: z.string().nullable(),
+            kind: z.string().nullable(),
+          }),
+        ),
+        concentration: z.object({ top10_share: z.number(), hhi: z.number().describe('0-10000'), gini: z.number() }),
+        coverage: z.string(),
+      }),
       credits: 3,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_holder_analysis');
@@ -198,8 +281,21 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_token_security',
       title: 'Token security checks',
-      description: 'Returns what the contract lets privileged accounts do: mint, pause, blacklist, fee and upgrade functions found among its bytecode selectors (and its EIP-1967 implementation\'s), the owner and whether it is renounced, each finding with its evidence.',
+      description: 'Returns what a token contract lets privileged accounts do (mint, pause, blacklist, fees, upgrade) from its bytecode and its proxy implementation\'s, and its owner, each finding with evidence.',
       input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+      output: z.object({
+        chain: evmChain,
+        address: z.string(),
+        owner: z.object({
+          address: z.string().nullable(),
+          status: z.enum(['none', 'renounced', 'active']),
+          note: z.string().optional(),
+          label: addressLabel.nullable().optional(),
+        }),
+        proxy: proxyInfo.extend({ note: z.string() }).nullable(),
+        findings: z.array(findingSchema),
+        method: z.string(),
+      }),
       credits: 2,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_token_security');
@@ -222,8 +318,18 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_risk_score',
       title: 'Token risk score',
-      description: 'Returns a 0-100 risk score for a token with an itemised explanation: privileged functions and upgradeability from its bytecode, its owner, whether a curated list carries it, and holder concentration over the last blocks.',
+      description: "Returns a token's 0-100 risk score itemised: privileged functions, upgradeability, owner, curated listing and holder concentration.",
       input: z.object({ chain: chainSchema, address: addressSchema }).strict(),
+      output: z.object({
+        chain: evmChain,
+        address: z.string(),
+        symbol: z.string().nullable(),
+        score: z.number(),
+        level: z.enum(['low', 'medium', 'high', 'critical']),
+        items: z.array(z.object({ factor: z.string(), points: z.number(), evidence: z.string() })),
+        not_assessed: z.array(z.string()),
+        findings: z.array(findingSchema),
+      }),
       credits: 3,
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_risk_score');

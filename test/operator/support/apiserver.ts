@@ -36,16 +36,37 @@
 //                    streams stop delivering); compact() (older versions answer 410); restart();
 //                    deny(kind, message): writes of a kind refused as by an admission webhook;
 //                    hangLeaseWritesBy(identity): that holder's lease updates never answered
+//   authn/authz      bearer tokens from tokenFor(serviceAccount); enforceRbac(objects) with the
+//                    Roles, ClusterRoles and bindings `helm template` renders: every request of
+//                    a ServiceAccount is authorized as kube-apiserver's RBAC authorizer does
+//                    (support/rbac.ts), 403 Forbidden otherwise, including the
+//                    OwnerReferencesPermissionEnforcement check (an owner reference with
+//                    blockOwnerDeletion needs update on the owner's finalizers). A request
+//                    without a token is the test's own admin (kubectl, fixtures).
+//   field managers   metadata.managedFields (support/fields.ts); an apply without force=true
+//                    that changes a field another manager owns answers 409 Conflict, naming them
+//   status           written through /status (or apply to it) is validated against the CRD's
+//                    openAPIV3Schema (422 Invalid), and fields the schema does not declare are
+//                    pruned, spec and status alike, as for a structural schema
+//   pagination       list with limit answers a continue token (and remainingItemCount); a token
+//                    older than the compacted history answers 410 Expired
+//   bookmarks        every bookmarkIntervalMs (default 60 s, as kube-apiserver sends them about
+//                    once a minute); tests that want them sooner say so
+//   pods             with { pods: true }: the simulated Deployment controller keeps one Pod per
+//                    replica; a pod scaled away is Terminating until onPodTerminating (the
+//                    test's kubelet: stop the process it stands for) resolves, then goes
 //
-// Not modelled: authentication and authorization, admission webhooks, managedFields and apply
-// conflicts between different field managers (one manager writes here), strategic-merge list
-// semantics (lists are replaced), protobuf, aggregated discovery, OpenAPI documents, pagination
-// (limit/continue), dry runs, foreground/orphan deletion, pods, and every kind not listed below.
+// Not modelled: admission webhooks, strategic-merge list semantics (lists are replaced; keyed
+// lists are owned whole), protobuf, aggregated discovery, OpenAPI documents, consistent
+// snapshots across list pages (a page shows the store as it is then), dry runs,
+// foreground/orphan deletion, and every kind not listed below.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import YAML from 'yaml';
-import { loadCrd, validate, type Crd } from './crd-schema.ts';
+import { loadCrd, validate, type Crd, type Schema } from './crd-schema.ts';
+import { FieldOwners } from './fields.ts';
+import { forbiddenMessage, Rbac, type Attributes } from './rbac.ts';
 
 type Obj = Record<string, unknown> & {
   apiVersion: string;
@@ -90,6 +111,7 @@ const RESOURCES: Resource[] = [
   { group: '', version: 'v1', plural: 'services', singular: 'service', kind: 'Service', namespaced: true, status: true, shortNames: ['svc'] },
   { group: '', version: 'v1', plural: 'secrets', singular: 'secret', kind: 'Secret', namespaced: true, status: false },
   { group: '', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, status: false, shortNames: ['ev'] },
+  { group: '', version: 'v1', plural: 'pods', singular: 'pod', kind: 'Pod', namespaced: true, status: true, shortNames: ['po'] },
   { group: 'apps', version: 'v1', plural: 'deployments', singular: 'deployment', kind: 'Deployment', namespaced: true, status: true, shortNames: ['deploy'] },
   { group: 'networking.k8s.io', version: 'v1', plural: 'ingresses', singular: 'ingress', kind: 'Ingress', namespaced: true, status: true, shortNames: ['ing'] },
   { group: 'autoscaling', version: 'v2', plural: 'horizontalpodautoscalers', singular: 'horizontalpodautoscaler', kind: 'HorizontalPodAutoscaler', namespaced: true, status: true, shortNames: ['hpa'] },
@@ -138,11 +160,21 @@ export class HttpError extends Error {
 }
 
 export interface StandInOptions {
-  /** Milliseconds between BOOKMARK events on watches that asked for them. */
+  /** Milliseconds between BOOKMARK events on watches that asked for them (default 60 s, as kube-apiserver). */
   bookmarkIntervalMs?: number;
   /** Delay of the simulated Deployment controller. */
   rolloutDelayMs?: number;
+  /** The simulated Deployment controller keeps Pods too (one per replica). */
+  pods?: boolean;
 }
+
+/** Who sent a request: undefined for the test's own admin (no token). */
+interface Caller {
+  user: string;
+  groups: string[];
+}
+
+export const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
 
 export class StandInApiServer {
   private server: http.Server | undefined;
@@ -158,7 +190,16 @@ export class StandInApiServer {
   private readonly denials = new Map<string, string>();
   private readonly hungLeaseHolders = new Set<string>();
   private readonly hung = new Set<http.ServerResponse>();
+  private readonly tokens = new Map<string, Caller>();
+  private rbac: Rbac | undefined;
+  private readonly fields = new FieldOwners();
   port = 0;
+  /** Every request that came with a token (or impersonation): "<user> <method> <path>". */
+  readonly authenticated: string[] = [];
+  /** Every request RBAC refused: "<user> <verb> <group>/<resource> <namespace>/<name>". */
+  readonly forbidden: string[] = [];
+  /** The test's kubelet: resolves once the process a Terminating pod stands for has stopped. */
+  onPodTerminating: ((pod: Obj) => Promise<void>) | undefined;
   /** Open watch streams stop delivering events (a hung connection) while true. */
   idleWatches = false;
   /** CRD schema validation on writes; off simulates objects stored under an older CRD. */
@@ -169,12 +210,14 @@ export class StandInApiServer {
   readonly writes: string[] = [];
   /** Every request: "<method> <path>". */
   readonly requests: string[] = [];
+  /** Rounds of bookmarks sent to the open watches: a clock the watchers hear ("nothing happened for three rounds"). */
+  bookmarkRounds = 0;
 
   private readonly opts: StandInOptions;
 
   constructor(opts: StandInOptions = {}) {
     this.opts = opts;
-    this.bookmarkTimer = setInterval(() => this.sendBookmarks(), opts.bookmarkIntervalMs ?? 1000);
+    this.bookmarkTimer = setInterval(() => this.sendBookmarks(), opts.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS);
     this.bookmarkTimer.unref();
   }
 
@@ -212,6 +255,23 @@ export class StandInApiServer {
   }
 
   /**
+   * From now on every request with a ServiceAccount's token is authorized against the RBAC
+   * objects among `objects` (typically everything `helm template` rendered); more can be added.
+   */
+  enforceRbac(objects: unknown[]): void {
+    this.rbac ??= new Rbac();
+    this.rbac.load(objects);
+  }
+
+  /** A bearer token for a ServiceAccount ("namespace:name"), as the token the kubelet mounts. */
+  tokenFor(serviceAccount: string): string {
+    const [namespace] = serviceAccount.split(':');
+    const token = `standin-${randomUUID()}`;
+    this.tokens.set(token, { user: `system:serviceaccount:${serviceAccount}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] });
+    return token;
+  }
+
+  /**
    * Every write of a kind answers 403 from a (simulated) validating admission webhook with this
    * message, until allow(kind): a policy engine refusing what the operator applies.
    */
@@ -237,6 +297,12 @@ export class StandInApiServer {
   /** The next n writes (create, update, patch, delete) answer 409 Conflict. */
   conflicts(n: number): void {
     this.pendingConflicts = n;
+  }
+
+  /** Ends every watch stream cleanly, as kube-apiserver does when a watch reaches its timeout. */
+  endWatches(): void {
+    for (const w of this.watchers) w.res.end();
+    this.watchers.clear();
   }
 
   dropWatches(): void {
@@ -305,7 +371,21 @@ export class StandInApiServer {
         this.hung.add(res); // never answered: a renewal stuck on a half-open connection
         return;
       }
-      const result = this.route(req, url, body, res);
+      const auth = req.headers.authorization;
+      let caller: Caller | undefined;
+      if (auth) {
+        caller = this.tokens.get(auth.replace(/^Bearer\s+/i, ''));
+        if (!caller) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
+      }
+      // kubectl sends no bearer token over plain HTTP: it acts as a ServiceAccount with --as
+      // (impersonation, which only the admin may use here).
+      const as = req.headers['impersonate-user'];
+      if (typeof as === 'string' && !caller) {
+        const ns = /^system:serviceaccount:([^:]+):/.exec(as)?.[1];
+        caller = { user: as, groups: ['system:authenticated', ...(ns ? ['system:serviceaccounts', `system:serviceaccounts:${ns}`] : [])] };
+      }
+      if (caller) this.authenticated.push(`${caller.user} ${req.method} ${url.pathname}`);
+      const result = this.route(req, url, body, res, caller);
       if (result === undefined) return; // a watch owns the response now
       send(res, 200, result);
     } catch (err) {
@@ -317,7 +397,25 @@ export class StandInApiServer {
     }
   }
 
-  private route(req: http.IncomingMessage, url: URL, body: string, res: http.ServerResponse): unknown {
+  private authorize(caller: Caller | undefined, a: Omit<Attributes, 'user' | 'groups'>): void {
+    if (!caller || !this.rbac) return;
+    const attrs = { ...a, user: caller.user, groups: caller.groups };
+    if (this.rbac.allows(attrs)) return;
+    this.forbidden.push(`${caller.user} ${a.verb} ${a.group}/${a.resource} ${a.namespace ?? ''}/${a.name ?? ''}`);
+    throw new HttpError(403, 'Forbidden', forbiddenMessage(attrs));
+  }
+
+  /** OwnerReferencesPermissionEnforcement: blocking an owner's deletion needs update on its finalizers. */
+  private authorizeOwnerRefs(caller: Caller | undefined, namespace: string | undefined, input: unknown): void {
+    const refs = ((input as Obj | undefined)?.metadata?.ownerReferences ?? []) as { apiVersion?: string; kind: string; name: string; blockOwnerDeletion?: boolean }[];
+    for (const ref of refs.filter((x) => x.blockOwnerDeletion)) {
+      const owner = RESOURCES.find((x) => x.kind === ref.kind && gv(x) === ref.apiVersion);
+      if (!owner) continue;
+      this.authorize(caller, { verb: 'update', group: owner.group, resource: `${owner.plural}/finalizers`, namespace: owner.namespaced ? namespace : undefined, name: ref.name });
+    }
+  }
+
+  private route(req: http.IncomingMessage, url: URL, body: string, res: http.ServerResponse, caller: Caller | undefined): unknown {
     const path = url.pathname.replace(/\/+$/, '');
     if (path === '/api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${this.port}` }] };
     if (path === '/apis') return this.groupList();
@@ -349,18 +447,28 @@ export class StandInApiServer {
     const r = RESOURCES.find((x) => x.group === group && x.version === version && x.plural === plural);
     if (!r) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${path})`);
     if (sub !== undefined && !(sub === 'status' && r.status) && !(sub === 'scale' && r.scale)) throw new HttpError(404, 'NotFound', `no subresource ${sub}`);
-    if (sub === 'scale') return this.scaleSubresource(r, namespace, name!, req.method ?? 'GET', body, String(req.headers['content-type'] ?? ''));
     const method = req.method ?? 'GET';
     const q = url.searchParams;
+    const watching = q.get('watch') === 'true' || q.get('watch') === '1';
+    const verb = { GET: name ? 'get' : watching ? 'watch' : 'list', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: name ? 'delete' : 'deletecollection' }[method] ?? method.toLowerCase();
+    const attrs = { verb, group, resource: sub ? `${plural}/${sub}` : plural!, namespace: r.namespaced ? namespace : undefined, name };
+    this.authorize(caller, attrs);
+    if (['POST', 'PUT', 'PATCH'].includes(method) && body) {
+      const input = parse(body, String(req.headers['content-type'] ?? ''));
+      this.authorizeOwnerRefs(caller, namespace, input);
+      // Server-side apply that creates the object needs create as well as patch.
+      if (method === 'PATCH' && String(req.headers['content-type']).startsWith('application/apply-patch') && !this.store.has(this.key(r, namespace, name!))) this.authorize(caller, { ...attrs, verb: 'create' });
+    }
+    if (sub === 'scale') return this.scaleSubresource(r, namespace, name!, method, body, String(req.headers['content-type'] ?? ''));
     if (!name) {
-      if (method === 'GET' && (q.get('watch') === 'true' || q.get('watch') === '1')) {
+      if (method === 'GET' && watching) {
         this.watch(r, namespace, q, res);
         return undefined;
       }
       if (method === 'GET') return this.listResponse(r, namespace, q, req.headers.accept);
       if (method === 'POST') {
         const obj = parse(body, req.headers['content-type']) as Obj;
-        return this.guardWrite(r, () => this.createObject(r, namespace, obj));
+        return this.guardWrite(r, () => this.createObject(r, namespace, obj, { manager: q.get('fieldManager') ?? 'unknown', operation: 'Update' }));
       }
       throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed on a collection`);
     }
@@ -372,7 +480,7 @@ export class StandInApiServer {
       if (method === 'DELETE') return this.deleteObject(r, namespace, name);
       const patchType = String(req.headers['content-type'] ?? '').split(';')[0] ?? '';
       const input = parse(body, patchType);
-      if (method === 'PUT') return this.replace(r, namespace, name, input as Obj, sub === 'status');
+      if (method === 'PUT') return this.replace(r, namespace, name, input as Obj, sub === 'status', q.get('fieldManager') ?? 'unknown');
       if (method === 'PATCH') return this.patch(r, namespace, name, input, patchType, q, sub === 'status');
       throw new HttpError(405, 'MethodNotAllowed', `${method} not allowed`);
     });
@@ -485,7 +593,11 @@ export class StandInApiServer {
     return [...this.store.entries()]
       .filter(([k, o]) => k.startsWith(prefix) && (!namespace || !r.namespaced || o.metadata.namespace === namespace))
       .map(([, o]) => o)
-      .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+      .sort((a, b) => {
+        const x = `${a.metadata.namespace ?? ''}/${a.metadata.name}`;
+        const y = `${b.metadata.namespace ?? ''}/${b.metadata.name}`;
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
   }
 
   private mustGet(r: Resource, namespace: string | undefined, name: string): Obj {
@@ -495,9 +607,30 @@ export class StandInApiServer {
   }
 
   private listResponse(r: Resource, namespace: string | undefined, q: URLSearchParams, accept: string | undefined) {
-    const items = this.items(r, namespace).filter((o) => matches(o, q.get('labelSelector') ?? undefined, q.get('fieldSelector') ?? undefined));
-    if (this.wantsTable(accept)) return this.table(r, items, String(this.rv));
-    return { kind: `${r.kind}List`, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv) }, items };
+    let items = this.items(r, namespace).filter((o) => matches(o, q.get('labelSelector') ?? undefined, q.get('fieldSelector') ?? undefined));
+    let rv = String(this.rv);
+    const token = q.get('continue');
+    if (token) {
+      let from: { rv: string; after: string };
+      try {
+        from = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { rv: string; after: string };
+      } catch {
+        throw new HttpError(400, 'BadRequest', 'continue key is not valid');
+      }
+      if (Number(from.rv) < this.compactedThrough) throw new HttpError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+      rv = from.rv;
+      items = items.filter((o) => `${o.metadata.namespace ?? ''}/${o.metadata.name}` > from.after);
+    }
+    const limit = Number(q.get('limit') ?? 0);
+    const metadata: Record<string, unknown> = { resourceVersion: rv };
+    if (limit > 0 && items.length > limit) {
+      const last = items[limit - 1]!;
+      metadata.continue = Buffer.from(JSON.stringify({ rv, after: `${last.metadata.namespace ?? ''}/${last.metadata.name}` })).toString('base64url');
+      metadata.remainingItemCount = items.length - limit;
+      items = items.slice(0, limit);
+    }
+    if (this.wantsTable(accept)) return this.table(r, items, rv);
+    return { kind: `${r.kind}List`, apiVersion: gv(r), metadata, items };
   }
 
   private wantsTable(accept: string | undefined): boolean {
@@ -535,9 +668,18 @@ export class StandInApiServer {
     return structuredClone(obj);
   }
 
-  private admit(r: Resource, obj: Obj, old: Obj | undefined): void {
+  /**
+   * Schema admission. A status write is judged on its status alone: a spec stored before the
+   * schema forbade it stays as it is (validation ratcheting), and must not block status.
+   */
+  private admit(r: Resource, obj: Obj, old: Obj | undefined, statusOnly = false): void {
     if (!r.crd || !this.admission) return;
-    const errors = validate(r.crd, obj, old);
+    // A structural schema drops what it does not declare (spec and status alike) before validating.
+    const schema = r.crd.spec.versions[0]!.schema.openAPIV3Schema;
+    for (const part of ['spec', 'status'] as const) {
+      if (obj[part] !== undefined && schema.properties?.[part]) obj[part] = prune(schema.properties[part], obj[part]) as never;
+    }
+    const errors = validate(r.crd, obj, old).filter((e) => !statusOnly || e.startsWith('/status'));
     if (errors.length) throw new HttpError(422, 'Invalid', `${r.kind}.${r.group} "${obj.metadata.name}" is invalid: ${errors.join('; ')}`);
   }
 
@@ -553,7 +695,7 @@ export class StandInApiServer {
     return applyDefaults(r.crd.spec.versions[0]!.schema.openAPIV3Schema as never, obj) as Obj;
   }
 
-  private createObject(r: Resource, namespace: string | undefined, input: Obj): Obj {
+  private createObject(r: Resource, namespace: string | undefined, input: Obj, write?: Write): Obj {
     const obj = structuredClone(input);
     obj.apiVersion = gv(r);
     obj.kind = r.kind;
@@ -571,14 +713,19 @@ export class StandInApiServer {
     stored.metadata.generation = 1;
     delete stored.metadata.deletionTimestamp;
     if (r.status) delete stored.status;
+    const k = this.key(r, stored.metadata.namespace, stored.metadata.name);
+    this.fields.forget(k);
+    if (write) this.fields.record(k, write.manager, write.operation, gv(r), false, undefined, stored, write.applied);
+    stored.metadata.managedFields = this.fields.managedFields(k);
     return this.commit(r, stored, 'ADDED', `create ${r.kind}/${stored.metadata.namespace ?? ''}/${stored.metadata.name}`);
   }
 
   /** Stores `next` as the new version of `cur`, keeping what this endpoint may not change. */
-  private update(r: Resource, cur: Obj, next: Obj, statusOnly: boolean, verb: string): Obj {
+  private update(r: Resource, cur: Obj, next: Obj, statusOnly: boolean, verb: string, write?: Write): Obj {
     let merged: Obj;
     if (statusOnly) {
       merged = { ...structuredClone(cur), status: next.status };
+      this.admit(r, merged, cur, true);
     } else {
       merged = structuredClone(next);
       merged.apiVersion = cur.apiVersion;
@@ -603,20 +750,24 @@ export class StandInApiServer {
       this.collectGarbage(cur.metadata.uid!);
       return merged;
     }
+    merged.metadata.managedFields = cur.metadata.managedFields;
     // An unchanged write is a no-op: no new resourceVersion, no event (as the API server does).
     if (JSON.stringify({ ...merged, metadata: { ...merged.metadata, resourceVersion: undefined } }) === JSON.stringify({ ...cur, metadata: { ...cur.metadata, resourceVersion: undefined } })) {
       return structuredClone(cur);
     }
+    const k = this.key(r, cur.metadata.namespace, cur.metadata.name);
+    if (write) this.fields.record(k, write.manager, write.operation, gv(r), statusOnly, cur, merged, write.applied);
+    merged.metadata.managedFields = this.fields.managedFields(k);
     return this.commit(r, merged, 'MODIFIED', `${verb} ${r.kind}/${cur.metadata.namespace ?? ''}/${cur.metadata.name}${statusOnly ? '/status' : ''}`);
   }
 
-  private replace(r: Resource, namespace: string | undefined, name: string, input: Obj, statusOnly: boolean): Obj {
+  private replace(r: Resource, namespace: string | undefined, name: string, input: Obj, statusOnly: boolean, manager: string): Obj {
     const cur = this.mustGet(r, namespace, name);
     const want = input.metadata?.resourceVersion;
     if (want && want !== cur.metadata.resourceVersion) {
       throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural}.${r.group || 'core'} "${name}": the object has been modified; please apply your changes to the latest version and try again`);
     }
-    return this.update(r, cur, input, statusOnly, 'update');
+    return this.update(r, cur, input, statusOnly, 'update', { manager, operation: 'Update' });
   }
 
   private patch(r: Resource, namespace: string | undefined, name: string, patch: unknown, type: string, q: URLSearchParams, statusOnly: boolean): Obj {
@@ -627,14 +778,21 @@ export class StandInApiServer {
       if (!manager) throw new HttpError(422, 'Invalid', 'fieldManager is required for apply patch');
       const applied = patch as Obj;
       const appliedKey = `${k}${statusOnly ? '/status' : ''}|${manager}`;
+      const write: Write = { manager, operation: 'Apply', applied };
       if (!cur) {
         if (statusOnly) throw new HttpError(404, 'NotFound', `${r.plural} "${name}" not found`);
-        const created = this.createObject(r, namespace, { ...applied, metadata: { ...applied.metadata, name } });
+        const created = this.createObject(r, namespace, { ...applied, metadata: { ...applied.metadata, name } }, write);
         this.applied.set(appliedKey, applied);
         return created;
       }
       if (applied.metadata?.resourceVersion && applied.metadata.resourceVersion !== cur.metadata.resourceVersion) {
         throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`);
+      }
+      if (q.get('force') !== 'true') {
+        const conflicts = this.fields.conflicts(k, manager, applied, cur, statusOnly);
+        if (conflicts.length) {
+          throw new HttpError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.map((c) => `conflict with "${c.manager}": ${c.path}`).join('; ')}`);
+        }
       }
       const base = structuredClone(cur) as Record<string, unknown>;
       const previous = this.applied.get(appliedKey);
@@ -642,7 +800,7 @@ export class StandInApiServer {
       const others = [...this.applied].filter(([key]) => key.startsWith(`${k}${statusOnly ? '/status' : ''}|`) && key !== appliedKey).map(([, v]) => v);
       if (previous !== undefined) removeDropped(base, previous, applied, others);
       const next = deepMerge(base, stripRv(applied)) as Obj;
-      const out = this.update(r, cur, next, statusOnly, 'apply');
+      const out = this.update(r, cur, next, statusOnly, 'apply', write);
       this.applied.set(appliedKey, applied);
       return out;
     }
@@ -652,7 +810,7 @@ export class StandInApiServer {
       if (p?.metadata?.resourceVersion && p.metadata.resourceVersion !== cur.metadata.resourceVersion) {
         throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${r.plural} "${name}": the object has been modified`);
       }
-      return this.update(r, cur, mergePatch(structuredClone(cur), patch) as Obj, statusOnly, 'patch');
+      return this.update(r, cur, mergePatch(structuredClone(cur), patch) as Obj, statusOnly, 'patch', { manager: q.get('fieldManager') ?? 'unknown', operation: 'Update' });
     }
     throw new HttpError(415, 'UnsupportedMediaType', `patch type ${type} is not supported here`);
   }
@@ -666,6 +824,7 @@ export class StandInApiServer {
       return this.commit(r, next, 'MODIFIED', `mark-deleted ${r.kind}/${namespace ?? ''}/${name}`);
     }
     this.store.delete(this.key(r, cur.metadata.namespace, name));
+    this.fields.forget(this.key(r, cur.metadata.namespace, name));
     this.rv += 1;
     const gone = { ...structuredClone(cur), metadata: { ...cur.metadata, resourceVersion: String(this.rv) } };
     this.writes.push(`delete ${r.kind}/${namespace ?? ''}/${name}`);
@@ -722,7 +881,33 @@ export class StandInApiServer {
         'MODIFIED',
         `rollout Deployment/${cur.metadata.namespace}/${cur.metadata.name}`,
       );
+      if (this.opts.pods) this.syncPods(cur);
     }, this.opts.rolloutDelayMs ?? 20).unref();
+  }
+
+  /**
+   * The ReplicaSet controller and the kubelet, reduced to pod counts: one Pod per replica, named
+   * and labelled from the template; a pod scaled away is Terminating (deletionTimestamp) until
+   * onPodTerminating resolves, then deleted.
+   */
+  private syncPods(dep: Obj): void {
+    const podR = this.byKind('Pod');
+    const ns = dep.metadata.namespace;
+    const template = (dep.spec as { template?: { metadata?: { labels?: Record<string, string> } } }).template;
+    const mine = this.items(podR, ns).filter((p) => p.metadata.ownerReferences?.some((o) => o.uid === dep.metadata.uid));
+    const live = mine.filter((p) => !p.metadata.deletionTimestamp);
+    const want = (dep.spec as { replicas?: number }).replicas ?? 1;
+    for (let i = live.length; i < want; i++) {
+      const name = `${dep.metadata.name}-5d8f7c9b6-${randomUUID().slice(0, 5)}`;
+      this.createObject(podR, ns, { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { ...template?.metadata?.labels }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: dep.metadata.name, uid: dep.metadata.uid!, controller: true } as never] }, spec: {} });
+    }
+    for (const pod of live.slice(want)) {
+      const terminating = { ...structuredClone(pod), metadata: { ...pod.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') } };
+      this.commit(podR, terminating, 'MODIFIED', `terminate Pod/${ns}/${pod.metadata.name}`);
+      void (this.onPodTerminating?.(terminating) ?? Promise.resolve()).finally(() => {
+        if (this.store.has(this.key(podR, ns, pod.metadata.name))) this.deleteObject(podR, ns, pod.metadata.name);
+      });
+    }
   }
 
   /**
@@ -812,10 +997,31 @@ export class StandInApiServer {
       if (!w.bookmarks) continue;
       w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: w.resource.kind, apiVersion: gv(w.resource), metadata: { resourceVersion: String(this.rv) } } })}\n`);
     }
+    this.bookmarkRounds += 1;
   }
 }
 
 // ---- helpers ----
+
+/** Who writes, for field ownership: an apply owns what it sent, an update what it changed. */
+interface Write {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  applied?: unknown;
+}
+
+/** Drops what a structural schema does not declare (x-kubernetes-preserve-unknown-fields keeps it). */
+function prune(schema: Schema, value: unknown): unknown {
+  if (schema['x-kubernetes-preserve-unknown-fields']) return value;
+  if (Array.isArray(value)) return schema.items ? value.map((v) => prune(schema.items!, v)) : value;
+  if (!isMap(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : schema.additionalProperties === true ? {} : undefined);
+    if (sub) out[k] = prune(sub, v);
+  }
+  return out;
+}
 
 /** Object names as the API server checks them: Services are DNS-1035 labels, the rest DNS-1123 subdomains. */
 function checkName(r: Resource, name: string): void {

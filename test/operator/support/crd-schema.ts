@@ -46,13 +46,16 @@ export function loadYaml(file: string): Record<string, unknown> {
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+/** One compiled validator per CRD: compiling takes milliseconds, and every write is validated. */
+const compiled = new WeakMap<Crd, ReturnType<Ajv['compile']>>();
+
 /** Errors as "path: message"; empty when the API server would accept the object. */
 export function validate(crd: Crd, object: unknown, oldObject?: unknown): string[] {
   const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
   // Ajv's useDefaults mutates, like the API server's defaulting; work on a copy.
   const obj = structuredClone(object);
-  const ajv = addFormats(new Ajv({ strict: false, allErrors: true, useDefaults: true }));
-  const check = ajv.compile(schema);
+  let check = compiled.get(crd);
+  if (!check) compiled.set(crd, (check = addFormats(new Ajv({ strict: false, allErrors: true, useDefaults: true })).compile(schema)));
   const errors: string[] = [];
   if (!check(obj)) {
     for (const e of check.errors ?? []) errors.push(`${e.instancePath || '/'}: ${e.message ?? 'invalid'}`);

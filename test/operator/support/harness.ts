@@ -8,11 +8,12 @@ import type { StandInApiServer } from './apiserver.ts';
 
 export const IMAGE = 'registry.example.com/cryptomcp:test';
 
-export function kubeConfigFor(api: StandInApiServer): KubeConfig {
+/** With a token: the operator's requests as that ServiceAccount (StandInApiServer.tokenFor), RBAC enforced. */
+export function kubeConfigFor(api: StandInApiServer, token?: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'standin', server: api.url, skipTLSVerify: true }],
-    users: [{ name: 'operator' }],
+    users: [{ name: 'operator', ...(token ? { token } : {}) }],
     contexts: [{ name: 'standin', cluster: 'standin', user: 'operator' }],
     currentContext: 'standin',
   });
@@ -26,16 +27,17 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-export function startOperator(api: StandInApiServer, db: Database, overrides: Partial<ControllerOptions> = {}): RunningOperator {
+export function startOperator(api: StandInApiServer, db: Database, overrides: Partial<ControllerOptions> = {}, token?: string): RunningOperator {
   const metrics = createOperatorMetrics();
   const logs: string[] = [];
   const controller = new Controller({
-    client: new KubeClient(kubeConfigFor(api)),
+    client: new KubeClient(kubeConfigFor(api, token)),
     db,
     metrics,
     image: IMAGE,
     namespaces: [],
     resyncMs: 60_000,
+    secretPollMs: 250,
     watchIdleMs: 60_000,
     retry: { baseDelayMs: 50 },
     inUseRetryMs: 200,
@@ -46,21 +48,14 @@ export function startOperator(api: StandInApiServer, db: Database, overrides: Pa
   return { controller, metrics, logs, stop: () => controller.stop() };
 }
 
-/** Polls until fn returns a truthy value (or throws its last error after timeoutMs). */
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-      last = undefined;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+import { eventually } from '../../helpers/wait.ts';
+
+export { eventually };
+
+/** Resolves once the stand-in has sent its watches `rounds` more rounds of bookmarks (live watches, time passing). */
+export async function bookmarkRounds(api: StandInApiServer, rounds = 3): Promise<void> {
+  const target = api.bookmarkRounds + rounds;
+  await eventually(() => api.bookmarkRounds >= target, 20_000, `${rounds} rounds of bookmarks`);
 }
 
 /** Resolves once the stand-in has taken no writes for quietMs (the operator has settled). */

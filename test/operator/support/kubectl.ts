@@ -10,7 +10,8 @@ import { ROOT } from './crd-schema.ts';
 const run = promisify(execFile);
 export const KUBECTL = path.join(ROOT, '.tools/kubectl');
 
-export function writeKubeconfig(serverUrl: string, namespace = 'default'): { file: string; dir: string } {
+/** With a token: requests as that ServiceAccount (StandInApiServer.tokenFor), RBAC enforced. */
+export function writeKubeconfig(serverUrl: string, namespace = 'default', token?: string): { file: string; dir: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-kube-'));
   const file = path.join(dir, 'config');
   fs.writeFileSync(
@@ -26,7 +27,7 @@ export function writeKubeconfig(serverUrl: string, namespace = 'default'): { fil
       '    insecure-skip-tls-verify: true',
       'users:',
       '- name: sre',
-      '  user: {}',
+      token ? `  user: { token: ${token} }` : '  user: {}',
       'contexts:',
       '- name: standin',
       '  context:',

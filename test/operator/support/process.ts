@@ -22,9 +22,9 @@ export interface OperatorProcess {
  * Only PATH and what `env` gives reach the process (plus the kubeconfig and loopback ports), so
  * every other setting is the entry point's own default.
  */
-export async function spawnOperator(api: StandInApiServer, env: Record<string, string>): Promise<OperatorProcess> {
+export async function spawnOperator(api: StandInApiServer, env: Record<string, string>, main = 'operator/main.ts'): Promise<OperatorProcess> {
   const kube = writeKubeconfig(api.url);
-  const child = spawn(process.execPath, ['operator/main.ts'], {
+  const child = spawn(process.execPath, [main], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, KUBECONFIG: kube.file, METRICS_PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

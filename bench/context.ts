@@ -1,0 +1,104 @@
+// npm run bench:context — what our tool listings cost an agent's context, in tokens of the
+// o200k_base encoding (gpt-tokenizer), counted on the tools/list answers the running service sends
+// over HTTP to the MCP SDK's client: each server's listing, the nine together, the all-in-one
+// endpoint's ({base}/mcp) and its discovery mode ({base}/mcp/discover). "before" is the same bench run at 6c4bf33 (every
+// tool with the generic envelope outputSchema, data typed only as object); bench/NOTES.md has the
+// run. Target (issue 32): the nine per-server listings together ≤ 75% of before.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { z } from 'zod';
+import { startEmbedded } from '../server/db/embedded.ts';
+import { createDatabase } from '../server/db/pool.ts';
+import { SERVER_NAMES } from '../server/mcp/names.ts';
+import { createAccountWithKey, createUnlimitedPlan, startTestService } from '../test/helpers/service.ts';
+
+/** Tokens of each listing at 6c4bf33 (bench/NOTES.md, "bench:context"). */
+const BEFORE: Record<string, number> = {
+  'price-prediction': 4289,
+  'market-intelligence': 3631,
+  'blockchain-explorer': 4355,
+  'token-intelligence': 2813,
+  'portfolio-analytics': 2159,
+  'whale-intelligence': 3976,
+  'social-intelligence': 3602,
+  'kol-analytics': 3399,
+  'project-intelligence': 3699,
+  'the nine together': 31923,
+  'all-in-one (/mcp)': 24694,
+};
+
+/** The discovery mode of the all-in-one endpoint (issue 32 item 2, docs/clients.md): its tools/list is three meta-tools. */
+const discoveryUrl = (base: string) => `${base}/mcp/discover`;
+
+const ListAnswer = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) });
+
+async function listing(url: string, key: string): Promise<{ json: string; tools: number; outputSchemaTokens: number }> {
+  const client = new Client({ name: 'bench-context', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { 'x-api-key': key } } }));
+  try {
+    const answer = await client.request({ method: 'tools/list', params: {} }, ListAnswer);
+    const outputSchemaTokens = answer.tools.reduce((n, t) => n + ('outputSchema' in t ? countTokens(JSON.stringify(t.outputSchema)) : 0), 0);
+    return { json: JSON.stringify(answer), tools: answer.tools.length, outputSchemaTokens };
+  } finally {
+    await client.close();
+  }
+}
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-bench-context-'));
+fs.chmodSync(root, 0o755);
+const pg = await startEmbedded(path.join(root, 'pg'));
+const db = createDatabase({ url: pg.url, max: 2 });
+// No bench tools: the listings are the ones users get.
+const svc = await startTestService(pg.url, { CRYPTOMCP_BENCH_TOOLS: undefined });
+await createUnlimitedPlan(db, 'bench-context', 1_000);
+const { key } = await createAccountWithKey(db, { plan: 'bench-context' });
+
+interface Row {
+  name: string;
+  tools: number;
+  chars: number;
+  tokens: number;
+  outputSchemaTokens: number;
+}
+const rows: Row[] = [];
+const measure = async (name: string, url: string) => {
+  const l = await listing(url, key);
+  rows.push({ name, tools: l.tools, chars: l.json.length, tokens: countTokens(l.json), outputSchemaTokens: l.outputSchemaTokens });
+};
+for (const server of SERVER_NAMES) await measure(server, `${svc.url}/mcp/${server}`);
+const perServer = [...rows];
+rows.push({
+  name: 'the nine together',
+  tools: perServer.reduce((n, r) => n + r.tools, 0),
+  chars: perServer.reduce((n, r) => n + r.chars, 0),
+  tokens: perServer.reduce((n, r) => n + r.tokens, 0),
+  outputSchemaTokens: perServer.reduce((n, r) => n + r.outputSchemaTokens, 0),
+});
+await measure('all-in-one (/mcp)', `${svc.url}/mcp`);
+await measure('discovery mode', discoveryUrl(svc.url));
+
+const cell = (v: string | number, w: number) => String(v).padStart(w);
+const discoveryTokens = rows.find((r) => r.name === 'discovery mode')!.tokens;
+const ratio = (now: number, before: number | undefined) => (before === undefined ? 'n/a' : `${((now / before) * 100).toFixed(0)}%`);
+console.log('bench:context — tokens (o200k_base, gpt-tokenizer) of each tools/list answer, as the MCP SDK client receives it over HTTP');
+console.log(`${'listing'.padEnd(22)}${cell('tools', 6)}${cell('chars', 9)}${cell('before', 9)}${cell('tokens', 9)}${cell('now/before', 12)}${cell('outputSchema', 14)}`);
+for (const r of rows) {
+  const before = BEFORE[r.name];
+  console.log(`${r.name.padEnd(22)}${cell(r.tools, 6)}${cell(r.chars, 9)}${cell(before ?? 'n/a', 9)}${cell(r.tokens, 9)}${cell(ratio(r.tokens, before), 12)}${cell(r.outputSchemaTokens, 14)}`);
+}
+const nine = rows.find((r) => r.name === 'the nine together')!;
+const nineBefore = BEFORE['the nine together'];
+if (nineBefore !== undefined) {
+  const share = nine.tokens / nineBefore;
+  console.log(`target: the nine per-server listings together ≤ 75% of before: ${(share * 100).toFixed(1)}% ${share <= 0.75 ? 'met' : 'MISSED'}`);
+}
+console.log(`target: discovery mode ≤ 1,500 tokens: ${discoveryTokens} ${discoveryTokens <= 1500 ? 'met' : 'MISSED'}`);
+
+await svc.close();
+await db.close();
+await pg.stop();
+fs.rmSync(root, { recursive: true, force: true });

@@ -1,0 +1,150 @@
+// Issue 32 item 3: every tool's outputSchema types its `data`, and every tool's real answer (the
+// running service on the offline snapshot and a seeded devnet, called over HTTP) validates against
+// the outputSchema it lists: by a JSON Schema 2020-12 validator (Ajv), by the same schema closed
+// (no field the schema does not name), and by the SDK clients' own checks (the v1 client and the
+// v2 client pinned to 2026-07-28 both validate structuredContent against the listed schema and
+// throw when it does not match). Each server's tools are listed here with realistic arguments: a
+// tool without a case, or without a typed output schema, fails.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client as V2Client } from '@modelcontextprotocol/client';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_NAMES } from '../../server/mcp/names.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import { writeManifest } from '../helpers/chain.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { createAccountWithKey, createUnlimitedPlan, mcpClient, mcpClientV2, startTestService } from '../helpers/service.ts';
+import { CASES, FREE, type Endpoint } from '../helpers/tool-cases.ts';
+
+
+/** The discovery relay answers with the data of the tool it calls, whose schema describe_tool gives: its own is an open record. */
+const UNTYPED_BY_DESIGN = new Set(['call_tool']);
+
+/** The envelope's metadata as DESIGN.md §3 types it (the listed schema only names its required fields). */
+const METADATA = {
+  type: 'object',
+  properties: {
+    timestamp: { type: 'string', format: 'date-time' },
+    credits_used: { type: 'integer', minimum: 0 },
+    remaining_credits: { type: 'integer', minimum: 0 },
+    request_id: { type: 'string', minLength: 1 },
+    source: { type: 'string', minLength: 1 },
+    data_as_of: { type: ['string', 'null'] },
+    truncated: { type: 'boolean' },
+    next_cursor: { type: 'string' },
+    notes: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+  additionalProperties: false,
+};
+
+/** The schema with every object that names its fields closed to others: an answer carrying a field its schema does not document fails. */
+function closed(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(closed);
+  if (node === null || typeof node !== 'object') return node;
+  const out = Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === 'properties' || k === '$defs' ? Object.fromEntries(Object.entries(v as object).map(([n, s]) => [n, closed(s)])) : closed(v)]),
+  );
+  if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
+  return out;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
+
+interface Listed {
+  name: string;
+  outputSchema?: { properties?: { data?: Record<string, unknown> } } & Record<string, unknown>;
+}
+
+let devnet: Devnet;
+let db: TestDatabase;
+let svc: RunningService;
+let key: string;
+const v1 = new Map<Endpoint, Client>();
+const v2 = new Map<Endpoint, V2Client>();
+const listings = new Map<Endpoint, Listed[]>();
+const ENDPOINTS: Endpoint[] = [...SERVER_NAMES, '', 'discover'];
+
+beforeAll(async () => {
+  devnet = await startDevnet();
+  db = await createTestDatabase();
+  await createUnlimitedPlan(db, 'schemas', 100_000);
+  // The tools users get: no bench tools.
+  svc = await startTestService(db.url, {
+    CRYPTOMCP_BENCH_TOOLS: undefined,
+    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
+    DEVNET_MANIFEST: writeManifest(devnet.manifest),
+    TOOL_TIMEOUT_MS: '120000',
+  });
+  ({ key } = await createAccountWithKey(db, { plan: 'schemas' }));
+  for (const endpoint of ENDPOINTS) {
+    const client = await mcpClient(svc.url, endpoint, key);
+    // Listing first: the clients validate answers against the schemas they listed.
+    listings.set(endpoint, (await client.listTools()).tools as Listed[]);
+    v1.set(endpoint, client);
+    const modern = await mcpClientV2(svc.url, endpoint, key, 'pinned');
+    await modern.listTools();
+    v2.set(endpoint, modern);
+  }
+}, 120_000);
+afterAll(async () => {
+  for (const c of [...v1.values(), ...v2.values()]) await c.close();
+  await svc?.close();
+  await db?.drop();
+  await devnet?.stop();
+});
+
+const label = (e: Endpoint) => (e === '' ? 'all-in-one' : e === 'discover' ? 'all-in-one discovery mode' : e);
+
+/** A write undone by the v1 call, redone before the v2 client repeats it. */
+const REDO_BEFORE_V2: Record<string, string> = { unwatch_address: 'watch_address' };
+
+describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoint) => {
+  it('lists an output schema with typed data for every tool, and this test has a case for each', () => {
+    const tools = listings.get(endpoint)!;
+    if (endpoint === '') {
+      // The all-in-one lists its own free tools and every server's data tools, with the schemas the server lists.
+      const own = tools.filter((t) => t.name in FREE);
+      expect(own.map((t) => t.name).sort()).toEqual(Object.keys(FREE).sort());
+      for (const server of SERVER_NAMES) {
+        for (const t of listings.get(server)!.filter((x) => !(x.name in FREE))) expect(tools.find((x) => x.name === t.name)?.outputSchema, t.name).toEqual(t.outputSchema);
+      }
+      expect(tools.length).toBe(3 + SERVER_NAMES.reduce((n, s) => n + listings.get(s)!.length - 3, 0));
+    } else {
+      expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(CASES[endpoint]).sort());
+    }
+    const untyped = tools.filter((t) => !UNTYPED_BY_DESIGN.has(t.name)).filter((t) => {
+      const data = t.outputSchema?.properties?.data;
+      // Typed: fields, or a choice of typed shapes, or a named shape; a bare { type: 'object' } is not.
+      return !data || !['properties', 'anyOf', 'oneOf', '$ref'].some((k) => k in data);
+    });
+    expect(untyped.map((t) => t.name), `${label(endpoint)}: tools whose outputSchema leaves data untyped`).toEqual([]);
+  });
+
+  it.each(Object.keys(CASES[endpoint]))("%s: its real answer validates against its listed outputSchema (Ajv 2020-12, closed to undocumented fields, the v1 and v2 SDK clients)", async (tool) => {
+    const listed = listings.get(endpoint)!.find((t) => t.name === tool);
+    expect(listed?.outputSchema, `${tool} is not listed with an outputSchema`).toBeDefined();
+    const args = CASES[endpoint][tool]!(devnet.manifest);
+    // The v1 client throws when structuredContent does not match the listed schema.
+    const res = await v1.get(endpoint)!.callTool({ name: tool, arguments: args });
+    expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+    const answer = res.structuredContent as { data: unknown; metadata: unknown };
+
+    const schema = listed!.outputSchema!;
+    const open = ajv.compile(schema);
+    expect(open(answer), `${tool}: ${ajv.errorsText(open.errors)}`).toBe(true);
+    const strict = ajv.compile(closed(schema) as object);
+    expect(strict(answer), `${tool} answers fields its schema does not name: ${ajv.errorsText(strict.errors)}`).toBe(true);
+    const metadata = ajv.compile(METADATA);
+    expect(metadata(answer.metadata), `${tool} metadata: ${ajv.errorsText(metadata.errors)}`).toBe(true);
+
+    // The v2 client (2026-07-28) validates with its own validator and throws as well.
+    const redo = REDO_BEFORE_V2[tool];
+    if (redo) await v1.get(endpoint)!.callTool({ name: redo, arguments: CASES[endpoint][redo]!(devnet.manifest) });
+    const modern = await v2.get(endpoint)!.callTool({ name: tool, arguments: args });
+    expect(modern.isError, JSON.stringify(modern.content)).toBeFalsy();
+  }, 120_000);
+});
