@@ -21,7 +21,7 @@ const OPERATOR_BOUNDARY = {
 // allows `import type` only and contract(x) allows the layer's types.ts files (its declared shapes).
 const FOLDERS = [
   'mcp', 'lib', 'analytics', 'compute', 'providers', 'db', 'metering', 'keys', 'accounts', 'forecasts', 'watchlists',
-  'gateway', 'x402', 'payments', 'oauth', 'dashboard', 'telemetry', 'devnet',
+  'gateway', 'x402', 'payments', 'oauth', 'dashboard', 'telemetry', 'devnet', 'jobs', 'alerts',
 ];
 const TOP_FILES = [
   'errors.ts', 'version.ts', 'public-types.ts', 'origin.ts', 'config.ts', 'metrics.ts', 'connections.ts', 'demo.ts',
@@ -37,8 +37,8 @@ const SERVER_SHARED = { paths: ['server/servers/deps.ts', 'server/servers/spec.t
 // metering, keys, accounts, payments, oauth, x402 or the database.
 const SERVER_VIEW = [
   'mcp', 'analytics', 'lib', 'errors.ts', 'servers/common',
-  contract('providers'), contract('watchlists'),
-  typeOnly('providers'), typeOnly('forecasts'), typeOnly('watchlists'), typeOnly('compute'),
+  contract('providers'), contract('watchlists'), contract('alerts'),
+  typeOnly('providers'), typeOnly('forecasts'), typeOnly('watchlists'), typeOnly('compute'), typeOnly('alerts'),
 ];
 
 const LAYERS = {
@@ -62,6 +62,9 @@ const LAYERS = {
   metering: ['db', 'lib', 'errors.ts'],
   forecasts: ['db', 'lib', 'errors.ts'],
   watchlists: ['db', 'lib', 'errors.ts'],
+  // The job runner (graphile-worker) and the alert rules, feed and webhooks it runs jobs for.
+  jobs: ['db', 'lib', 'errors.ts'],
+  alerts: ['db', 'lib', 'errors.ts', 'jobs'],
   // The nine servers, their shared code, and the files that assemble them (index.ts) and declare
   // what they are handed (deps.ts); a server sees deps.ts, spec.ts and icons.ts of those files.
   'servers/*': [...SERVER_VIEW, SERVER_SHARED],
@@ -76,7 +79,7 @@ const LAYERS = {
   payments: ['db', 'lib', 'errors.ts', 'accounts', typeOnly('providers'), typeOnly('config.ts'), typeOnly('public-types.ts')],
   oauth: ['db', 'lib', 'errors.ts', 'keys', typeOnly('config.ts'), typeOnly('origin.ts')],
   dashboard: [
-    'db', 'lib', 'errors.ts', 'accounts', 'keys', 'payments', 'oauth', 'public-types.ts',
+    'db', 'lib', 'errors.ts', 'accounts', 'keys', 'payments', 'oauth', 'alerts', 'public-types.ts',
     typeOnly('mcp'), typeOnly('providers'), typeOnly('config.ts'), typeOnly('origin.ts'),
   ],
   devnet: ['db', 'lib', 'errors.ts'],

@@ -45,10 +45,11 @@ export function offlineRegistry(): Registry {
 
 /** server.json for the MCP Registry, as `npm run registry:server-json` writes it. */
 export function offlineServerJson(): string {
-  const modules = serverModules({ servers: SERVER_NAMES, deps: offlineDeps() });
+  const deps = offlineDeps();
+  const modules = serverModules({ servers: SERVER_NAMES, deps });
   const source = {
     registry: buildRegistry(modules),
-    allInOne: allInOneModule(modules),
+    allInOne: allInOneModule(modules, deps),
     version: VERSION,
     protocolVersions: [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS],
   };

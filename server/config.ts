@@ -175,6 +175,16 @@ const EnvSchema = z.object({
   METER_MAX_INFLIGHT: intFrom(2, 1),
   METER_MAX_BATCH: intFrom(64, 1),
   SWEEP_INTERVAL_MS: intFrom(60000, 100),
+  JOBS_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(4),
+  JOBS_POLL_INTERVAL_MS: intFrom(1000, 20),
+  ALERT_EVALUATE_INTERVAL_MS: intFrom(60000, 100),
+  WEBHOOK_ALLOW_PRIVATE: bool,
+  WEBHOOK_TIMEOUT_MS: intFrom(10000, 100),
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'a comma list of delays in milliseconds, e.g. 5000,300000')
+    .transform((v) => v.split(',').map(Number))
+    .optional(),
   SHUTDOWN_TIMEOUT_MS: intFrom(10000, 0),
   DRAIN_DELAY_MS: intFrom(0, 0),
   WRITE_TIMEOUT_MS: intFrom(30000, 100),
@@ -294,6 +304,17 @@ export interface Config {
   meterMaxInflight: number;
   meterMaxBatch: number;
   sweepIntervalMs: number;
+  /**
+   * The job runner (server/jobs): jobs this process runs at once (0: it runs none, another
+   * replica does), and how often it looks for jobs that became due.
+   */
+  jobs: { concurrency: number; pollIntervalMs: number };
+  /**
+   * Alert rules and webhooks: how often a rule is evaluated, whether webhooks may reach private
+   * and loopback addresses over http (development only), an attempt's timeout, and the delays
+   * before each retry (undefined: the default schedule of about a day).
+   */
+  alerts: { evaluateIntervalMs: number; webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookRetryScheduleMs: number[] | undefined };
   shutdownTimeoutMs: number;
   /**
    * After SIGTERM, how long the service keeps accepting (not ready, answering with Connection:
@@ -515,6 +536,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     meterMaxInflight: e.METER_MAX_INFLIGHT,
     meterMaxBatch: e.METER_MAX_BATCH,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS,
+    jobs: { concurrency: e.JOBS_CONCURRENCY, pollIntervalMs: e.JOBS_POLL_INTERVAL_MS },
+    alerts: {
+      evaluateIntervalMs: e.ALERT_EVALUATE_INTERVAL_MS,
+      webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_MS,
+    },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     drainDelayMs: e.DRAIN_DELAY_MS,
     writeTimeoutMs: e.WRITE_TIMEOUT_MS,

@@ -103,6 +103,15 @@ export interface Metrics {
   computeJob(task: string, outcome: string, waitSeconds: number, runSeconds: number): void;
   /** Reports the compute pool's jobs and threads at every scrape. */
   watchCompute(stats: () => ComputeStats): void;
+  /** A background job ended (server/jobs): its task, outcome (ok, error) and how long it ran. */
+  jobRun(task: string, outcome: string, seconds: number): void;
+  /** Alert rules evaluated by one pass, by kind and outcome (ok, error). */
+  alertRulesEvaluated: CounterOf<'kind' | 'outcome'>;
+  alertsFired: CounterOf<'kind'>;
+  /** An alert delivered: by channel (webhook, pull), and the time from firing to delivery. */
+  alertDelivered(channel: string, lagSeconds: number): void;
+  /** Webhook attempts by outcome: ok, http_error, network_error, timeout, refused_address. */
+  webhookAttempts: CounterOf<'outcome'>;
   /** Stops listening to process-wide channels (upstream calls). */
   close(): void;
 }
@@ -232,6 +241,33 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registers,
   });
 
+  const jobRuns = new Counter({
+    name: 'cryptomcp_jobs_total',
+    help: 'Background jobs run by this pod (server/jobs, graphile-worker), by task and outcome (ok, error: retried with backoff).',
+    labelNames: ['task', 'outcome'],
+    registers,
+  });
+  const jobDuration = new Histogram({
+    name: 'cryptomcp_job_duration_seconds',
+    help: 'Time one background job ran, by task.',
+    labelNames: ['task'],
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+    registers,
+  });
+  const alertsDelivered = new Counter({
+    name: 'cryptomcp_alerts_delivered_total',
+    help: 'Alerts delivered, by channel: webhook (a 2xx answer) or pull (returned by get_alerts).',
+    labelNames: ['channel'],
+    registers,
+  });
+  const alertDeliveryLag = new Histogram({
+    name: 'cryptomcp_alert_delivery_lag_seconds',
+    help: 'Time from an alert firing (stored) to its delivery, by channel.',
+    labelNames: ['channel'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 36000, 100000],
+    registers,
+  });
+
   const HIT = { result: 'hit' } as const;
   const MISS = { result: 'miss' } as const;
 
@@ -340,6 +376,32 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     watchCompute(stats) {
       computeStats = stats;
     },
+    jobRun(task, outcome, seconds) {
+      jobRuns.inc({ task, outcome });
+      jobDuration.observe({ task }, seconds);
+    },
+    alertRulesEvaluated: new Counter({
+      name: 'cryptomcp_alert_rules_evaluated_total',
+      help: 'Alert rules evaluated, by kind (price, whale, social) and outcome (ok, error: the provider failed).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    }),
+    alertsFired: new Counter({
+      name: 'cryptomcp_alerts_fired_total',
+      help: 'Alerts stored (a rule met by a new event; each event of a rule is stored once), by kind.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    alertDelivered(channel, lagSeconds) {
+      alertsDelivered.inc({ channel });
+      alertDeliveryLag.observe({ channel }, lagSeconds);
+    },
+    webhookAttempts: new Counter({
+      name: 'cryptomcp_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by outcome: ok (2xx), http_error, network_error, timeout, refused_address (not a public address).',
+      labelNames: ['outcome'],
+      registers,
+    }),
     close() {
       diagnostics.unsubscribe(UPSTREAM_CHANNEL, onUpstream);
     },
@@ -377,6 +439,11 @@ export function disabledMetrics(): Metrics {
     watchPool() {},
     computeJob() {},
     watchCompute() {},
+    jobRun() {},
+    alertRulesEvaluated: counter,
+    alertsFired: counter,
+    alertDelivered() {},
+    webhookAttempts: counter,
     close() {},
   };
 }

@@ -1,6 +1,7 @@
 // Starts the service for `cryptomcp serve` / `npm start`: database (embedded or DATABASE_URL),
-// migrations, the gateway, the metrics port, background sweeps; and stops it in the reverse
-// order, letting in-flight requests finish.
+// migrations, the gateway, the metrics port, the job runner (background work: sweeps, payment
+// re-checks, alert evaluation and webhook deliveries); and stops it in the reverse order,
+// letting in-flight requests finish.
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { planList, type Plan } from './accounts/plans.ts';
 import { buildApp } from './app.ts';
@@ -38,7 +39,11 @@ import { FallbackProjectSource } from './providers/projects/fallback.ts';
 import { DefiLlamaSource } from './providers/projects/live.ts';
 import { GitHubClient } from './providers/github/live.ts';
 import { RedditSource } from './providers/social/live.ts';
-import { allInOneModule, serverModules } from './servers/index.ts';
+import { alertEvaluators, allInOneModule, serverModules } from './servers/index.ts';
+import { SqlAlertStore } from './alerts/store.ts';
+import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
+import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
+import { dashboardHousekeeping } from './dashboard/api.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
 import { VERSION } from './version.ts';
 import { Payments } from './payments/orders.ts';
@@ -94,11 +99,14 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   // starts (readyz says not ready) and keeps trying, so an outage at boot needs no restart. Never
   // from /readyz: a probe has a timeout of seconds, a migration may take minutes.
   let migrated = false;
+  // The job runner starts once the schema (its own included) is in place; set below.
+  let startJobs = () => {};
   const tryMigrate = async () => {
     try {
       if (config.migrateOnStart) await migrate(db.pool);
       migrated = await migrationsCurrent(db.pool);
       if (!migrated && !config.migrateOnStart) log('migrations pending: waiting for `cryptomcp migrate`');
+      if (migrated) startJobs();
     } catch (err) {
       log(`migrations not applied yet: ${(err as Error).message}`);
     }
@@ -132,8 +140,13 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   const metrics = config.metricsEnabled ? createMetrics({ plain: plainTelemetry().has('tallies') }) : disabledMetrics();
   const compute = createComputePool({ ...config.compute, onJob: (task, outcome, waited, ran) => metrics.computeJob(task, outcome, waited, ran) });
   metrics.watchCompute(() => compute.stats());
+  const alerts = new SqlAlertStore(db, {
+    allowPrivateWebhooks: config.alerts.webhookAllowPrivate,
+    onPulled: (lags) => lags.forEach((lag) => metrics.alertDelivered('pull', lag)),
+  });
   const deps = {
     market,
+    alerts,
     snapshot,
     forecasts: new SqlForecastLog(db),
     watches: new SqlWatchStore(db),
@@ -197,7 +210,6 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     settleIntervalMs: config.settleIntervalMs,
     maxInflight: config.meterMaxInflight,
     maxBatch: config.meterMaxBatch,
-    sweepIntervalMs: config.sweepIntervalMs,
     // Twice the tool timeout plus a settle batch: an answered call is always settled by then.
     staleAfterMs: 2 * config.toolTimeoutMs + config.settleIntervalMs + 1000,
     onError: (what, err) => log(`${what} deferred: ${(err as Error).message}`),
@@ -254,7 +266,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     metrics,
     toolTimeoutMs: config.toolTimeoutMs,
     writeTimeoutMs: config.writeTimeoutMs,
-    allInOne: allInOneModule(modules),
+    allInOne: allInOneModule(modules, deps),
     connections: { maxPipelined: config.maxPipelinedRequests, perAddress: config.maxConnectionsPerAddress },
     version: VERSION,
     plans,
@@ -300,16 +312,71 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   }
   const port = portOf();
   meter.start();
-  payments.start((err) => log(`payment verification deferred: ${(err as Error).message}`));
   const touchTimer = setInterval(() => {
     keys.flushLastUsed().catch((err: unknown) => log(`last_used_at deferred: ${(err as Error).message}`));
     tokens.flushLastUsed().catch((err: unknown) => log(`connection last_used_at deferred: ${(err as Error).message}`));
   }, 1000);
-  const oauthSweep = setInterval(() => {
-    artifactSweep(db).catch((err: unknown) => log(`oauth sweep deferred: ${(err as Error).message}`));
-  }, 10 * 60_000);
-  oauthSweep.unref();
   touchTimer.unref();
+
+  // Background work that touches the whole database runs as jobs (server/jobs): each due run on
+  // one replica, retried, counted. What drains this process's own memory (settlements,
+  // last_used_at, the request log) stays a timer above.
+  const hooks = {
+    onEvaluated: (kind: string, outcome: 'ok' | 'error', rules: number) => metrics.alertRulesEvaluated.inc({ kind, outcome }, rules),
+    onFired: (kind: string) => metrics.alertsFired.inc({ kind }),
+    onDelivered: (channel: string, lag: number) => metrics.alertDelivered(channel, lag),
+    onAttempt: (outcome: string) => metrics.webhookAttempts.inc({ outcome }),
+    log,
+  };
+  const evaluators = alertEvaluators(config.servers, deps);
+  const tasks: Record<string, JobTask> = {
+    metering_sweep: () => meter.sweep(),
+    oauth_sweep: () => artifactSweep(db).then(() => {}),
+    dashboard_housekeeping: () => dashboardHousekeeping(db, config.dashboard.requestLogRetentionDays),
+    // One task per chain and per kind of rule: replicas may be configured differently (chains,
+    // servers), and graphile-worker gives a job only to a replica that registered its task.
+    ...Object.fromEntries(config.payments.chains.map((c) => [`payments_recheck_${c.chain}`, () => payments.sweep([c.chain]).then(() => {})])),
+    ...Object.fromEntries(
+      Object.entries(evaluators).map(([kind, evaluate]) => [
+        `alerts_evaluate_${kind}`,
+        (_payload: unknown, helpers: { abortSignal: AbortSignal }) =>
+          alertsEvaluateDue(db, { evaluators: { [kind]: evaluate }, intervalMs: config.alerts.evaluateIntervalMs, batch: 500, hooks }, helpers.abortSignal).then(() => {}),
+      ]),
+    ),
+    webhook_deliver: (payload) =>
+      webhookDeliver(db, payload as { delivery: number; round?: number }, {
+        policy: { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
+        retryScheduleMs: config.alerts.webhookRetryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS,
+        hooks,
+      }),
+  };
+  const recurring: Recurring[] = [
+    { task: 'metering_sweep', everyMs: config.sweepIntervalMs },
+    { task: 'oauth_sweep', everyMs: 10 * 60_000 },
+    { task: 'dashboard_housekeeping', everyMs: 10 * 60_000 },
+    ...config.payments.chains.map((c) => ({ task: `payments_recheck_${c.chain}`, everyMs: config.payments.verifyIntervalMs })),
+    ...Object.keys(evaluators).map((kind) => ({ task: `alerts_evaluate_${kind}`, everyMs: config.alerts.evaluateIntervalMs })),
+  ];
+  let jobs: Promise<JobRunner | undefined> | undefined;
+  let closed = false;
+  startJobs = () => {
+    if (jobs || closed || config.jobs.concurrency === 0) return;
+    jobs = startJobRunner({
+      pool: db.pool,
+      tasks,
+      recurring,
+      concurrency: config.jobs.concurrency,
+      // Due runs are found by polling: never less often than the shortest recurring period.
+      pollIntervalMs: Math.min(config.jobs.pollIntervalMs, ...recurring.map((r) => r.everyMs)),
+      onJob: (task, outcome, seconds) => metrics.jobRun(task, outcome, seconds),
+      log,
+    }).catch((err: unknown) => {
+      log(`job runner not started: ${(err as Error).message}`);
+      jobs = undefined;
+      return undefined;
+    });
+  };
+  if (migrated) startJobs();
 
   let closing: Promise<void> | undefined;
   return {
@@ -330,8 +397,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         if (config.drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
         clearInterval(migrateTimer);
         clearInterval(touchTimer);
-        clearInterval(oauthSweep);
-        payments.stop();
+        closed = true;
         // Stop accepting and let in-flight requests finish. A keep-alive socket goes idle only
         // once its answer is out, after Fastify's one sweep of idle sockets, so keep sweeping;
         // whatever outlives the timeout is cut.
@@ -340,6 +406,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
         await compute.close();
+        await (await jobs)?.stop().catch((err: unknown) => log(`job runner stop failed: ${(err as Error).message}`));
         await metricsServer?.close();
         metrics.close();
         await meter.stop().catch((err: unknown) => log(`final settle failed: ${(err as Error).message}`));

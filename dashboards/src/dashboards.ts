@@ -112,6 +112,23 @@ const meteringRows: RowSpec[] = [
     ],
   },
   {
+    title: 'Background jobs',
+    panels: [
+      { title: 'Jobs by task and outcome', description: 'Background jobs (graphile-worker, server/jobs) run per second, all pods, by task and outcome: ok, or error (retried with backoff; a recurring task runs again at its next period).', unit: 'ops', width: 12, queries: [{ expr: `sum by (task, outcome) (rate(cryptomcp_jobs_total[${R}]))`, legend: '{{task}} {{outcome}}' }] },
+      { title: 'Job run time (p95)', description: 'p95 of the time one job ran, by task.', unit: 's', width: 12, queries: [{ expr: `histogram_quantile(0.95, sum by (le, task) (rate(cryptomcp_job_duration_seconds_bucket[${R}])))`, legend: '{{task}}' }] },
+    ],
+  },
+  {
+    title: 'Alerts and webhooks',
+    panels: [
+      { title: 'Alert rules evaluated', description: 'Alert rules evaluated per second, by kind (price, whale, social) and outcome (error: the provider failed; the rule is tried again next pass).', unit: 'ops', queries: [{ expr: `sum by (kind, outcome) (rate(cryptomcp_alert_rules_evaluated_total[${R}]))`, legend: '{{kind}} {{outcome}}' }] },
+      { title: 'Alerts fired', description: 'Alerts stored per interval, by kind (each event of a rule once).', unit: 'short', queries: [{ expr: `sum by (kind) (increase(cryptomcp_alerts_fired_total[${R}]))`, legend: '{{kind}}' }] },
+      { title: 'Alerts delivered by channel', description: 'Alerts delivered per second: by webhook (answered 2xx) or by pull (returned by get_alerts).', unit: 'ops', queries: [{ expr: `sum by (channel) (rate(cryptomcp_alerts_delivered_total[${R}]))`, legend: '{{channel}}' }] },
+      { title: 'Webhook attempts by outcome', description: 'Webhook delivery attempts per second: ok, http_error, network_error, timeout, refused_address (the URL resolved to a non-public address).', unit: 'ops', queries: [{ expr: `sum by (outcome) (rate(cryptomcp_webhook_attempts_total[${R}]))`, legend: '{{outcome}}' }] },
+      { title: 'Delivery lag', description: 'Percentiles of the time from an alert firing to its delivery, by channel (webhook retries after failures count in full).', unit: 's', width: 16, queries: quantiles('cryptomcp_alert_delivery_lag_seconds', 'channel') },
+    ],
+  },
+  {
     title: 'Database pool',
     panels: [
       { title: 'Pool connections', description: 'PostgreSQL pool connections in use and idle, with the pool maximum, all pods.', unit: 'short', width: 12, queries: [{ expr: 'sum by (state) (cryptomcp_db_pool_connections)', legend: '{{state}}' }, { expr: 'sum(cryptomcp_db_pool_max)', legend: 'max' }] },

@@ -30,6 +30,7 @@ import { requestRoutes } from './routes/requests.ts';
 import { sessionRoutes, signInRoutes } from './routes/sessions.ts';
 import { usageRoutes } from './routes/usage.ts';
 import { walletRoutes } from './routes/wallets.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { SESSION_COOKIE, sessionOf } from './session.ts';
 import { nonceRateLimit, signIn } from './signIn.ts';
 import { dashboardSweep, sessionByToken } from './store.ts';
@@ -50,18 +51,20 @@ export interface DashboardDeps {
   payments?: Payments;
 }
 
+/**
+ * The dashboard's housekeeping, run as a job (server/jobs): expired nonces, sessions, idempotency
+ * records and offers go, and request-log rows older than the retention.
+ */
+export async function dashboardHousekeeping(db: Database, requestLogRetentionDays: number): Promise<void> {
+  await dashboardSweep(db);
+  await idempotencySweep(db);
+  await offerSweep(db);
+  await requestLogSweep(db, requestLogRetentionDays);
+}
+
 export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const { db, settings, origins } = deps;
   await app.register(cookie);
-
-  const sweep = setInterval(() => {
-    dashboardSweep(db).catch(() => {});
-    idempotencySweep(db).catch(() => {});
-    offerSweep(db).catch(() => {});
-    requestLogSweep(db, settings.requestLogRetentionDays).catch(() => {});
-  }, 10 * 60_000);
-  sweep.unref();
-  app.addHook('onClose', async () => clearInterval(sweep));
 
   // Every mutating request must come from the dashboard's own pages: a browser's Origin and
   // Sec-Fetch-Site say where it came from (a cross-site form or fetch is refused here), and a
@@ -110,6 +113,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
     usageRoutes(authed, { db, usage: deps.usage, settings });
     requestRoutes(authed, { db, settings });
+    webhookRoutes(authed, { db });
     if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Logger, runMigrations } from 'graphile-worker';
 import type pg from 'pg';
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -38,7 +39,14 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
 
-/** Applies every pending migration; returns the versions applied by this call. */
+/**
+ * Applies every pending migration, then graphile-worker's own (the job queue's schema,
+ * graphile_worker); returns the versions of ours applied by this call. graphile-worker's
+ * migrations open their own transactions, so they cannot run inside ours under our lock; they
+ * need no lock of ours either: each of its migrations first inserts its number into
+ * graphile_worker.migrations in the same transaction, so a second pod migrating at once waits
+ * on that row and then, seeing it taken, counts the migration as done.
+ */
 export async function migrate(pool: pg.Pool, migrations = loadMigrations()): Promise<number[]> {
   const applied: number[] = [];
   const client = await pool.connect();
@@ -64,12 +72,17 @@ export async function migrate(pool: pg.Pool, migrations = loadMigrations()): Pro
   } finally {
     client.release();
   }
+  await runMigrations({ pgPool: pool, logger: QUIET });
   return applied;
 }
 
+const QUIET = new Logger(() => () => {});
+
 /** True when every known migration is recorded as applied (what /readyz checks). */
 export async function migrationsCurrent(pool: pg.Pool, migrations = loadMigrations()): Promise<boolean> {
-  const exists = await pool.query<{ ok: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS ok`);
+  const exists = await pool.query<{ ok: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('graphile_worker.migrations') IS NOT NULL AS ok`,
+  );
   if (!exists.rows[0]?.ok) return false;
   const res = await pool.query<{ max: number | null }>('SELECT max(version) AS max FROM schema_migrations');
   return (res.rows[0]?.max ?? 0) >= migrations.length;

@@ -53,8 +53,10 @@ export function createDatabase({ url, max = 20, statementTimeoutMs = STATEMENT_T
   pool.on('connect', (client) => {
     client.query(`SET statement_timeout = ${timeout}`).catch(() => {});
   });
-  // An idle client losing its connection (server restart) must not crash the process.
+  // An idle client losing its connection (server restart) must not crash the process, nor one
+  // held open between queries (the job runner's LISTEN connection: it reconnects by itself).
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
 
   const wrap = (err: unknown): never => {
     throw isConnectionError(err) ? new DatabaseUnavailableError(err) : err;

@@ -65,6 +65,45 @@ CREATE TABLE accounts (
   CONSTRAINT accounts_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE alert_rules (
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  account_id uuid NOT NULL,
+  kind text NOT NULL,
+  server text NOT NULL,
+  params jsonb NOT NULL,
+  state jsonb NOT NULL DEFAULT '{}'::jsonb,
+  status text NOT NULL DEFAULT 'active'::text,
+  webhook_id bigint,
+  note text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  next_evaluation_at timestamp with time zone NOT NULL DEFAULT now(),
+  last_evaluated_at timestamp with time zone,
+  last_error text,
+  fired integer NOT NULL DEFAULT 0,
+  last_fired_at timestamp with time zone,
+  CONSTRAINT alert_rules_kind_check CHECK (kind = ANY (ARRAY['price'::text, 'whale'::text, 'social'::text])),
+  CONSTRAINT alert_rules_note_check CHECK (char_length(note) <= 200),
+  CONSTRAINT alert_rules_status_check CHECK (status = ANY (ARRAY['active'::text, 'paused'::text])),
+  CONSTRAINT alert_rules_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT alert_rules_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhook_endpoints(id) ON DELETE SET NULL,
+  CONSTRAINT alert_rules_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE alerts (
+  id bigint NOT NULL DEFAULT nextval('alerts_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  rule_id uuid,
+  kind text NOT NULL,
+  event_id text NOT NULL,
+  title text NOT NULL,
+  data jsonb NOT NULL,
+  fired_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT alerts_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT alerts_rule_id_fkey FOREIGN KEY (rule_id) REFERENCES alert_rules(id) ON DELETE SET NULL,
+  CONSTRAINT alerts_pkey PRIMARY KEY (id),
+  CONSTRAINT alerts_rule_id_event_id_key UNIQUE (rule_id, event_id)
+);
+
 CREATE TABLE api_keys (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   account_id uuid NOT NULL,
@@ -411,9 +450,60 @@ CREATE TABLE watches (
   CONSTRAINT watches_account_id_chain_address_key UNIQUE (account_id, chain, address)
 );
 
+CREATE TABLE webhook_attempts (
+  id bigint NOT NULL DEFAULT nextval('webhook_attempts_id_seq'::regclass),
+  delivery_id bigint NOT NULL,
+  attempt integer NOT NULL,
+  started_at timestamp with time zone NOT NULL,
+  duration_ms integer NOT NULL,
+  outcome text NOT NULL,
+  status_code integer,
+  error text,
+  CONSTRAINT webhook_attempts_error_check CHECK (char_length(error) <= 500),
+  CONSTRAINT webhook_attempts_outcome_check CHECK (outcome = ANY (ARRAY['ok'::text, 'http_error'::text, 'network_error'::text, 'timeout'::text, 'refused_address'::text])),
+  CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE webhook_deliveries (
+  id bigint NOT NULL DEFAULT nextval('webhook_deliveries_id_seq'::regclass),
+  alert_id bigint NOT NULL,
+  endpoint_id bigint NOT NULL,
+  account_id uuid NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  round integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamp with time zone,
+  delivered_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT webhook_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'unpaid'::text])),
+  CONSTRAINT webhook_deliveries_alert_id_fkey FOREIGN KEY (alert_id) REFERENCES alerts(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_deliveries_alert_id_endpoint_id_key UNIQUE (alert_id, endpoint_id)
+);
+
+CREATE TABLE webhook_endpoints (
+  id bigint NOT NULL DEFAULT nextval('webhook_endpoints_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  url text NOT NULL,
+  secret text NOT NULL,
+  previous_secret text,
+  previous_until timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  rotated_at timestamp with time zone,
+  CONSTRAINT webhook_endpoints_url_check CHECK (char_length(url) <= 2000),
+  CONSTRAINT webhook_endpoints_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_endpoints_account_id_url_key UNIQUE (account_id, url)
+);
+
 CREATE INDEX account_merges_target ON public.account_merges USING btree (target_account_id);
 CREATE INDEX account_wallet_offers_expiry ON public.account_wallet_offers USING btree (expires_at);
 CREATE INDEX accounts_renewal_due ON public.accounts USING btree (period_end) WHERE (period_end IS NOT NULL);
+CREATE INDEX alert_rules_account ON public.alert_rules USING btree (account_id, created_at);
+CREATE INDEX alert_rules_due ON public.alert_rules USING btree (next_evaluation_at) WHERE (status = 'active'::text);
+CREATE INDEX alerts_account ON public.alerts USING btree (account_id, id);
 CREATE INDEX api_keys_account ON public.api_keys USING btree (account_id);
 CREATE INDEX credit_ledger_account_time ON public.credit_ledger USING btree (account_id, created_at);
 CREATE INDEX credit_ledger_unresolved ON public.credit_ledger USING btree (created_at) WHERE ((kind = 'reserve'::text) AND (resolved_at IS NULL));
@@ -435,6 +525,8 @@ CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
 CREATE INDEX watches_account ON public.watches USING btree (account_id, created_at);
+CREATE INDEX webhook_attempts_delivery ON public.webhook_attempts USING btree (delivery_id, attempt);
+CREATE INDEX webhook_deliveries_endpoint ON public.webhook_deliveries USING btree (endpoint_id, id);
 
 CREATE OR REPLACE FUNCTION public.account_create(p_plan text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS uuid
@@ -599,6 +691,56 @@ BEGIN
     IF account_renew_if_due(r.id, v_now) THEN n := n + 1; END IF;
   END LOOP;
   RETURN n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.alert_delivery_charge(p_account uuid, p_request_id text, p_credits integer, p_server text)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  acc accounts%ROWTYPE;
+  v_new integer;
+  v_topup integer;
+BEGIN
+  SELECT * INTO acc FROM accounts WHERE id = p_account FOR UPDATE;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  IF EXISTS (SELECT 1 FROM credit_ledger WHERE request_id = p_request_id AND kind = 'reserve') THEN RETURN acc.balance; END IF;
+  v_new := greatest(0, acc.balance - p_credits);
+  v_topup := least(acc.topup, v_new);
+  UPDATE accounts SET balance = v_new, topup = v_topup, updated_at = clock_timestamp() WHERE id = p_account;
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, note, topup_delta, resolved_at, resolution)
+  VALUES (p_account, p_request_id, 'reserve', v_new - acc.balance, v_new, p_server, 'alert_delivery', 'alert delivered by webhook',
+          nullif(v_topup - acc.topup, 0), clock_timestamp(), 'charged');
+  RETURN v_new;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.alert_insert(p_rule uuid, p_event text, p_title text, p_data jsonb)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r alert_rules%ROWTYPE;
+  v_id bigint;
+  v_delivery bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('cryptomcp.alerts'));
+  SELECT * INTO r FROM alert_rules WHERE id = p_rule;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  INSERT INTO alerts (account_id, rule_id, kind, event_id, title, data)
+  VALUES (r.account_id, r.id, r.kind, p_event, p_title, p_data)
+  ON CONFLICT (rule_id, event_id) DO NOTHING
+  RETURNING id INTO v_id;
+  IF v_id IS NULL THEN RETURN NULL; END IF;
+  UPDATE alert_rules SET fired = fired + 1, last_fired_at = clock_timestamp() WHERE id = r.id;
+  IF r.webhook_id IS NOT NULL THEN
+    INSERT INTO webhook_deliveries (alert_id, endpoint_id, account_id, next_attempt_at)
+    VALUES (v_id, r.webhook_id, r.account_id, clock_timestamp())
+    RETURNING id INTO v_delivery;
+    PERFORM graphile_worker.add_job('webhook_deliver', json_build_object('delivery', v_delivery, 'attempt', 1),
+                                    job_key => 'webhook:' || v_delivery, max_attempts => 3);
+  END IF;
+  PERFORM pg_notify('alerts', r.account_id || ':' || v_id);
+  RETURN v_id;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_async_commit()

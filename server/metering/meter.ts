@@ -48,7 +48,6 @@ export interface MeterOptions {
   /** The clock metering uses; undefined means the database's clock (all pods agree). */
   now?: () => Date;
   settleIntervalMs: number;
-  sweepIntervalMs: number;
   /** Reservations unresolved for longer than this are refunded by the sweep. */
   staleAfterMs: number;
   onError?: (what: string, err: unknown) => void;
@@ -91,7 +90,7 @@ export class Meter implements CreditMeter {
   #waiting: Waiting[] = [];
   #inflight = 0;
   #pumpScheduled = false;
-  #timers: NodeJS.Timeout[] = [];
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(db: Database, opts: MeterOptions) {
     this.#db = db;
@@ -210,37 +209,42 @@ export class Meter implements CreditMeter {
     return renewed;
   }
 
-  start(): void {
-    const every = (ms: number, what: string, fn: () => Promise<unknown>) => {
-      let running = false;
-      const timer = setInterval(() => {
-        if (running) return;
-        running = true;
-        fn()
-          .catch((err: unknown) => this.#opts.onError?.(what, err))
-          .finally(() => {
-            running = false;
-          });
-      }, ms);
-      timer.unref();
-      this.#timers.push(timer);
-    };
-    every(this.#opts.settleIntervalMs, 'settle', () => this.flushSettled());
-    every(this.#opts.sweepIntervalMs, 'sweep', async () => {
-      try {
-        await this.refundStale();
-        await this.renewDue();
-      } catch (err) {
-        this.#opts.onFailure?.('sweep');
-        throw err;
-      }
-    });
+  /**
+   * The periodic sweep, run as a job (server/jobs): refunds stale reservations and renews the
+   * accounts whose period ended. It works on the whole database, so one replica runs it at a time.
+   */
+  async sweep(): Promise<void> {
+    try {
+      await this.refundStale();
+      await this.renewDue();
+    } catch (err) {
+      this.#opts.onFailure?.('sweep');
+      throw err;
+    }
   }
 
-  /** Stops the timers and writes what is queued. */
+  /**
+   * Starts writing settlements in batches. This stays a timer in each process: the queue it
+   * drains is this process's memory.
+   */
+  start(): void {
+    let running = false;
+    this.#timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.flushSettled()
+        .catch((err: unknown) => this.#opts.onError?.('settle', err))
+        .finally(() => {
+          running = false;
+        });
+    }, this.#opts.settleIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** Stops the timer and writes what is queued. */
   async stop(): Promise<void> {
-    for (const t of this.#timers) clearInterval(t);
-    this.#timers = [];
+    clearInterval(this.#timer);
+    this.#timer = undefined;
     await this.flushSettled();
   }
 }

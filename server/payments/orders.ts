@@ -54,7 +54,6 @@ export class Payments {
   readonly #verifiers: Map<PaymentChainName, ChainVerifier>;
   readonly #onCredited: ((order: Order) => void) | undefined;
   readonly #onVerifyError: ((chain: string) => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
 
   /** A recent Solana blockhash for the browser's wallet to build the transfer on (no RPC in the page). */
   readonly solanaBlockhash: (() => Promise<{ blockhash: string; lastValidBlockHeight: number }>) | undefined;
@@ -291,12 +290,12 @@ export class Payments {
    * as the order's lifetime has passed since it expired (the hash was sent in time; confirming
    * it may take longer). Returns how many were credited.
    */
-  async sweep(): Promise<number> {
+  async sweep(chains: readonly string[] = [...this.#verifiers.keys()]): Promise<number> {
     const res = await this.#db.query<Order & { tx_hash: string }>(
       `SELECT ${ORDER_COLUMNS} FROM payment_orders
         WHERE status = 'submitted' AND tx_hash IS NOT NULL AND expires_at + make_interval(secs => $1) > now() AND chain = ANY ($2)
         ORDER BY submitted_at LIMIT 200`,
-      [this.#config.orderTtlSeconds, [...this.#verifiers.keys()]],
+      [this.#config.orderTtlSeconds, chains.filter((c) => this.#verifiers.has(c as PaymentChainName))],
     );
     let credited = 0;
     for (const order of res.rows) {
@@ -304,23 +303,6 @@ export class Payments {
       if (result.status === 'paid') credited++;
     }
     return credited;
-  }
-
-  start(onError: (err: unknown) => void): void {
-    if (this.#config.chains.length === 0) return;
-    let running = false;
-    this.#timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      this.sweep()
-        .catch(onError)
-        .finally(() => (running = false));
-    }, this.#config.verifyIntervalMs);
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
   }
 }
 

@@ -15,6 +15,7 @@ import type { SocialSource } from '../providers/social/types.ts';
 import type { SolanaRpc } from '../providers/solana/live.ts';
 import type { TokenRegistry } from '../providers/tokens.ts';
 import type { WatchStore } from '../watchlists/types.ts';
+import type { AlertStore } from '../alerts/types.ts';
 
 export interface ServerDeps {
   /** Quotes, candles, global metrics: the snapshot, or live with the snapshot as fallback. */
@@ -35,6 +36,8 @@ export interface ServerDeps {
   explorer: ExplorerApi | undefined;
   /** Final blocks, receipts and token metadata, kept across calls. */
   chainCache: ChainCache;
+  /** Per-account alert rules and the alert feed (price-prediction, whale-intelligence, social-intelligence). */
+  alerts: AlertStore;
   /** Per-account address watchlists (whale-intelligence). */
   watches: WatchStore;
   /** Posts with sentiment and mentions: the offline dataset, or live Reddit (social-intelligence). */

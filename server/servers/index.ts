@@ -17,6 +17,11 @@ import { socialIntelligence } from './social-intelligence/index.ts';
 import type { ServerSpec } from './spec.ts';
 import { tokenIntelligence } from './token-intelligence/index.ts';
 import { whaleIntelligence } from './whale-intelligence/index.ts';
+import { alertManagementTools } from './common/alert-tools.ts';
+import { priceEvaluator } from './price-prediction/alerts.ts';
+import { socialEvaluator } from './social-intelligence/alerts.ts';
+import { whaleEvaluator } from './whale-intelligence/alerts.ts';
+import type { AlertKind, RuleEvaluator } from '../alerts/types.ts';
 
 // A factory per server; only the servers this process serves are built (MCP_SERVERS).
 const SPECS: Record<ServerName, (deps: ServerDeps) => ServerSpec> = {
@@ -55,7 +60,7 @@ export function serverModules({ servers, deps, benchTools: withBench = false }: 
  * credential may use). Its data tools are the servers' own (mcp/registry.ts, AllInOne); its
  * discovery mode ({base_url}/mcp/discover) lists only the meta-tools of common/discovery-tools.ts.
  */
-export function allInOneModule(modules: readonly ServerModule[]): AllInOneModule {
+export function allInOneModule(modules: readonly ServerModule[], deps: Pick<ServerDeps, 'alerts'>): AllInOneModule {
   const spec = {
     name: 'all' as const,
     title: 'cryptomcp (all servers)',
@@ -63,5 +68,16 @@ export function allInOneModule(modules: readonly ServerModule[]): AllInOneModule
     chains: [...new Set(modules.flatMap((m) => m.chains))],
     dataFreshness: 'As each server states (get_capabilities on a server, or each answer\'s metadata.data_as_of).',
   };
-  return { ...spec, icon: serverIcon('all'), tools: freeTools(spec), discoveryTools };
+  // The alert management tools are on each alerting server; here they are listed once.
+  const alerting = modules.some((m) => m.tools.some((t) => t.name === 'get_alerts'));
+  return { ...spec, icon: serverIcon('all'), tools: [...freeTools(spec), ...(alerting ? alertManagementTools(deps.alerts) : [])], discoveryTools };
+}
+
+/** The evaluator of each kind of alert rule whose server this process serves. */
+export function alertEvaluators(servers: readonly ServerName[], deps: ServerDeps): Partial<Record<AlertKind, RuleEvaluator>> {
+  return {
+    ...(servers.includes('price-prediction') ? { price: priceEvaluator(deps) } : {}),
+    ...(servers.includes('whale-intelligence') ? { whale: whaleEvaluator(deps) } : {}),
+    ...(servers.includes('social-intelligence') ? { social: socialEvaluator(deps) } : {}),
+  };
 }

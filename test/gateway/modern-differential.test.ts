@@ -198,9 +198,10 @@ describe('the answer stage: the table answers every message it takes exactly as 
 
   beforeAll(() => {
     const registry = direct.registry;
-    // The all-in-one endpoint as the service builds it (only the servers' names and chains are read).
-    const modules = [...registry.values()].map((s) => ({ name: s.name, chains: s.chains }) as unknown as ServerModule);
-    const allInOne = new AllInOne(registry, allInOneModule(modules));
+    // The all-in-one endpoint as the service builds it (only the servers' names, chains and tool names are read;
+    // the alert tools' store is never reached: the answer stage lists and classifies, it does not run tools).
+    const modules = [...registry.values()].map((s) => ({ name: s.name, chains: s.chains, tools: [...s.tools.values()].map((t) => t.definition) }) as unknown as ServerModule);
+    const allInOne = new AllInOne(registry, allInOneModule(modules, { alerts: undefined as never }));
     views = [...registry.values(), allInOne.view(SERVER_NAMES), allInOne.view(['market-intelligence', 'kol-analytics'] as ServerName[])];
   });
 

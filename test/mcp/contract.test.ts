@@ -290,6 +290,12 @@ describe.each(ERAS)('the HTTP contract over the %s protocol', (era) => {
 const WRITE_TOOLS: Record<string, { idempotentHint: boolean; destructiveHint: boolean }> = {
   watch_address: { idempotentHint: true, destructiveHint: false },
   unwatch_address: { idempotentHint: true, destructiveHint: true },
+  create_price_alert: { idempotentHint: false, destructiveHint: false },
+  create_whale_alert: { idempotentHint: false, destructiveHint: false },
+  create_social_alert: { idempotentHint: false, destructiveHint: false },
+  pause_alert_rule: { idempotentHint: true, destructiveHint: false },
+  resume_alert_rule: { idempotentHint: true, destructiveHint: false },
+  delete_alert_rule: { idempotentHint: true, destructiveHint: true },
 };
 
 describe('clients', () => {

@@ -49,7 +49,7 @@ async function ledgerOf(accountId: string): Promise<LedgerRow[]> {
 
 /** A Meter on the test database, used directly (as the gateway does) with the database clock. */
 function directMeter(): Meter {
-  return new Meter(db, { settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 0 });
+  return new Meter(db, { settleIntervalMs: 50, staleAfterMs: 0 });
 }
 
 describe('refunds (DESIGN §3: charged only for a successful tool result)', () => {

@@ -18,7 +18,7 @@ const KEY_ID = '00000000-0000-4000-8000-000000000001';
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  meter = new Meter(db, { now: () => now, settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 60_000 });
+  meter = new Meter(db, { now: () => now, settleIntervalMs: 50, staleAfterMs: 60_000 });
 });
 afterAll(async () => {
   await db?.drop();
@@ -118,7 +118,7 @@ describe('monthly renewal (DESIGN §5)', () => {
 
   it('lazy renewals are reported to the pod that applied them, once per account even when one batch carries several of its calls', async () => {
     const counted: number[] = [];
-    const counting = new Meter(db, { now: () => now, settleIntervalMs: 50, sweepIntervalMs: 1_000_000, staleAfterMs: 60_000, onRenewals: (n) => counted.push(n) });
+    const counting = new Meter(db, { now: () => now, settleIntervalMs: 50, staleAfterMs: 60_000, onRenewals: (n) => counted.push(n) });
     const a = await create('basic', '2025-05-01T00:00:00.000Z');
     const b = await create('basic', '2025-05-01T00:00:00.000Z');
     now = at('2025-06-01T00:00:00.000Z');

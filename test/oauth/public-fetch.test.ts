@@ -2,7 +2,8 @@
 // on the address itself (the fetch resolves the host, checks every address, then connects to the
 // one it checked); the end-to-end refusals are in bad-input.test.ts.
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress, NonPublicAddressError, publicAddresses, publicFetch } from '../../server/oauth/public-fetch.ts';
+import { isPublicAddress, NonPublicAddressError, publicAddresses } from '../../server/lib/public-address.ts';
+import { publicFetch } from '../../server/oauth/public-fetch.ts';
 
 describe('isPublicAddress', () => {
   it.each([

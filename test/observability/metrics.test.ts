@@ -158,7 +158,7 @@ describe('metering failures', () => {
     // A real pool pointed at a port nobody listens on: the connection is refused.
     const unreachable = createDatabase({ url: 'postgres://nobody@127.0.0.1:1/none', max: 1 });
     const failures: string[] = [];
-    const meter = new Meter(unreachable, { settleIntervalMs: 1000, sweepIntervalMs: 60_000, staleAfterMs: 60_000, onFailure: (op) => failures.push(op) });
+    const meter = new Meter(unreachable, { settleIntervalMs: 1000, staleAfterMs: 60_000, onFailure: (op) => failures.push(op) });
     await expect(
       meter.reserve({ accountId: '00000000-0000-0000-0000-000000000000', requestId: 'r1', cost: 1, record: true, server: 'market-intelligence', tool: 'bench_echo', keyId: 'k' }),
     ).rejects.toThrow();

@@ -2,6 +2,7 @@ import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { forecastingTools } from './forecasting.ts';
 import { technicalTools } from './technical.ts';
+import { priceAlertTools } from './alerts.ts';
 import { serverIcon } from '../icons.ts';
 
 export function pricePrediction(deps: ServerDeps): ServerSpec {
@@ -15,6 +16,6 @@ export function pricePrediction(deps: ServerDeps): ServerSpec {
       deps.market.name === 'snapshot'
         ? 'Computed from the offline snapshot of real daily prices: each asset is current to its own last day, which every answer states.'
         : `Computed from live daily prices (${deps.market.name}), falling back to the offline snapshot when it fails.`,
-    tools: [...forecastingTools(deps), ...technicalTools(deps)],
+    tools: [...forecastingTools(deps), ...technicalTools(deps), ...priceAlertTools(deps)],
   };
 }

@@ -4,6 +4,7 @@ import type { ServerDeps } from '../deps.ts';
 import type { ServerSpec } from '../spec.ts';
 import { profileTools } from './profile.ts';
 import { watchTools } from './watches.ts';
+import { whaleAlertTools } from './alerts.ts';
 import { whaleTools } from './whales.ts';
 import { serverIcon } from '../icons.ts';
 
@@ -16,6 +17,6 @@ export function whaleIntelligence(deps: ServerDeps): ServerSpec {
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
     dataFreshness:
       'Transfers live from each EVM network over JSON-RPC (windows of at most 1,000 blocks; Solana for watchlists); USD values from the market data, each price with its as-of date; watchlists in the service database.',
-    tools: [...whaleTools(deps), ...profileTools(deps), ...watchTools(deps)],
+    tools: [...whaleTools(deps), ...profileTools(deps), ...watchTools(deps), ...whaleAlertTools(deps)],
   };
 }

@@ -1,0 +1,137 @@
+// The one place background work runs: a graphile-worker job queue in PostgreSQL. Each due job is
+// taken by exactly one replica (graphile-worker locks it with SELECT ... FOR UPDATE SKIP
+// LOCKED), a job that throws is retried with exponential backoff, and every run is timed and
+// counted by task and outcome. Recurring work is a job that, before it runs, queues its own next
+// run under a job key: however many replicas start, one run of each recurring task is pending.
+import { Logger, run, type JobHelpers, type Runner, type TaskList } from 'graphile-worker';
+import type pg from 'pg';
+
+export type JobOutcome = 'ok' | 'error';
+
+/** How often each replica checks that every recurring series has a pending run. */
+const SERIES_CHECK_MS = 10_000;
+/** Wait before starting the pool again after it stopped on its own. */
+const RESTART_DELAY_MS = 1000;
+
+/** A task: what one job of it does with its payload. Throwing retries the job with backoff. */
+export type JobTask = (payload: unknown, helpers: JobHelpers) => Promise<void>;
+
+export interface Recurring {
+  task: string;
+  everyMs: number;
+}
+
+export interface JobRunnerOptions {
+  pool: pg.Pool;
+  tasks: Record<string, JobTask>;
+  recurring: readonly Recurring[];
+  /** How often the queue is polled for jobs that became due (new jobs arrive by LISTEN/NOTIFY). */
+  pollIntervalMs: number;
+  concurrency: number;
+  onJob?: (task: string, outcome: JobOutcome, seconds: number) => void;
+  log?: (line: string) => void;
+}
+
+export interface JobRunner {
+  stop(): Promise<void>;
+}
+
+/** Queues a job (SQL, so a caller may do it inside its own transaction). */
+export async function jobAdd(
+  db: { query: (text: string, values: unknown[]) => Promise<unknown> },
+  task: string,
+  payload: unknown,
+  opts: { jobKey?: string; runAt?: Date; maxAttempts?: number; jobKeyMode?: 'replace' | 'preserve_run_at' } = {},
+): Promise<void> {
+  await db.query('SELECT graphile_worker.add_job($1, $2::json, run_at => $3, max_attempts => $4, job_key => $5, job_key_mode => $6)', [
+    task,
+    JSON.stringify(payload ?? {}),
+    opts.runAt ?? null,
+    opts.maxAttempts ?? null,
+    opts.jobKey ?? null,
+    opts.jobKeyMode ?? 'replace',
+  ]);
+}
+
+/**
+ * A recurring task's runs: one job key (one pending run) and no retry of a failed run (the next
+ * run is already queued). Not a named queue, although that would keep runs from ever
+ * overlapping: a run locked by a replica that died keeps its queue locked for graphile-worker's
+ * lock timeout (4 hours), stopping the series everywhere. So a replacement queued while a run is
+ * under way may start beside it; every recurring task is safe to run twice at once (idempotent
+ * statements, rules claimed with SKIP LOCKED).
+ */
+const series = (task: string) => ({ jobKey: task, maxAttempts: 1 });
+
+export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner> {
+  const { pool } = opts;
+  const every = new Map(opts.recurring.map((r) => [r.task, r.everyMs]));
+  const taskList: TaskList = {};
+  for (const [name, task] of Object.entries(opts.tasks)) {
+    taskList[name] = async (payload, helpers) => {
+      const period = every.get(name);
+      // The next run is queued first: a run that fails or crashes does not end the series.
+      if (period !== undefined) await jobAdd(pool, name, {}, { ...series(name), runAt: new Date(Date.now() + period) });
+      const started = performance.now();
+      try {
+        await task(payload, helpers);
+        opts.onJob?.(name, 'ok', (performance.now() - started) / 1000);
+      } catch (err) {
+        opts.onJob?.(name, 'error', (performance.now() - started) / 1000);
+        opts.log?.(`job ${name} failed: ${(err as Error).message}`);
+        throw err;
+      }
+    };
+  }
+  // Each replica makes sure every series exists, at start and then periodically: a run that
+  // could not queue its successor (the database was away) or died with its process is replaced;
+  // one already pending keeps its time.
+  const ensureSeries = async () => {
+    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { ...series(r.task), jobKeyMode: 'preserve_run_at' });
+  };
+  await ensureSeries();
+  const keeper = setInterval(() => {
+    ensureSeries().catch(() => {});
+  }, SERIES_CHECK_MS);
+  keeper.unref();
+  const options = {
+    pgPool: pool,
+    taskList,
+    concurrency: opts.concurrency,
+    pollInterval: opts.pollIntervalMs,
+    noHandleSignals: true,
+    logger: new Logger(() => (level, message) => {
+      if (level === 'error' || level === 'warning') opts.log?.(`job runner ${level}: ${message}`);
+    }),
+  };
+  // graphile-worker stops its whole pool when it cannot record a job's end (the database went
+  // away mid-job), expecting its process to be restarted; here the service lives on, so the
+  // pool is started again (the job it could not release is retried once its lock expires).
+  let stopping = false;
+  let runner: Runner = await run(options);
+  const supervise = (current: Runner) => {
+    current.promise.then(restart, restart);
+  };
+  const restart = async () => {
+    while (!stopping) {
+      opts.log?.('job runner stopped unexpectedly; restarting');
+      await new Promise((r) => setTimeout(r, RESTART_DELAY_MS));
+      if (stopping) return;
+      try {
+        runner = await run(options);
+        supervise(runner);
+        return;
+      } catch (err) {
+        opts.log?.(`job runner restart failed: ${(err as Error).message}`);
+      }
+    }
+  };
+  supervise(runner);
+  return {
+    async stop() {
+      stopping = true;
+      clearInterval(keeper);
+      await runner.stop();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// The job runner (server/jobs) on a real PostgreSQL, two runners standing for two replicas, each
+// with its own pool: a queued job runs exactly once between them; a job that throws is retried
+// (graphile-worker's backoff) and counted as an error then ok; a recurring task has one pending
+// run however many replicas start it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, type Database } from '../../server/db/pool.ts';
+import { jobAdd, startJobRunner, type JobRunner, type JobTask } from '../../server/jobs/runner.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+
+let db: TestDatabase;
+const pools: Database[] = [];
+const runners: JobRunner[] = [];
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await Promise.all(runners.map((r) => r.stop()));
+  await Promise.all(pools.map((p) => p.close()));
+  await db?.drop();
+});
+
+async function replica(tasks: Record<string, JobTask>, recurring: { task: string; everyMs: number }[] = [], onJob?: (task: string, outcome: string) => void): Promise<JobRunner> {
+  const pool = createDatabase({ url: db.url, max: 6 });
+  pools.push(pool);
+  const runner = await startJobRunner({ pool: pool.pool, tasks, recurring, pollIntervalMs: 50, concurrency: 3, onJob });
+  runners.push(runner);
+  return runner;
+}
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('the job runner', () => {
+  it('runs each of 60 queued jobs exactly once across two replicas; a failing job is retried with backoff and counted error then ok; a recurring task keeps one pending run', async () => {
+    const runs = new Map<number, number>();
+    const outcomes: string[] = [];
+    let failures = 0;
+    let ticks = 0;
+    const tasks: Record<string, JobTask> = {
+      count: async (payload) => {
+        const n = (payload as { n: number }).n;
+        runs.set(n, (runs.get(n) ?? 0) + 1);
+      },
+      flaky: async () => {
+        if (failures++ === 0) throw new Error('first attempt fails');
+      },
+      tick: async () => {
+        ticks++;
+      },
+    };
+    const record = (task: string, outcome: string) => outcomes.push(`${task}:${outcome}`);
+    await replica(tasks, [{ task: 'tick', everyMs: 100 }], record);
+    await replica(tasks, [{ task: 'tick', everyMs: 100 }], record);
+
+    for (let n = 0; n < 60; n++) await jobAdd(db, 'count', { n });
+    await jobAdd(db, 'flaky', {}, { maxAttempts: 3 });
+    await until('every job ran', () => runs.size === 60);
+    expect([...runs.values()].every((k) => k === 1)).toBe(true);
+
+    // graphile-worker retries after exp(attempts) seconds: about 2.7 s for the second attempt.
+    await until('the retry', () => failures >= 2, 15_000);
+    expect(outcomes.filter((o) => o.startsWith('flaky:'))).toEqual(['flaky:error', 'flaky:ok']);
+
+    await until('a few ticks', () => ticks >= 5);
+    const pending = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE task_identifier = 'tick' AND locked_at IS NULL");
+    expect(pending.rows[0]!.n).toBeLessThanOrEqual(1);
+    // Still exactly once, after the runs above.
+    expect([...runs.values()].every((k) => k === 1)).toBe(true);
+  }, 60_000);
+});
