@@ -220,6 +220,41 @@ export interface EdgeSummary {
   versus_base: 'above' | 'below' | 'indistinguishable' | null;
 }
 
+/**
+ * 95% interval of the mean of x over calls at times t (days), where calls less than h days apart
+ * share days: a Newey-West (Bartlett) variance over calendar distance, never below the independent
+ * one. m is the mean of x; rows must be sorted by t.
+ */
+function overlapCi95(rows: readonly { t: number; x: number }[], h: number, m: number): [number, number] {
+  const n = rows.length;
+  let s = 0;
+  let iid = 0;
+  for (let i = 0; i < n; i++) {
+    const xi = rows[i]!.x - m;
+    s += xi * xi;
+    iid += xi * xi;
+    for (let j = i + 1; j < n && rows[j]!.t - rows[i]!.t < h; j++) {
+      s += 2 * (1 - (rows[j]!.t - rows[i]!.t) / h) * xi * (rows[j]!.x - m);
+    }
+  }
+  const half = 1.959964 * Math.sqrt(Math.max(s, iid) / (n * n));
+  return [m - half, m + half];
+}
+
+/**
+ * The mean excess return over BTC of the calls at one horizon with its 95% interval (the same
+ * overlap-aware variance as edgeOverBase's); null without a scored call.
+ */
+export function excessReturnCi95(calls: readonly ScoredCall[], hi: number): { mean: number; ci95: [number, number] } | null {
+  const rows = calls
+    .filter((c) => c.horizons[hi]!.excess_return !== null)
+    .map((c) => ({ t: Date.parse(`${c.date}T00:00:00Z`) / 86_400_000, x: c.horizons[hi]!.excess_return! }))
+    .sort((a, b) => a.t - b.t);
+  if (rows.length === 0) return null;
+  const mean = rows.reduce((s, r) => s + r.x, 0) / rows.length;
+  return { mean, ci95: overlapCi95(rows, HORIZONS[hi]!, mean) };
+}
+
 /** Hit rate against the base rate of the same calls at one horizon (index into HORIZONS). */
 export function edgeOverBase(calls: readonly ScoredCall[], hi: number, baseOf: (c: ScoredCall) => number | null): EdgeSummary {
   const h = HORIZONS[hi]!;
@@ -233,18 +268,7 @@ export function edgeOverBase(calls: readonly ScoredCall[], hi: number, baseOf: (
   const hit = rows.reduce((s, r) => s + r.hit, 0) / n;
   const base = rows.reduce((s, r) => s + r.base, 0) / n;
   const e = hit - base;
-  let s = 0;
-  let iid = 0;
-  for (let i = 0; i < n; i++) {
-    const xi = rows[i]!.hit - rows[i]!.base - e;
-    s += xi * xi;
-    iid += xi * xi;
-    for (let j = i + 1; j < n && rows[j]!.t - rows[i]!.t < h; j++) {
-      s += 2 * (1 - (rows[j]!.t - rows[i]!.t) / h) * xi * (rows[j]!.hit - rows[j]!.base - e);
-    }
-  }
-  const half = 1.959964 * Math.sqrt(Math.max(s, iid) / (n * n));
-  const ci95: [number, number] = [e - half, e + half];
+  const ci95 = overlapCi95(rows.map((r) => ({ t: r.t, x: r.hit - r.base })), h, e);
   return { days: h, calls_scored: n, hit_rate: hit, base_rate: base, excess_hit_rate: e, ci95, versus_base: ci95[0] > 0 ? 'above' : ci95[1] < 0 ? 'below' : 'indistinguishable' };
 }
 
@@ -260,4 +284,4 @@ export const CALL_RULE_HELDOUT = { rows: 61, calls_kept: 31 / 34, non_calls_excl
  */
 export const CALL_RULE_KEPT_SAMPLE = { rows: 80, calls: 56 } as const;
 
-export const CALL_RULE_QUALITY = `Call rule on ${CALL_RULE_HELDOUT.rows} held-out hand-labelled tweets: keeps ${(CALL_RULE_HELDOUT.calls_kept * 100).toFixed(1)}% of real calls, leaves out ${(CALL_RULE_HELDOUT.non_calls_excluded * 100).toFixed(1)}% of adverts, feeds, jokes and other-asset posts; of ${CALL_RULE_KEPT_SAMPLE.rows} calls it keeps, labelled blind by a second labeller, ${((CALL_RULE_KEPT_SAMPLE.calls / CALL_RULE_KEPT_SAMPLE.rows) * 100).toFixed(1)}% are calls (the rest mostly adverts). Leaderboards rank by hit rate minus each call's base rate, with 95% intervals.`;
+export const CALL_RULE_QUALITY = `Call rule on ${CALL_RULE_HELDOUT.rows} held-out hand-labelled tweets: keeps ${(CALL_RULE_HELDOUT.calls_kept * 100).toFixed(1)}% of real calls, leaves out ${(CALL_RULE_HELDOUT.non_calls_excluded * 100).toFixed(1)}% of adverts, feeds, jokes and other-asset posts; of ${CALL_RULE_KEPT_SAMPLE.rows} calls it keeps, labelled blind by a second labeller, ${((CALL_RULE_KEPT_SAMPLE.calls / CALL_RULE_KEPT_SAMPLE.rows) * 100).toFixed(1)}% are calls (the rest mostly adverts). Leaderboards rank by the lower end of the 95% interval of hit rate minus each call's base rate (or of excess return), so small samples do not lead on luck.`;

@@ -190,7 +190,7 @@ describe('get_kol_calls and get_kol_performance', () => {
 });
 
 describe('rank_kols and get_asset_kol_mentions', () => {
-  it('the leaderboard holds only accounts with at least min_calls scored calls, ranked by hit rate minus base rate with an interval, consistent with each account\'s performance', async () => {
+  it('the leaderboard holds only accounts with at least min_calls scored calls, ranked by the lower end of the interval of hit rate minus base rate, consistent with each account\'s performance', async () => {
     type Row = { handle: string; calls_scored: number; hit_rate: number; base_rate: number; excess_hit_rate: number; excess_hit_rate_ci95: [number, number]; versus_base: string };
     const env = await suite.call<{ leaderboard: Row[]; accounts_below_min_calls: number; ranked_by: string }>('rank_kols', {
       metric: 'hit_rate',
@@ -198,10 +198,10 @@ describe('rank_kols and get_asset_kol_mentions', () => {
       min_calls: 50,
     });
     const board = env.data.leaderboard;
-    expect(env.data.ranked_by).toBe('excess_hit_rate');
+    expect(env.data.ranked_by).toBe('excess_hit_rate_ci95_lower');
     expect(board.length).toBeGreaterThan(2);
     expect(board.every((r) => r.calls_scored >= 50)).toBe(true);
-    expect(board.map((r) => r.excess_hit_rate)).toEqual([...board.map((r) => r.excess_hit_rate)].sort((a, b) => b - a));
+    expect(board.map((r) => r.excess_hit_rate_ci95[0])).toEqual([...board.map((r) => r.excess_hit_rate_ci95[0])].sort((a, b) => b - a));
     for (const r of board) {
       expect(r.excess_hit_rate).toBeCloseTo(r.hit_rate - r.base_rate, 12);
       expect(r.base_rate).toBeGreaterThan(0.3);

@@ -68,6 +68,7 @@ export const rankRowShape = z.object({
   mean_return: rate,
   median_return: rate,
   mean_excess_return: rate,
+  mean_excess_return_ci95: ci95.describe('95% interval of mean_excess_return (calls less than a horizon apart share days).'),
   reach: z.number().nullable(),
   reach_kind: z.string(),
 });

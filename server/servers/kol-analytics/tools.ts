@@ -2,7 +2,7 @@
 // authors 2025, and the 2017 influencer graph), what they called and how those calls did.
 import { distance } from 'fastest-levenshtein';
 import { z } from 'zod';
-import { CALL_RULE, edgeOverBase, extractCalls, HORIZONS, isRetweet, scoreCall, summarise, yearBaseRate, type ScoredCall } from '../../analytics/calls.ts';
+import { CALL_RULE, edgeOverBase, excessReturnCi95, extractCalls, HORIZONS, isRetweet, scoreCall, summarise, yearBaseRate, type ScoredCall } from '../../analytics/calls.ts';
 import { stanceOf } from '../../analytics/sentiment.ts';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -33,6 +33,23 @@ interface Kol {
   handle: string;
   posts: readonly SocialPost[];
 }
+
+/** How each rank_kols metric orders the candidates. */
+const RANKINGS = {
+  hit_rate: {
+    field: 'excess_hit_rate',
+    ranked_by: 'excess_hit_rate_ci95_lower',
+    key: (r: RankRow) => r.excess_hit_rate_ci95?.[0] ?? null,
+    text: 'ordered by the lower end of the 95% interval of excess_hit_rate (excess_hit_rate_ci95[0]), not by the point estimate: an account leads only if even its worst plausible edge is the best',
+  },
+  excess_return: {
+    field: 'mean_excess_return',
+    ranked_by: 'mean_excess_return_ci95_lower',
+    key: (r: RankRow) => r.mean_excess_return_ci95?.[0] ?? null,
+    text: 'ordered by the lower end of the 95% interval of mean_excess_return (mean_excess_return_ci95[0]), not by the point estimate: an account leads only if even its worst plausible excess is the best',
+  },
+  reach: { field: 'reach', ranked_by: 'reach', key: (r: RankRow) => r.reach, text: 'ordered by reach (largest first)' },
+} as const;
 
 export function kolTools(deps: ServerDeps): ToolDefinition[] {
   const ds = (): SocialDataset => deps.socialData();
@@ -74,7 +91,10 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
 
   function inRange(posts: readonly SocialPost[], pl: Platform, args: { from?: string | undefined; to?: string | undefined }) {
     const cov = coverage(pl);
-    if ((args.from && args.from > cov.to) || (args.to && args.to < cov.from) || (args.from && args.to && args.from > args.to)) {
+    if (args.from && args.to && args.from > args.to) {
+      throw new ApiError('INVALID_PARAMS', `from (${args.from}) is after to (${args.to}).`, { issues: [{ path: 'from', message: 'after to' }], covered_range: cov });
+    }
+    if ((args.from && args.from > cov.to) || (args.to && args.to < cov.from)) {
       throw new ApiError('INVALID_PARAMS', `The ${pl} data covers ${cov.from} to ${cov.to}.`, {
         issues: [{ path: args.from && args.from > cov.to ? 'from' : 'to', message: `outside ${cov.from}..${cov.to}` }],
         covered_range: cov,
@@ -114,13 +134,15 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
   // event loop, bench/NOTES.md). The data is the immutable offline dataset, so each platform,
   // horizon and retweet choice is scored once per process and every later ranking only filters
   // and sorts (at most 12 entries, about 2,400 rows for Reddit).
-  const rankings = new Map<string, { rows: RankRow[]; unscored: number }>();
-  function ranking(platform: Platform, hi: number, includeRetweets: boolean): { rows: RankRow[]; unscored: number } {
+  // btcOnly: accounts whose scored calls are all on BTC, whose excess over BTC is 0 by definition.
+  const rankings = new Map<string, { rows: RankRow[]; unscored: number; btcOnly: Set<string> }>();
+  function ranking(platform: Platform, hi: number, includeRetweets: boolean): { rows: RankRow[]; unscored: number; btcOnly: Set<string> } {
     const key = `${platform}|${hi}|${includeRetweets}`;
     const cached = rankings.get(key);
     if (cached) return cached;
     const d = ds();
     const rows: RankRow[] = [];
+    const btcOnly = new Set<string>();
     let unscored = 0;
     for (const [author] of d.authors(platform)) {
       if (NOT_AUTHORS.has(author.toLowerCase())) continue;
@@ -131,6 +153,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         unscored++;
         continue;
       }
+      if (calls.every((c) => c.asset === 'bitcoin' || c.horizons[hi]!.excess_return === null)) btcOnly.add(author);
       const reach = influence(kol);
       const edge = edgeOverBase(calls, hi, baseOf(hi));
       rows.push({
@@ -144,11 +167,12 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         mean_return: s.mean_return,
         median_return: s.median_return,
         mean_excess_return: s.mean_excess_return,
+        mean_excess_return_ci95: excessReturnCi95(calls, hi)?.ci95 ?? null,
         reach: reach.value ?? null,
         reach_kind: reach.kind,
       });
     }
-    const result = { rows, unscored };
+    const result = { rows, unscored, btcOnly };
     rankings.set(key, result);
     return result;
   }
@@ -333,7 +357,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
       name: 'rank_kols',
       title: 'Rank KOLs',
       description:
-        'Returns a leaderboard of accounts with at least min_calls scored calls, by hit rate in excess of the base rate (with a 95% interval), excess return over BTC or reach; rates and returns are fractions (0.05 = +5%).',
+        'Returns a leaderboard of accounts with at least min_calls scored calls, ordered by the lower end of the 95% interval of their hit rate in excess of the base rate or of their excess return over BTC (so small samples do not lead on luck), or by reach; rates and returns are fractions (0.05 = +5%). A metric equal for every candidate is refused (400).',
       input: z
         .object({
           platform: z.enum(['twitter', 'reddit']).default('twitter'),
@@ -352,7 +376,9 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         min_calls: z.number().int(),
         accounts_ranked: z.number().int(),
         accounts_below_min_calls: z.number().int(),
-        ranked_by: z.enum(['excess_hit_rate', 'mean_excess_return', 'reach']),
+        accounts_only_btc_calls: z.number().int().optional().describe('excess_return only: accounts left out because all their scored calls are on BTC, whose excess over BTC is 0 by definition.'),
+        ranked_by: z.enum(['excess_hit_rate_ci95_lower', 'mean_excess_return_ci95_lower', 'reach']).describe('What the order is by: the lower end of the 95% interval of the excess, or reach.'),
+        ranking_rule: z.string(),
         base_rate_rule: z.string(),
         ...notCoveredFields,
         leaderboard: z.array(rankRowShape.extend({ rank: z.number().int() })),
@@ -363,9 +389,23 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const scoredAuthors = ranking(args.platform, hi, args.include_retweets);
         const rows = scoredAuthors.rows.filter((r) => r.calls_scored >= args.min_calls);
         const tooFew = scoredAuthors.unscored + scoredAuthors.rows.length - rows.length;
-        // A hit rate means nothing without the base rate: 'hit_rate' ranks by the excess over it.
-        const key: 'excess_hit_rate' | 'mean_excess_return' | 'reach' = args.metric === 'hit_rate' ? 'excess_hit_rate' : args.metric === 'excess_return' ? 'mean_excess_return' : 'reach';
-        rows.sort((a, b) => (b[key] ?? -Infinity) - (a[key] ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
+        // A hit rate means nothing without the base rate, and a rate on 10 calls means little
+        // beside one on 500: 'hit_rate' and 'excess_return' rank by the lower end of the 95%
+        // interval of the excess, so a small sample leads only when even its worst case does.
+        const rule = RANKINGS[args.metric];
+        const point = (r: RankRow) => (args.metric === 'hit_rate' ? r.excess_hit_rate : args.metric === 'excess_return' ? r.mean_excess_return : r.reach);
+        const values = rows.map(point).filter((v): v is number => v !== null);
+        if (values.length > 1 && Math.max(...values) - Math.min(...values) < 1e-12) {
+          throw new ApiError(
+            'INVALID_PARAMS',
+            `${rule.field} is ${values[0]} for all ${values.length} ${args.platform} accounts with ${args.min_calls} or more calls scored at ${args.horizon_days} days${args.metric === 'excess_return' ? " (excess return is over BTC, and a BTC call's is 0 by definition)" : ''}: a ranking by it would order ties only. Rank by another metric.`,
+            { issues: [{ path: 'metric', message: `constant across the ${values.length} candidates` }], constant_value: values[0] },
+          );
+        }
+        // Excess return over BTC says nothing of an account that called only BTC (0 by definition).
+        const uninformative = args.metric === 'excess_return' ? rows.filter((r) => scoredAuthors.btcOnly.has(r.handle)).length : 0;
+        if (uninformative) rows.splice(0, rows.length, ...rows.filter((r) => !scoredAuthors.btcOnly.has(r.handle)));
+        rows.sort((a, b) => (rule.key(b) ?? -Infinity) - (rule.key(a) ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
         const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
         const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
         return {
@@ -376,9 +416,12 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             min_calls: args.min_calls,
             accounts_ranked: ranked.length,
             accounts_below_min_calls: tooFew,
-            ranked_by: key,
+            ...(args.metric === 'excess_return' ? { accounts_only_btc_calls: uninformative } : {}),
+            ranked_by: rule.ranked_by,
+            ranking_rule: rule.text,
             base_rate_rule: `a call's base rate is the share of days of its calendar year on which its asset moved its way over ${args.horizon_days} days (up for bullish, down for bearish); excess_hit_rate = hit rate minus the mean base rate of the account's calls; its 95% interval allows for calls less than a horizon apart sharing days`,
-            ...(ranked.length === 0 ? { covered: false as const, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
+            ...(ranked.length === 0 && uninformative ? { covered: false as const, reason: `All ${uninformative} ${args.platform} accounts with ${args.min_calls} or more calls scored at ${args.horizon_days} days called only BTC: their excess return over BTC is 0 by definition.` } : {}),
+            ...(ranked.length === 0 && !uninformative ? { covered: false as const, reason: `No ${args.platform} account has ${args.min_calls} or more calls scored at ${args.horizon_days} days (prices cover: ${JSON.stringify(priceCoverage(['bitcoin', 'ethereum']))}).` } : {}),
             leaderboard: items,
           },
           source: `${src(args.platform)}+snapshot:prices`,

@@ -11,7 +11,7 @@ import { resolveAsset } from '../common/assets.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetRefShape, dayRangeShape, notCoveredFields } from '../common/output-shapes-2.ts';
-import { assetSchema, brief, mean, median, noMentions, platformSchema, platformShape, postShape, postView, sharesShape, stanceShares, windowShape, windowView } from './common.ts';
+import { assetSchema, brief, itemCounts, itemCountsShape, mean, median, noMentions, platformSchema, platformShape, postShape, postView, sharesShape, stanceShares, windowShape, windowView } from './common.ts';
 
 /** Monday of the ISO week holding `day`. */
 export function weekStart(day: string): string {
@@ -29,7 +29,7 @@ function buckets(interval: 'day' | 'week', from: string, to: string): string[] {
 }
 
 /** The asset asked about (null: all posts), the platform and the window every answer states. */
-const scope = { asset: assetRefShape.nullable(), platform: platformShape, window: windowShape };
+const scope = { asset: assetRefShape.nullable(), platform: platformShape, window: windowShape, item_counts: itemCountsShape };
 const sentimentScope = { ...scope, asset: assetRefShape, posts: z.number().int() };
 const growthFields = { mentions: z.number().int(), previous: z.number().int().describe('Mentions in the window before.'), growth: z.number().describe('(mentions + 1) / (previous + 1) - 1.') };
 
@@ -49,6 +49,12 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
     const window = resolveWindow(cov, args);
     const posts = await social.posts({ platform: args.platform, asset: asset?.id, from: window.from, to: window.to }, signal);
     return { asset, window, posts, source: sourceOf(args.platform), cov };
+  }
+
+  /** The window's item counts beside the 30 days before, and the notes (coverage gaps first). */
+  async function counted(s: Awaited<ReturnType<typeof scoped>>, platform: Platform, signal: AbortSignal, only?: SocialPost['kind']) {
+    const { counts, notes } = await itemCounts(social, s.cov, s.window, s.posts, { platform, asset: s.asset?.id }, signal, only);
+    return { item_counts: counts, notes: [...s.window.gaps, ...notes] };
   }
 
   return [
@@ -76,10 +82,12 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       ]),
       credits: 2,
       handler: async (args, ctx) => {
-        const { asset, window, posts, source } = await scoped(args, ctx.signal);
+        const sc = await scoped(args, ctx.signal);
+        const { asset, window, posts, source } = sc;
         const a = asset!;
+        const { item_counts, notes } = await counted(sc, args.platform, ctx.signal);
         if (posts.length === 0) {
-          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to, empty: true, notes: window.gaps };
+          return { data: { asset: brief(a), platform: args.platform, window: windowView(window), item_counts, posts: 0, ...noMentions(args.platform, a, window) }, source, data_as_of: window.to, empty: true, notes };
         }
         const byWeek = new Map<string, SocialPost[]>();
         for (const p of posts) {
@@ -95,6 +103,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
             asset: brief(a),
             platform: args.platform,
             window: windowView(window),
+            item_counts,
             covered: true as const,
             posts: posts.length,
             shares: stanceShares(posts),
@@ -107,7 +116,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           },
           source,
           data_as_of: window.to,
-          notes: window.gaps,
+          notes,
         };
       },
     }),
@@ -137,7 +146,9 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       }),
       credits: 2,
       handler: async (args, ctx) => {
-        const { asset, window, posts, source } = await scoped(args, ctx.signal);
+        const sc = await scoped(args, ctx.signal);
+        const { asset, window, posts, source } = sc;
+        const { item_counts, notes } = await counted(sc, args.platform, ctx.signal);
         const rows = new Map(buckets(args.interval, window.from, window.to).map((b) => [b, { mentions: 0, authors: new Set<string>(), engagement: 0 }]));
         for (const p of posts) {
           const r = rows.get(bucketOf(args.interval, p.created));
@@ -160,6 +171,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
             platform: args.platform,
             interval: args.interval,
             window: windowView(window),
+            item_counts,
             totals: { mentions: posts.length, unique_authors: new Set(posts.map((p) => p.author)).size, engagement: hasEngagement ? posts.reduce((s, p) => s + (engagement(p) ?? 0), 0) : null },
             ...(asset && posts.length === 0 ? noMentions(args.platform, asset, window) : {}),
             ...(hasEngagement ? {} : { engagement_note: 'The tweets in the data carry no like or retweet counts: engagement is not covered.' }),
@@ -168,7 +180,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           },
           source,
           data_as_of: window.to,
-          notes: window.gaps,
+          notes,
           next_cursor,
           truncated,
           empty: posts.length === 0,
@@ -192,6 +204,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       output: z.object({
         platform: platformShape,
         window: windowShape,
+        item_counts: itemCountsShape,
         previous_window: dayRangeShape,
         posts: z.object({ window: z.number().int(), previous: z.number().int() }),
         assets: z.array(z.object({ asset: z.object({ id: z.string(), symbol: z.string().nullable(), name: z.string().nullable() }), ...growthFields })),
@@ -201,6 +214,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       credits: 1,
       handler: async (args, ctx) => {
         const cur = await scoped({ platform: args.platform, to: args.to, days: args.days }, ctx.signal);
+        const { counts: item_counts, notes } = await itemCounts(social, cur.cov, cur.window, cur.posts, { platform: args.platform }, ctx.signal);
         const prevTo = addDays(cur.window.from, -1);
         const prevFrom = addDays(cur.window.from, -args.days);
         if (prevFrom < cur.cov.from) {
@@ -234,6 +248,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           data: {
             platform: args.platform,
             window: windowView(cur.window),
+            item_counts,
             previous_window: { from: prevFrom, to: prevTo },
             posts: { window: cur.posts.length, previous: prev.length },
             assets,
@@ -243,7 +258,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           source: cur.source,
           data_as_of: cur.window.to,
           // Both windows are compared: a kind of item missing from either makes the growth mislead.
-          notes: coverageGaps(cur.cov, prevFrom, cur.window.to),
+          notes: [...coverageGaps(cur.cov, prevFrom, cur.window.to), ...notes],
         };
       },
     }),
@@ -284,7 +299,9 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       }),
       credits: 2,
       handler: async (args, ctx) => {
-        const { asset, window, posts, source } = await scoped(args, ctx.signal);
+        const sc = await scoped(args, ctx.signal);
+        const { asset, window, posts, source } = sc;
+        const { item_counts, notes } = await counted(sc, args.platform, ctx.signal);
         const days = buckets('day', window.from, window.to);
         const byDay = new Map(days.map((d) => [d, [] as SocialPost[]]));
         for (const p of posts) byDay.get(p.created.slice(0, 10))?.push(p);
@@ -314,6 +331,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
             platform: args.platform,
             metric: args.metric,
             window: windowView(window),
+            item_counts,
             ...(asset && posts.length === 0 ? noMentions(args.platform, asset, window) : {}),
             days_checked: days.length,
             spikes,
@@ -321,7 +339,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           },
           source,
           data_as_of: window.to,
-          notes: window.gaps,
+          notes,
           empty: posts.length === 0,
         };
       },
@@ -351,24 +369,37 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
       credits: 1,
       handler: async (args, ctx) => {
         // Tweets carry no engagement counts here, so ranking by engagement is Reddit's alone.
-        const { asset, window, posts, source } = await scoped({ ...args, platform: 'reddit' }, ctx.signal);
+        const sc = await scoped({ ...args, platform: 'reddit' }, ctx.signal);
+        const { asset, window, posts, source } = sc;
+        const { item_counts, notes } = await counted(sc, 'reddit', ctx.signal, args.kind === 'all' ? undefined : args.kind);
         const ranked = posts
           .filter((p) => args.kind === 'all' || p.kind === args.kind)
           .sort((x, y) => (engagement(y) ?? 0) - (engagement(x) ?? 0) || (x.id < y.id ? -1 : 1));
         const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
+        // Nothing of the asked kind because the source holds none for these dates: say that, not "no one mentions it".
+        const missing = ranked.length === 0 ? item_counts.absent_kinds[0] : undefined;
+        const others = missing ? posts.length : 0;
         return {
           data: {
             asset: brief(asset!),
             platform: 'reddit' as const,
             kind: args.kind,
             window: windowView(window),
+            item_counts,
             total: ranked.length,
-            ...(ranked.length === 0 ? noMentions('reddit', asset!, window) : {}),
+            ...(missing
+              ? {
+                  covered: false as const,
+                  reason: `The reddit source has no ${missing.kind}s from ${window.from} to ${window.to} (its ${missing.kind}s run ${missing.source_covers.from} to ${missing.source_covers.to}), so none can be ranked; ${others} other item${others === 1 ? '' : 's'} in the window mention ${asset!.name}.`,
+                }
+              : ranked.length === 0
+                ? noMentions('reddit', asset!, window)
+                : {}),
             posts: items.map((p) => ({ ...postView(p), engagement: engagement(p) })),
           },
           source,
           data_as_of: window.to,
-          notes: window.gaps,
+          notes,
           next_cursor,
           truncated,
           empty: ranked.length === 0,
