@@ -86,12 +86,16 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   // Each replica makes sure every series exists, at start and then periodically: a run that
   // could not queue its successor (the database was away) or died with its process is replaced;
   // one already pending keeps its time.
-  const ensureSeries = async () => {
-    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { ...series(r.task), jobKeyMode: 'preserve_run_at' });
+  // A series' next run is one period from now, as a timer's would be (not at start-up). At start a
+  // replica sets it to its own period ('replace'): a series the database kept from an earlier
+  // process (which may have run with another period, or died holding the run's lock) does not
+  // hold this one back. Later checks only re-create a missing series ('preserve_run_at').
+  const ensureSeries = async (jobKeyMode: 'replace' | 'preserve_run_at') => {
+    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { ...series(r.task), runAt: new Date(Date.now() + r.everyMs), jobKeyMode });
   };
-  await ensureSeries();
+  await ensureSeries('replace');
   const keeper = setInterval(() => {
-    ensureSeries().catch(() => {});
+    ensureSeries('preserve_run_at').catch(() => {});
   }, SERIES_CHECK_MS);
   keeper.unref();
   const options = {
@@ -99,6 +103,9 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     taskList,
     concurrency: opts.concurrency,
     pollInterval: opts.pollIntervalMs,
+    // No named prepared statements: behind PgBouncer in transaction mode two clients' statements
+    // of the same name collide ("prepared statement … already exists"), as ours did.
+    noPreparedStatements: true,
     noHandleSignals: true,
     logger: new Logger(() => (level, message) => {
       if (level === 'error' || level === 'warning') opts.log?.(`job runner ${level}: ${message}`);

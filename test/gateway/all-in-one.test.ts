@@ -15,7 +15,9 @@ import { balanceOf, createAccountWithKey, ledgerSum, mcpClient, mcpClientV2, pos
 
 let db: TestDatabase;
 let svc: RunningService;
-const FREE = ['get_capabilities', 'estimate_cost', 'get_usage'];
+// The endpoint's own tools, listed once whatever the key's scope: the free ones, and the alert
+// rules' management (an account's rules, from whichever server made them).
+const FREE = ['get_capabilities', 'estimate_cost', 'get_usage', 'list_alert_rules', 'pause_alert_rule', 'resume_alert_rule', 'delete_alert_rule', 'get_alerts'];
 
 beforeAll(async () => {
   db = await createTestDatabase();
