@@ -100,6 +100,22 @@ async function setStatus(alerts: AlertStore, ctx: ToolContext, id: string, statu
   return { data: { rule: ruleView(rule) }, source: 'account', data_as_of: null };
 }
 
+/** pause_alert_rule and resume_alert_rule: the same tool but for the status it sets. */
+function statusTool(alerts: AlertStore, name: string, title: string, status: 'active' | 'paused', description: string): ToolDefinition {
+  return defineTool({
+    name,
+    accountBound: true,
+    openWorld: false,
+    title,
+    annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+    description,
+    input: ruleId,
+    output: z.object({ rule: ruleOutput }),
+    credits: 0,
+    handler: (args, ctx) => setStatus(alerts, ctx, args.rule_id, status),
+  });
+}
+
 const alertOutput = z.object({
   cursor: z.number().int().describe('Pass as `cursor` to get what came after this alert.'),
   rule_id: z.string().nullable().describe('null once the rule was deleted.'),
@@ -126,30 +142,14 @@ export function alertManagementTools(alerts: AlertStore): ToolDefinition[] {
         return { data: { total: rules.length, limit: used.limit, plan: used.plan, rules: rules.map(ruleView) }, source: 'account', data_as_of: null };
       },
     }),
-    defineTool({
-      name: 'pause_alert_rule',
-      accountBound: true,
-      openWorld: false,
-      title: 'Pause an alert rule',
-      annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
-      description: 'Returns the rule after pausing it: it is not evaluated until resumed (it still counts against your cap). A rule you do not have is NOT_FOUND.',
-      input: ruleId,
-      output: z.object({ rule: ruleOutput }),
-      credits: 0,
-      handler: (args, ctx) => setStatus(alerts, ctx, args.rule_id, 'paused'),
-    }),
-    defineTool({
-      name: 'resume_alert_rule',
-      accountBound: true,
-      openWorld: false,
-      title: 'Resume an alert rule',
-      annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
-      description: 'Returns the rule after resuming it: it is evaluated at once and then on schedule; what happened while it was paused is still seen where the kind keeps a mark (whale rules scan on from their last block).',
-      input: ruleId,
-      output: z.object({ rule: ruleOutput }),
-      credits: 0,
-      handler: (args, ctx) => setStatus(alerts, ctx, args.rule_id, 'active'),
-    }),
+    statusTool(alerts, 'pause_alert_rule', 'Pause an alert rule', 'paused', 'Returns the rule after pausing it: it is not evaluated until resumed (it still counts against your cap). A rule you do not have is NOT_FOUND.'),
+    statusTool(
+      alerts,
+      'resume_alert_rule',
+      'Resume an alert rule',
+      'active',
+      'Returns the rule after resuming it: it is evaluated at once and then on schedule; what happened while it was paused is still seen where the kind keeps a mark (whale rules scan on from their last block).',
+    ),
     defineTool({
       name: 'delete_alert_rule',
       accountBound: true,
