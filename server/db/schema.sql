@@ -143,6 +143,7 @@ CREATE TABLE credit_ledger (
   chain text,
   tx_hash text,
   topup_delta integer,
+  stale_at timestamp with time zone,
   CONSTRAINT credit_ledger_balance_after_check CHECK (balance_after >= 0),
   CONSTRAINT credit_ledger_kind_check CHECK (kind = ANY (ARRAY['grant'::text, 'renewal'::text, 'plan_change'::text, 'adjust'::text, 'reserve'::text, 'refund'::text, 'purchase'::text, 'lapse'::text])),
   CONSTRAINT credit_ledger_resolution_check CHECK (resolution = ANY (ARRAY['charged'::text, 'refunded'::text])),
@@ -781,7 +782,8 @@ DECLARE
 BEGIN
   FOR r IN
     SELECT request_id FROM credit_ledger
-     WHERE kind = 'reserve' AND resolved_at IS NULL AND created_at < clock_timestamp() - p_older_than
+     WHERE kind = 'reserve' AND resolved_at IS NULL
+       AND coalesce(stale_at, created_at + p_older_than) < clock_timestamp()
      ORDER BY created_at LIMIT p_limit
   LOOP
     IF meter_refund(r.request_id, 'stale reservation: no answer was recorded') IS NOT NULL THEN
@@ -801,6 +803,13 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
+ LANGUAGE sql
+AS $function$
+  SELECT * FROM meter_reserve_batch(p_accounts, p_request_ids, p_costs, p_records, p_servers, p_tools, p_keys, p_now, NULL::interval);
+$function$;
+
+CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone, p_stale_after interval)
  RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -911,8 +920,9 @@ BEGIN
   UPDATE accounts a SET balance = u.balance, topup = u.topup, rl_tat = u.tat, updated_at = v_now
     FROM unnest(a_id, a_balance, a_topup, a_tat, a_changed) AS u(id, balance, topup, tat, changed)
    WHERE a.id = u.id AND u.changed;
-  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at)
-  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at, stale_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now,
+         v_now + p_stale_after
     FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key, l_topup)
       AS u(account_id, request_id, delta, balance_after, server, tool, key_id, topup_delta);
 END $function$;
