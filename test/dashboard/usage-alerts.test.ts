@@ -69,7 +69,7 @@ describe('usage alerts and the outlook', () => {
     // Many more runs of the task (every 200 ms, and by hand): still one 80% notice.
     for (let i = 0; i < 3; i++) await accountNoticesScan(db);
     await new Promise((r) => setTimeout(r, 1000));
-    const eighty = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM account_notices WHERE account_id = $1 AND event_id LIKE '%:80'", [a.accountId]);
+    const eighty = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM account_notices WHERE account_id = $1 AND (data->>'threshold_percent')::int = 80", [a.accountId]);
     expect(eighty.rows[0]!.n).toBe(1);
     expect(receiver.received.filter((r) => r.body.type === 'account.usage' && r.body.data.event_id === first.body.data.event_id)).toHaveLength(1);
 

@@ -68,7 +68,7 @@ describe('changing plan in the browser', () => {
     await page.getByRole('button', { name: 'Upgrade to Basic' }).click();
     await page.getByRole('heading', { name: 'Starts now' }).waitFor();
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
-    await page.getByText('Paid. Basic (one month) is yours.').waitFor();
+    await page.getByText('Paid: Basic (one month) is on your account now.').waitFor();
     const basic = page.locator('li.plan', { has: page.getByRole('heading', { name: /^Basic/ }) });
     await basic.getByText('Your plan').waitFor();
     const account = await db.query<{ id: string; paid_until: Date }>(
@@ -83,7 +83,7 @@ describe('changing plan in the browser', () => {
     const terms = page.getByRole('region', { name: 'Starts when the plan time already paid ends' });
     await terms.waitFor();
     const text = (await terms.textContent())!;
-    const day = basicPaidUntil.toLocaleDateString('en-US', { dateStyle: 'medium' });
+    const day = basicPaidUntil.toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
     expect(text).toContain(`starts on ${basicPaidUntil.toISOString().slice(0, 10)}`);
     expect(text).toContain(`paid until ${day}`);
     expect(text).toMatch(/Paid time left\$\d+\.\d\d/);
@@ -98,7 +98,7 @@ describe('changing plan in the browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote.png'), fullPage: true });
 
     await pay.click();
-    await page.getByText('Paid. Pro (one month) is yours.').waitFor();
+    await page.getByText('Paid: Pro (one month) is on your account now.').waitFor();
     expect(sent).toHaveLength(2);
     expect(wallets.prompts.length).toBe(promptsBefore + 1);
     // Basic stays the plan with its credits and paid time; Pro is listed as bought to follow.

@@ -64,6 +64,8 @@ export function PendingPayments({ accountId, onPaid, planName, refresh = 0 }: { 
   const [local, setLocal] = useState<SentTransfer[]>(() => readSent(accountId));
   const [busy, setBusy] = useState<string>();
   const [notes, setNotes] = useState<Record<string, string>>({});
+  // Claimed here: said so until the page is left, after the transfer itself leaves the list.
+  const [credited, setCredited] = useState<string[]>([]);
 
   const load = useCallback(() => {
     setLocal(readSent(accountId));
@@ -94,14 +96,14 @@ export function PendingPayments({ accountId, onPaid, planName, refresh = 0 }: { 
     if (o?.status === 'paid' || pending.has(t.order_id)) continue;
     pending.set(t.order_id, { order_id: t.order_id, tx_hash: t.tx_hash, chain: t.chain, what: `${t.amount_display} USDC for ${t.label}`, reason: 'Sent from this browser and not credited yet.' });
   }
-  if (pending.size === 0) return null;
+  if (pending.size === 0 && credited.length === 0) return null;
 
-  const claim = async (p: { order_id: string; tx_hash: string }) => {
+  const claim = async (p: { order_id: string; tx_hash: string; what: string }) => {
     setBusy(p.order_id);
     try {
       await api('POST', `/orders/${p.order_id}/submit`, { tx_hash: p.tx_hash });
       forgetSent(accountId, p.order_id);
-      setNotes((n) => ({ ...n, [p.order_id]: 'Credited.' }));
+      setCredited((c) => [...c, `Credited: ${p.what}.`]);
       onPaid();
     } catch (err) {
       if (err instanceof ApiFailure && (err.error.code === 'PAYMENT_MISMATCH' || err.error.code === 'PAYMENT_ALREADY_CREDITED')) forgetSent(accountId, p.order_id);
@@ -118,7 +120,10 @@ export function PendingPayments({ accountId, onPaid, planName, refresh = 0 }: { 
 
   return (
     <section className="card notice" aria-labelledby="pending-title" data-testid="pending-payments">
-      <h2 id="pending-title">Payments sent, not credited yet</h2>
+      <h2 id="pending-title">{pending.size > 0 ? 'Payments sent, not credited yet' : 'Payments claimed'}</h2>
+      {credited.map((c) => (
+        <p key={c} role="status">{c}</p>
+      ))}
       <ul>
         {[...pending.values()].map((p) => (
           <li key={p.order_id}>
