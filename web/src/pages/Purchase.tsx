@@ -39,8 +39,12 @@ interface Unlinked {
   linkAndPay: () => Promise<void>;
 }
 
+/** A reason this page stops a purchase itself, said as it is (not as a wallet's problem). */
+class PaymentStop extends Error {}
+
 /** What a wallet's refusal or failure of the transfer means for the person (nothing was sent). */
 function describePayError(err: unknown): string {
+  if (err instanceof PaymentStop) return err.message;
   if (isUserRejection(err)) return 'You declined the transfer in your wallet. Nothing was sent and nothing was charged; choose a wallet again when you are ready.';
   return describeError(err);
 }
@@ -110,7 +114,7 @@ export function Purchase({
     // terms and let the person decide again before the wallet asks for anything.
     if (quote && (created.quote.rule !== quote.rule || created.quote.starts_at.slice(0, 10) !== quote.starts_at.slice(0, 10))) {
       setQuote(created.quote);
-      throw new Error('What this purchase does has changed since it was shown: read it again below, then pay.');
+      throw new PaymentStop('What this purchase does has changed since it was shown: read it again below, then pay.');
     }
     return created.order;
   };
@@ -160,7 +164,7 @@ export function Purchase({
       await api('POST', '/wallets', { family, ...(await sign(() => api<NonceInfo>('GET', '/wallets/nonce'))) });
     } catch (err) {
       if (err instanceof ApiFailure && err.error.code === 'WALLET_IN_USE') {
-        throw new Error(`${short(address)} belongs to another cryptomcp account, so it cannot pay for this one. Pay from a wallet of this account, or merge that account under Wallets below first.`);
+        throw new PaymentStop(`${short(address)} belongs to another cryptomcp account, so it cannot pay for this one. Pay from a wallet of this account, or merge that account under Wallets below first.`, { cause: err });
       }
       throw err;
     }
