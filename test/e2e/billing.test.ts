@@ -137,6 +137,14 @@ describe('billing, request log and usage in the browser', () => {
     await page.getByRole('link', { name: 'Plans', exact: true }).click();
     await page.getByRole('button', { name: 'Upgrade to Basic' }).click();
     await page.getByRole('heading', { name: 'Starts now' }).waitFor();
+    // Declining the transfer in the wallet is said as what it is: nothing sent, nothing charged.
+    wallets.misbehave({ reject: true });
+    await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').filter({ hasText: 'declined' }).textContent())
+      .toBe('You declined the transfer in your wallet. Nothing was sent and nothing was charged; choose a wallet again when you are ready.');
+    wallets.misbehave({});
+    expect(sent).toEqual([]);
     // The person switches their wallet to an account this dashboard account does not have.
     current = stranger;
     wallets.setEvmAccount(stranger);
@@ -150,7 +158,7 @@ describe('billing, request log and usage in the browser', () => {
     await atBothWidths('unlinked-wallet');
 
     await warning.getByRole('button', { name: /^Link 0x.* and pay$/ }).click();
-    await page.getByText('Paid: Basic (one month) is on your account now.').waitFor();
+    await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
     // One signature to link, then the transfer, from that wallet, credited to this account.
     expect(wallets.prompts.slice(promptsBefore)).toHaveLength(2);
     expect(wallets.prompts[promptsBefore]).toContain(stranger.address);
@@ -196,5 +204,23 @@ describe('billing, request log and usage in the browser', () => {
     await pending.getByText(/^Credited: 7\.00 USDC for 1,000 credits\.$/).waitFor();
     const paid = await db.query<{ status: string }>('SELECT status FROM payment_orders WHERE id = $1', [order.rows[0]!.id]);
     expect(paid.rows[0]!.status).toBe('paid');
+  });
+
+  it('a paid plan 3 days from its end: Plans and Usage warn that it lapses to Free (not "renews"), at 1280 and 375 px', async () => {
+    const accountId = await accountIdOf(payer.address);
+    const until = new Date(Date.now() + 3 * 86_400_000);
+    await db.query('UPDATE accounts SET paid_until = $2, period_end = $2 WHERE id = $1', [accountId, until]);
+    await page.goto(`${service.url}/app/plans`);
+    const warning = page.getByTestId('lapse-warning');
+    await warning.waitFor();
+    const day = until.toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
+    expect(await warning.textContent()).toBe(
+      `Basic ends on ${day}. Paid plans do not renew by themselves: after that day the account returns to Free with no new free credits (top-up credits are kept). Extend Basic by a month below to keep it.`,
+    );
+    await atBothWidths('lapse-plans');
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
+    await page.getByTestId('lapse-warning').waitFor();
+    expect(await page.getByTestId('renewal-note').textContent()).toBe('then back to Free, unless you extend it');
+    await atBothWidths('lapse-usage');
   });
 });

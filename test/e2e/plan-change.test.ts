@@ -18,7 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
+import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -68,7 +68,7 @@ describe('changing plan in the browser', () => {
     await page.getByRole('button', { name: 'Upgrade to Basic' }).click();
     await page.getByRole('heading', { name: 'Starts now' }).waitFor();
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
-    await page.getByText('Paid: Basic (one month) is on your account now.').waitFor();
+    await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
     const basic = page.locator('li.plan', { has: page.getByRole('heading', { name: /^Basic/ }) });
     await basic.getByText('Your plan').waitFor();
     const account = await db.query<{ id: string; paid_until: Date }>(
@@ -96,9 +96,17 @@ describe('changing plan in the browser', () => {
     const promptsBefore = wallets.prompts.length;
     await expectAccessibleIn(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote.png'), fullPage: true });
+    // On a phone: the same terms, readable without sideways scrolling, before anything is asked.
+    await page.setViewportSize(VIEWPORTS[1]);
+    await expect.poll(async () => (await horizontalOverflow(page)).overflow, { timeout: 5000 }).toBeLessThanOrEqual(0).catch(() => {});
+    await expectNoOverflowIn('the plan-change terms at 375 px', page);
+    expect(await terms.textContent()).toContain('kept in full');
+    await expectAccessibleIn(page);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote-375.png'), fullPage: true });
+    await page.setViewportSize(VIEWPORTS[0]);
 
     await pay.click();
-    await page.getByText('Paid: Pro (one month) is on your account now.').waitFor();
+    await page.getByText('Paid: Pro (one month) added to your account.').waitFor();
     expect(sent).toHaveLength(2);
     expect(wallets.prompts.length).toBe(promptsBefore + 1);
     // Basic stays the plan with its credits and paid time; Pro is listed as bought to follow.

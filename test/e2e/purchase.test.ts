@@ -149,7 +149,7 @@ describe('buying a plan in the browser', () => {
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
 
     await basic.getByText('Your plan').waitFor();
-    await page.getByText('Paid: Basic (one month) is on your account now.').waitFor();
+    await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'purchase-basic.png'), fullPage: true });
     expect(await page.getByTestId('header-balance').textContent()).toBe('5,000 credits');
     expect(await page.getByRole('button', { name: 'Extend Basic by a month' }).isVisible()).toBe(true);

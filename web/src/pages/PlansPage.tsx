@@ -5,6 +5,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, describeError, formatCents, type DashboardConfig, type PlansInfo, type SessionInfo } from '../api.ts';
 import { When } from './When.tsx';
+import { LAPSE_NOTICE_DAYS, LapseWarning } from './LapseWarning.tsx';
 import { PendingPayments } from './PendingPayments.tsx';
 import { Purchase, type Purchasable } from './Purchase.tsx';
 import { Wallets } from './Wallets.tsx';
@@ -14,9 +15,6 @@ type PlansView = PlansInfo & {
   scheduled?: { plan: string; starts_at: string; ends_at: string }[];
   free_allowance?: 'granted' | 'withheld' | null;
 };
-
-/** Days before a paid plan's end from which the page warns (the server's LAPSE_NOTICE_DAYS). */
-const LAPSE_NOTICE_DAYS = 7;
 
 export function PlansPage({ config, session, onLinked }: { config: DashboardConfig; session: SessionInfo; onLinked: () => void }) {
   const [plans, setPlans] = useState<PlansView>();
@@ -50,15 +48,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
           }}
         />
       )}
-      {lapseSoon && current && lapsesAt && (
-        <div className="card notice" role="status" data-testid="lapse-warning">
-          <strong>
-            {current.display_name} ends on <When iso={lapsesAt} withTime={false} />.
-          </strong>{' '}
-          Paid plans do not renew by themselves: after that day the account returns to Free with no new free credits (top-up credits are kept).
-          Extend {current.display_name} by a month below to keep it.
-        </div>
-      )}
+      {lapseSoon && current && lapsesAt && <LapseWarning plan={current.display_name} lapsesAt={lapsesAt} onPlansPage />}
       {plans?.free_allowance === 'withheld' && (
         <p className="card">
           This account started with 0 credits: the free allowance comes once per wallet, and this wallet had it before (on an account it

@@ -127,7 +127,7 @@ export function Purchase({
       try {
         await api('POST', `/orders/${o.id}/submit`, { tx_hash: hash });
         forgetSent(session.account.id, o.id);
-        setStatus(`Paid: ${what.label} is on your account now.`);
+        setStatus(`Paid: ${what.label} added to your account.`);
         onPaid();
         return;
       } catch (err) {

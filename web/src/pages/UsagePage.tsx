@@ -1,8 +1,9 @@
 // Balance, plan and renewal (a paid plan lapses to Free: it is said so, with a warning from 7 days
 // before); the period's spend in dollars and when the balance runs out at the recent rate; the
-// 80/90/100% banner; read again every 15 s while open and on focus. Calls and credits per day by server and by tool (Chart.js stacked
-// bars, with the same numbers in a table for screen readers) over a preset or custom range; CSV
-// export; requests by outcome (UsageBreakdown.tsx) and the request log.
+// 80/90/100% banner; read again every 15 s while open and on focus. Calls and credits per day by
+// server and by tool (Chart.js stacked bars, with the same numbers in a table for screen readers)
+// over a preset or custom range; CSV export; requests by outcome (UsageBreakdown.tsx) and the
+// request log.
 import { useEffect, useState } from 'react';
 import { api, describeError, formatCents, formatDate, type DashboardConfig, type UsageInfo } from '../api.ts';
 import type { UsageOutlookJson } from '../../../server/public-types.ts';
@@ -11,6 +12,7 @@ import { Purchases } from './Purchases.tsx';
 import { RequestLog } from './RequestLog.tsx';
 import { UsageBreakdown } from './UsageBreakdown.tsx';
 import { DEFAULT_RANGE, UsageRange } from './UsageRange.tsx';
+import { LapseWarning } from './LapseWarning.tsx';
 import { When } from './When.tsx';
 
 function series(usage: UsageInfo, by: 'server' | 'tool', metric: 'calls' | 'credits') {
@@ -33,7 +35,7 @@ function series(usage: UsageInfo, by: 'server' | 'tool', metric: 'calls' | 'cred
 const REFRESH_MS = 15_000;
 
 /** A counter that moves every `ms` while the page is visible, and when the window regains focus. */
-export function useRefresh(ms: number): number {
+function useRefresh(ms: number): number {
   const [tick, setTick] = useState(0);
   useEffect(() => {
     const bump = () => {
@@ -55,8 +57,8 @@ const n = (v: number) => v.toLocaleString('en-US');
 const day = (iso: string) => formatDate(iso, false).text;
 
 /** The 80/90/100% banner and the lapse warning: what needs doing before the credits or the plan run out. */
-export function UsageWarnings({ outlook, onPlansPage = false }: { outlook: UsageOutlookJson; onPlansPage?: boolean }) {
-  const plans = onPlansPage ? null : <a href="/app/plans">See plans and credit packs</a>;
+function UsageWarnings({ outlook }: { outlook: UsageOutlookJson }) {
+  const plans = <a href="/app/plans">See plans and credit packs</a>;
   return (
     <>
       {outlook.threshold !== null && (
@@ -64,18 +66,11 @@ export function UsageWarnings({ outlook, onPlansPage = false }: { outlook: Usage
           <strong>
             {outlook.threshold >= 100 ? `You have used all of this period's ${outlook.plan_display} credits.` : `You have used ${outlook.used_percent}% of this period's ${outlook.plan_display} credits.`}
           </strong>{' '}
-          {outlook.topup > 0 ? `Calls now spend your ${n(outlook.topup)} top-up credits. ` : outlook.threshold >= 100 ? 'Paid calls are refused until the allowance resets or you add credits. ' : ''}
+          {outlook.threshold >= 100 ? (outlook.topup > 0 ? `Calls now spend your ${n(outlook.topup)} top-up credits. ` : 'Paid calls are refused until the allowance resets or you add credits. ') : ''}
           {plans}
         </div>
       )}
-      {outlook.lapse_soon && outlook.lapses_at && (
-        <div className="card notice" role="status" data-testid="lapse-warning">
-          <strong>
-            {outlook.plan_display} ends on <When iso={outlook.lapses_at} withTime={false} />.
-          </strong>{' '}
-          Paid plans do not renew by themselves: after that day the account returns to Free with no new free credits (top-up credits are kept). Extend it by a month to keep it. {plans}
-        </div>
-      )}
+      {outlook.lapse_soon && outlook.lapses_at && <LapseWarning plan={outlook.plan_display} lapsesAt={outlook.lapses_at} />}
     </>
   );
 }
