@@ -50,7 +50,8 @@ beforeAll(async () => {
     PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: VIEWPORTS[0] });
+  // West of Greenwich, where a date at 00:00 UTC used to show as the day before.
+  const context = await browser.newContext({ viewport: VIEWPORTS[0], timezoneId: 'America/Los_Angeles', locale: 'en-US' });
   const chain = devnetClients(m).chain;
   wallets = await injectWallets(context, payer, {
     evmRpcUrl: m.rpc_url,
@@ -206,9 +207,11 @@ describe('billing, request log and usage in the browser', () => {
     expect(paid.rows[0]!.status).toBe('paid');
   });
 
-  it('a paid plan 3 days from its end: Plans and Usage warn that it lapses to Free (not "renews"), at 1280 and 375 px', async () => {
+  it('a paid plan 3 days from its end: Plans and Usage warn that it lapses to Free (not "renews") on its UTC day, at 1280 and 375 px', async () => {
     const accountId = await accountIdOf(payer.address);
-    const until = new Date(Date.now() + 3 * 86_400_000);
+    // Paid until 00:00 UTC three days on: shown as that day in Los Angeles too, not the evening before.
+    const now = new Date();
+    const until = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 3));
     await db.query('UPDATE accounts SET paid_until = $2, period_end = $2 WHERE id = $1', [accountId, until]);
     await page.goto(`${service.url}/app/plans`);
     const warning = page.getByTestId('lapse-warning');
