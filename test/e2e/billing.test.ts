@@ -105,13 +105,20 @@ describe('billing, request log and usage in the browser', () => {
     expect(failed.status).toBe(400);
     const requestId = failed.headers.get('x-request-id')!;
 
-    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('link', { name: 'Usage', exact: true }).click();
     const alert = page.getByTestId('usage-alert');
     await alert.waitFor();
     expect(await alert.textContent()).toContain("You have used 80% of this period's Ten credits.");
     expect(await page.getByTestId('spend').textContent()).toBe('$8.00');
     expect(await page.getByTestId('runs-out').textContent()).not.toBe('no spending');
     expect(await page.getByTestId('renewal-note').textContent()).toBe('one-time allowance');
+    // Alive: a call made while the page is open shows on focus, without a reload.
+    expect(await page.getByTestId('calls').textContent()).toBe('8');
+    expect((await post(url, toolCall('bench_echo', { message: 'x' }), { 'x-api-key': plaintext })).status).toBe(200);
+    await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+    await expect.poll(() => page.getByTestId('calls').textContent()).toBe('9');
+    expect(await alert.textContent()).toContain("You have used 90% of this period's Ten credits.");
+    expect(await page.getByTestId('spend').textContent()).toBe('$9.00');
 
     // The failed call, found by the tool it named (the log refreshes with the page).
     const log = page.getByTestId('request-log');
