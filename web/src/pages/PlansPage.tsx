@@ -37,7 +37,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
     <>
       <p role="alert" className="error">{error}</p>
       {!plans && !error && <p className="muted" aria-live="polite">Loading plans…</p>}
-      {plans && (
+      {plans && forSale && (
         <PendingPayments
           accountId={session.account.id}
           planName={planName}
