@@ -322,7 +322,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
         key_id: grant.key_id,
         request_id: request.id,
         server,
-        method: trail.method ?? request.method,
+        method: trail.method ?? (trail.named ? 'tools/call' : request.method),
         tool: trail.tool ?? trail.named?.tool ?? null,
         status,
         error_code: trail.outcome ?? null,

@@ -72,10 +72,10 @@ describe('a request log that debugs', () => {
     });
     expect(rows.filter((r) => r.status === 405)).toEqual([]);
     const byId = new Map(rows.map((r) => [r.request_id, r]));
-    expect(byId.get(answers.unknown!.id)).toMatchObject({ tool: 'get_pricez', error_code: 'UNKNOWN_TOOL', message: 'This server has no tool of that name.', args_bytes: 19 });
+    expect(byId.get(answers.unknown!.id)).toMatchObject({ method: 'tools/call', tool: 'get_pricez', error_code: 'UNKNOWN_TOOL', message: 'This server has no tool of that name.', args_bytes: 19 });
     expect(byId.get(answers.invalid!.id)).toMatchObject({ tool: 'bench_echo', error_code: 'INVALID_PARAMS', args_bytes: 14 });
     expect(byId.get(answers.invalid!.id)!.message).toMatch(/^The tool arguments are invalid\. message: /);
-    expect(byId.get(answers.scope!.id)).toMatchObject({ tool: 'bench_echo', error_code: 'KEY_SCOPE_FORBIDDEN', status: 403 });
+    expect(byId.get(answers.scope!.id)).toMatchObject({ method: 'tools/call', tool: 'bench_echo', error_code: 'KEY_SCOPE_FORBIDDEN', status: 403 });
     expect(byId.get(answers['scope-all-in-one']!.id)).toMatchObject({ tool: 'bench_echo', error_code: 'KEY_SCOPE_FORBIDDEN', status: 403 });
     expect(byId.get(answers.ok!.id)).toMatchObject({ tool: 'bench_echo', error_code: null, message: null, status: 200 });
 

@@ -114,7 +114,7 @@ export function RequestLog({ config, refresh = 0 }: { config: DashboardConfig; r
     <section aria-labelledby="log-title" aria-busy={loading}>
       <h2 id="log-title">Request log (last {config.request_log_retention_days} days)</h2>
       <form
-        className="filters lookup"
+        className="lookup"
         onSubmit={(e) => {
           e.preventDefault();
           void lookUp();
