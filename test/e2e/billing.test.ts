@@ -6,30 +6,25 @@
 // - a failed call found by its tool and opened by its request id (status, code, message, size);
 // - a payment from an unlinked wallet prevented before it is sent, then "link this wallet and pay";
 // - a transfer sent and not credited is kept on screen after a reload and claimed in one click.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createWalletClient, http as viemHttp, type Hex, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSetPlan } from '../../server/accounts/accounts.ts';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
 import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
-import { rpcEnv } from '../dashboard/helpers.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { devnetAccount, devnetClients, transferToken } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
-import { injectWallets, type InjectedWallets } from './wallets.ts';
+import { expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
+import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import type { InjectedWallets } from './wallets.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-
+let env: PayingBrowser;
 let db: TestDatabase;
 let devnet: Devnet;
 let service: RunningService;
-let browser: Browser;
 let page: Page;
 let wallets: InjectedWallets;
 const payer = devnetAccount(12);
@@ -39,38 +34,22 @@ let current: LocalAccount = payer;
 const sent: { from: string; hash: Hex }[] = [];
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  devnet = await startDevnet();
-  const m = devnet.manifest;
-  service = await startTestService(db.url, {
-    ...rpcEnv(m.rpc_url),
-    MCP_SERVERS: 'market-intelligence',
-    PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   // West of Greenwich, where a date at 00:00 UTC used to show as the day before.
-  const context = await browser.newContext({ viewport: VIEWPORTS[0], timezoneId: 'America/Los_Angeles', locale: 'en-US' });
-  const chain = devnetClients(m).chain;
-  wallets = await injectWallets(context, payer, {
-    evmRpcUrl: m.rpc_url,
-    sendEvmTransaction: async (tx) => {
-      const wallet = createWalletClient({ account: current, chain, transport: viemHttp(m.rpc_url) });
+  env = await startPayingBrowser(
+    payer,
+    (d) => async (tx) => {
+      const wallet = createWalletClient({ account: current, chain: devnetClients(d.manifest).chain, transport: viemHttp(d.manifest.rpc_url) });
       const hash = await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : undefined, gas: tx.gas ? BigInt(tx.gas) : undefined });
       sent.push({ from: current.address.toLowerCase(), hash });
       return hash;
     },
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+    { timezoneId: 'America/Los_Angeles', locale: 'en-US' },
+  );
+  ({ db, devnet, service, page, wallets } = env);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await env?.close();
 });
 
 /** Runs the checks at 1280 px and at 375 px (then back to 1280): axe, and no sideways scroll. */

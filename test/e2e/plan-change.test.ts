@@ -5,56 +5,33 @@
 // panel shows the rule (Pro starts when Basic's paid time ends), what the paid time left is worth,
 // the price and the dates, above the pay button; after paying, Basic and its credits are untouched
 // and Pro is listed as bought to follow.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { ledgerSum, startTestService } from '../helpers/service.ts';
-import { rpcEnv } from '../dashboard/helpers.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { ledgerSum } from '../helpers/service.ts';
 import { devnetAccount, devnetClients } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
-import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
+import { expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
+import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import { sendingFrom, type InjectedWallets } from './wallets.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-
+let env: PayingBrowser;
 let db: TestDatabase;
-let devnet: Devnet;
 let service: RunningService;
-let browser: Browser;
 let page: Page;
 let wallets: InjectedWallets;
 const payer = devnetAccount(13);
 const sent: Hex[] = [];
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  devnet = await startDevnet();
-  const m = devnet.manifest;
-  service = await startTestService(db.url, {
-    ...rpcEnv(m.rpc_url),
-    MCP_SERVERS: 'market-intelligence',
-    PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  wallets = await injectWallets(context, payer, { evmRpcUrl: m.rpc_url, sendEvmTransaction: sendingFrom(payer, devnetClients(m).chain, m.rpc_url, sent) });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  env = await startPayingBrowser(payer, (d) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
+  ({ db, service, page, wallets } = env);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await env?.close();
 });
 
 describe('changing plan in the browser', () => {
