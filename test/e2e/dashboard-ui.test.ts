@@ -186,7 +186,11 @@ describe('keyboard and focus', () => {
       await expect.poll(() => activeText(page)).toBe('h1:API keys');
       for (const scheme of SCHEMES) {
         await useScheme(page, scheme);
-        // Forward from the heading: a control in the page (on the page's or a card's background).
+        // A field on a card, and the skip link on the page's background (reached by Tab from the heading).
+        await page.getByLabel('Name').focus();
+        const onCard = await focusRingContrast(page);
+        expect(onCard.element).toContain('<input');
+        expect(onCard.ratio, `${scheme}: ${JSON.stringify(onCard)}`).toBeGreaterThanOrEqual(3);
         await page.getByRole('heading', { name: 'API keys', level: 1 }).focus();
         await page.keyboard.press('Tab');
         const inPage = await focusRingContrast(page);
