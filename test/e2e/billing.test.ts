@@ -124,6 +124,10 @@ describe('billing, request log and usage in the browser', () => {
     await page.getByRole('link', { name: 'Plans', exact: true }).click();
     await page.getByRole('button', { name: 'Upgrade to Basic' }).click();
     await page.getByRole('heading', { name: 'Starts now' }).waitFor();
+    // The panel is a modal dialog that takes focus: on a phone it used to open ~450 px below the
+    // fold with focus left on the button, so "Upgrade" seemed to do nothing.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('purchase-title');
+    expect(await page.getByTestId('purchase-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(true);
     // Declining the transfer in the wallet is said as what it is: nothing sent, nothing charged.
     wallets.misbehave({ reject: true });
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();

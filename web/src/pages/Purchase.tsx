@@ -21,6 +21,7 @@ import { canPaySolana, payWithSolana } from '../wallets/pay-solana.ts';
 import { signInWithSolana, watchSolanaWallets } from '../wallets/solana.ts';
 import { forgetSent, rememberSent } from './PendingPayments.tsx';
 import type { StandardConnectFeature } from '@wallet-standard/features';
+import { Dialog } from './Dialog.tsx';
 
 export interface Purchasable {
   kind: 'plan' | 'pack';
@@ -226,91 +227,96 @@ export function Purchase({
   const payFrom = (connector: Connector) => run(() => evmStep(connector, false));
 
   return (
-    <section className="card purchase" aria-labelledby="purchase-title">
-      <h2 id="purchase-title">
-        Buy {what.label} for {formatCents(what.price_cents)}
-      </h2>
-      {quote ? <QuoteTerms quote={quote} /> : <p className="muted" aria-live="polite">Checking what this purchase does to your plan…</p>}
-      <label className="inline">
-        Pay in USDC on{' '}
-        <select
-          value={chain.chain}
-          disabled={busy}
-          onChange={(e) => {
-            setChain(chains.find((c) => c.chain === e.target.value)!);
-            setOrder(undefined);
-          }}
-        >
-          {chains.map((c) => (
-            <option key={c.chain} value={c.chain}>{CHAIN_NAMES[c.chain]}</option>
-          ))}
-        </select>
-      </label>
-      {unlinked && (
-        <div className="card notice" role="alert" data-testid="unlinked-wallet">
-          <p>
-            <strong>{short(unlinked.address)} is not linked to this account.</strong> A payment from it would not be credited here, so nothing
-            has been sent. Link it first (one signature, no fee) and the payment goes on, or pay from a wallet of this account.
-          </p>
-          <div className="actions">
-            <button type="button" disabled={busy} onClick={() => void unlinked.linkAndPay()}>
-              Link {short(unlinked.address)} and pay
-            </button>
-            <button type="button" disabled={busy} onClick={() => setUnlinked(undefined)}>
-              Choose another wallet
-            </button>
-          </div>
-        </div>
-      )}
-      {chain.chain !== 'solana' ? (
-        <ul className="wallets">
-          {wallets.map((c) => (
-            <li key={c.uid}>
-              <button type="button" disabled={busy || !wagmi || !quote} onClick={() => void payFrom(c)}>
-                {c.icon ? <img src={c.icon} alt="" width={20} height={20} /> : null}
-                Pay with {c.name}
-              </button>
-            </li>
-          ))}
-          {wallets.length === 0 && <li className="muted">No EVM wallet found in this browser.</li>}
-        </ul>
-      ) : (
-        <ul className="wallets">
-          {solanaWallets.map((w) => (
-            <li key={w.name}>
-              <button type="button" disabled={busy || !quote} onClick={() => void payFromSolana(w)}>
-                {w.icon ? <img src={w.icon} alt="" width={20} height={20} /> : null}
-                Pay with {w.name}
-              </button>
-            </li>
-          ))}
-          {solanaWallets.length === 0 && <li className="muted">No Solana wallet that can send transactions found in this browser.</li>}
-        </ul>
-      )}
-      <details>
-        <summary>Pay from another wallet and paste the transaction</summary>
-        {order && order.chain === chain.chain ? (
-          <p>
-            Send exactly <strong>{order.amount_display} USDC</strong> (token <code className="address">{order.token}</code>) to{' '}
-            <code className="address">{order.treasury}</code> from a wallet linked to this account before {new Date(order.expires_at).toLocaleTimeString()}.
-          </p>
-        ) : (
-          <button type="button" disabled={busy || !quote} onClick={() => void run(async () => void (await newOrder()))}>
-            Show where to pay
-          </button>
-        )}
-        <label>
-          Transaction hash or signature{' '}
-          <input value={pasted} onChange={(e) => setPasted(e.target.value.trim())} disabled={busy || !order} />
+    // A modal dialog: on a phone the panel opened far below the fold with focus left on the
+    // button, and "Upgrade" seemed to do nothing. Escape closes it, except while a payment is
+    // under way (as the Close button).
+    <Dialog labelledBy="purchase-title" testId="purchase-dialog" onClose={() => (busy ? undefined : onClose())}>
+      <section className="purchase" aria-labelledby="purchase-title">
+        <h2 id="purchase-title" tabIndex={-1}>
+          Buy {what.label} for {formatCents(what.price_cents)}
+        </h2>
+        {quote ? <QuoteTerms quote={quote} /> : <p className="muted" aria-live="polite">Checking what this purchase does to your plan…</p>}
+        <label className="inline">
+          Pay in USDC on{' '}
+          <select
+            value={chain.chain}
+            disabled={busy}
+            onChange={(e) => {
+              setChain(chains.find((c) => c.chain === e.target.value)!);
+              setOrder(undefined);
+            }}
+          >
+            {chains.map((c) => (
+              <option key={c.chain} value={c.chain}>{CHAIN_NAMES[c.chain]}</option>
+            ))}
+          </select>
         </label>
-        <button type="button" disabled={busy || !order || pasted === ''} onClick={() => void run(() => confirm(order!, pasted))}>
-          Check payment
-        </button>
-      </details>
-      <p aria-live="polite" className="muted">{status}</p>
-      <p role="alert" className="error">{error}</p>
-      <button type="button" onClick={onClose} disabled={busy}>Close</button>
-    </section>
+        {unlinked && (
+          <div className="card notice" role="alert" data-testid="unlinked-wallet">
+            <p>
+              <strong>{short(unlinked.address)} is not linked to this account.</strong> A payment from it would not be credited here, so nothing
+              has been sent. Link it first (one signature, no fee) and the payment goes on, or pay from a wallet of this account.
+            </p>
+            <div className="actions">
+              <button type="button" disabled={busy} onClick={() => void unlinked.linkAndPay()}>
+                Link {short(unlinked.address)} and pay
+              </button>
+              <button type="button" disabled={busy} onClick={() => setUnlinked(undefined)}>
+                Choose another wallet
+              </button>
+            </div>
+          </div>
+        )}
+        {chain.chain !== 'solana' ? (
+          <ul className="wallets">
+            {wallets.map((c) => (
+              <li key={c.uid}>
+                <button type="button" disabled={busy || !wagmi || !quote} onClick={() => void payFrom(c)}>
+                  {c.icon ? <img src={c.icon} alt="" width={20} height={20} /> : null}
+                  Pay with {c.name}
+                </button>
+              </li>
+            ))}
+            {wallets.length === 0 && <li className="muted">No EVM wallet found in this browser.</li>}
+          </ul>
+        ) : (
+          <ul className="wallets">
+            {solanaWallets.map((w) => (
+              <li key={w.name}>
+                <button type="button" disabled={busy || !quote} onClick={() => void payFromSolana(w)}>
+                  {w.icon ? <img src={w.icon} alt="" width={20} height={20} /> : null}
+                  Pay with {w.name}
+                </button>
+              </li>
+            ))}
+            {solanaWallets.length === 0 && <li className="muted">No Solana wallet that can send transactions found in this browser.</li>}
+          </ul>
+        )}
+        <details>
+          <summary>Pay from another wallet and paste the transaction</summary>
+          {order && order.chain === chain.chain ? (
+            <p>
+              Send exactly <strong>{order.amount_display} USDC</strong> (token <code className="address">{order.token}</code>) to{' '}
+              <code className="address">{order.treasury}</code> from a wallet linked to this account before {new Date(order.expires_at).toLocaleTimeString()}.
+            </p>
+          ) : (
+            <button type="button" disabled={busy || !quote} onClick={() => void run(async () => void (await newOrder()))}>
+              Show where to pay
+            </button>
+          )}
+          <label>
+            Transaction hash or signature{' '}
+            <input value={pasted} onChange={(e) => setPasted(e.target.value.trim())} disabled={busy || !order} />
+          </label>
+          <button type="button" disabled={busy || !order || pasted === ''} onClick={() => void run(() => confirm(order!, pasted))}>
+            Check payment
+          </button>
+        </details>
+        <p aria-live="polite" className="muted">{status}</p>
+        <p role="alert" className="error">{error}</p>
+        <button type="button" onClick={onClose} disabled={busy}>Close</button>
+      </section>
+    </Dialog>
   );
 }
 
