@@ -15,6 +15,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   createMcpHandler,
   isJSONRPCRequest,
+  ProtocolError,
+  ProtocolErrorCode,
   Server,
   type CallToolResult,
   type JSONRPCMessage,
@@ -22,7 +24,9 @@ import {
   type RequestId,
   type Transport,
 } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import type { RegisteredServer } from '../mcp/registry.ts';
+import { TASK_METHODS, type TaskAnswer } from '../tasks/protocol.ts';
 import type { Classified } from './context.ts';
 import { ModernProtocol, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
 
@@ -79,7 +83,17 @@ export class ProtocolAnswerer {
     return handler;
   }
 
-  async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+  /**
+   * `task`: the answer the task runner computed (server/gateway/tasks.ts) for a tasks/* request,
+   * or a tools/call it answered with a task (CreateTaskResult).
+   */
+  async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    if (task) {
+      if (call.era === 'modern') return this.#modernTask(call, task);
+      // The SDK's Server refuses a tools/call result without content (a CreateTaskResult) on
+      // every revision, tasks or not: that one answer is framed here, the task methods by the SDK.
+      return call.call.kind === 'tools/call' ? plainFrame(call.message.id, task) : this.#answerLegacy(call, undefined, task);
+    }
     if (call.era === 'modern' && this.#direct) {
       return this.#direct.answer(call, result) ?? this.#answerModern(call, headers, result);
     }
@@ -128,8 +142,16 @@ export class ProtocolAnswerer {
     };
   }
 
-  async #answerLegacy(call: Classified, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
-    const mcp = this.#protocolServer(call.server, result);
+  /** A task's 2026-07-28 answer: the extension's results are stamped as the table stamps any (modern.ts). */
+  #modernTask(call: Classified, task: TaskAnswer): ProtocolAnswer {
+    const modern = this.#direct ?? (this.#taskFramer ??= new ModernProtocol(this.#version));
+    return modern.frameTask(call, task);
+  }
+
+  #taskFramer: ModernProtocol | undefined;
+
+  async #answerLegacy(call: Classified, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    const mcp = this.#protocolServer(call.server, result, task);
     const transport = new ExchangeTransport();
     await mcp.connect(transport);
     // No close() afterwards: once the answer is out, a stateless exchange holds no timer or
@@ -140,7 +162,7 @@ export class ProtocolAnswerer {
     return { status: 200, contentType: 'application/json', body: JSON.stringify(answer), jsonrpcError: 'error' in answer };
   }
 
-  #protocolServer(server: RegisteredServer, result: CallToolResult | undefined): Server {
+  #protocolServer(server: RegisteredServer, result: CallToolResult | undefined, task?: TaskAnswer): Server {
     const mcp = new Server(serverIdentity(server, this.#version), {
       capabilities: SERVER_CAPABILITIES,
       instructions: server.description,
@@ -151,8 +173,31 @@ export class ProtocolAnswerer {
       if (!result) throw new Error('tools/call reached the protocol layer without a result');
       return result;
     });
+    // 2025-11-25 experimental tasks: answered from the task store (gateway/tasks.ts), framed here.
+    for (const method of TASK_METHODS.legacy) {
+      mcp.setRequestHandler(method, { params: ANY_PARAMS }, () => {
+        if (!task) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+        return taskResult(task);
+      });
+    }
     return mcp;
   }
+}
+
+/** A JSON-RPC answer of a task, as the SDK frames one on the 2025 revisions. */
+export function plainFrame(id: unknown, task: TaskAnswer): ProtocolAnswer {
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},`;
+  if ('error' in task) return { status: 200, contentType: 'application/json', body: `${head}"error":${JSON.stringify(task.error)}}`, jsonrpcError: true };
+  return { status: 200, contentType: 'application/json', body: `${head}"result":${JSON.stringify(task.result)}}`, jsonrpcError: false };
+}
+
+/** The task methods' params were read by the task runner; the SDK only frames its answer. */
+const ANY_PARAMS = z.looseObject({});
+
+/** A task answer as the SDK's handler gives it: the result, or a thrown JSON-RPC error. */
+function taskResult(task: TaskAnswer): Record<string, unknown> {
+  if ('error' in task) throw new ProtocolError(task.error.code, task.error.message, task.error.data);
+  return task.result;
 }
 
 /** The cache key of a message whose answer is the same for every caller, or undefined. */

@@ -24,12 +24,21 @@
 // test/gateway/modern-differential.test.ts holds every answer of this table equal to the SDK's.
 import { METHOD_NOT_FOUND, SERVER_INFO_META_KEY, type CallToolResult, type Implementation, type RequestId, type ServerCapabilities } from '@modelcontextprotocol/server';
 import type { RegisteredServer } from '../mcp/registry.ts';
-import type { ProtocolAnswer } from './answer.ts';
+import { TASKS_EXTENSION, type TaskAnswer } from '../tasks/protocol.ts';
+import { plainFrame, type ProtocolAnswer } from './answer.ts';
 import { MODERN_PROTOCOL_VERSIONS } from './classify.ts';
 import type { Classified } from './context.ts';
 
-/** What every hosted server (and all-in-one view) declares: tools, whose list never changes. */
-export const SERVER_CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };
+/**
+ * What every hosted server (and all-in-one view) declares: tools, whose list never changes, and
+ * tasks for the long ones (docs/tasks.md): 2025-11-25's experimental `tasks`, 2026-07-28's
+ * extension (the revision drops `tasks` from its answers).
+ */
+export const SERVER_CAPABILITIES: ServerCapabilities = {
+  tools: { listChanged: false },
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  extensions: { [TASKS_EXTENSION]: {} },
+};
 
 /** How long a client may cache a server's tools/list (2026-07-28 ttlMs): costs change only on restart. */
 export const TOOLS_LIST_TTL_MS = 5 * 60_000;
@@ -90,6 +99,19 @@ export class ModernProtocol {
     const answered = handler({ served: this.#servedOf(call.server), params, result });
     if (answered === undefined) return undefined;
     return { status: 200, contentType: 'application/json', body: `{"result":${answered},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, jsonrpcError: false };
+  }
+
+  /**
+   * A task's answer (gateway/tasks.ts): a tools/call answered with a task (resultType 'task'), a
+   * tasks/* result (resultType 'complete'), each stamped with the server's identity as every
+   * result is; or the JSON-RPC error the extension names.
+   */
+  frameTask(call: Classified, task: TaskAnswer): ProtocolAnswer {
+    if ('error' in task) return plainFrame(call.message.id, task);
+    const id = JSON.stringify(call.message.id ?? null);
+    const result = { resultType: 'complete', ...task.result };
+    const { metaMember } = this.#servedOf(call.server);
+    return { status: 200, contentType: 'application/json', body: `{"result":${JSON.stringify(result).slice(0, -1)},${metaMember}},"jsonrpc":"2.0","id":${id}}`, jsonrpcError: false };
   }
 
   #servedOf(server: RegisteredServer): ServedServer {

@@ -40,6 +40,16 @@ export function costSentence(credits: number): string {
   return `Costs ${credits} credit${credits === 1 ? '' : 's'}.`;
 }
 
+/** How long a task's result is kept after the task was created (2026-07-28 ttlMs, 2025-11-25 ttl); the catalog states it. */
+export const TASK_RESULT_TTL_MS = 60 * 60_000;
+
+/** What a long-running tool's description says about tasks (before its cost). */
+export function taskSentence(ttlMs: number = TASK_RESULT_TTL_MS): string {
+  const hours = ttlMs / 3_600_000;
+  const kept = Number.isInteger(hours) ? `${hours} hour${hours === 1 ? '' : 's'}` : `${Math.round(ttlMs / 60_000)} minutes`;
+  return `Can run as an MCP task, polled with tasks/get; a task's result is kept for ${kept}.`;
+}
+
 /** Integer bounds zod states on every int; they say nothing a reader needs. */
 const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
@@ -141,7 +151,7 @@ function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
 
 function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
-  const description = `${def.description.trim()} ${costSentence(credits)}`;
+  const description = `${def.description.trim()} ${def.longRunning === true ? `${taskSentence()} ` : ''}${costSentence(credits)}`;
   const inputSchema = jsonSchemaOf(def.input, 'input');
   const outputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
   return {
@@ -159,6 +169,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
       inputSchema: inputSchema as Tool['inputSchema'],
       outputSchema,
       annotations: annotationsOf(def),
+      ...(def.longRunning === true ? { execution: { taskSupport: 'optional' as const } } : {}),
       _meta: { [CREDITS_META_KEY]: credits },
     },
   };
