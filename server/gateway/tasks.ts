@@ -192,17 +192,17 @@ export class TaskRunner {
   }
 
   async #cancel(call: Classified, account: string, id: string): Promise<TaskAnswer> {
-    const status = await this.#deps.store.cancel(account, id);
-    if (status === undefined) return taskNotFound(id);
+    const outcome = await this.#deps.store.cancel(account, id);
+    if (outcome === undefined) return taskNotFound(id);
     const row = await this.#deps.store.get(account, id);
-    if (status === 'cancelled') {
+    if (outcome.cancelled) {
       this.#running.get(id)?.abort.abort();
       if (row) this.#deps.metrics.tasks.inc({ server: row.server, tool: row.tool, state: 'cancelled' });
     }
     if (call.era === 'modern') return { result: {} };
     // 2025-11-25: cancelling a task already in a terminal state is an error; otherwise the task.
     if (!row) return taskNotFound(id);
-    if (status !== 'cancelled') return { error: { code: INVALID_PARAMS, message: `Cannot cancel task: already in terminal status '${status}'` } };
+    if (!outcome.cancelled) return { error: { code: INVALID_PARAMS, message: `Cannot cancel task: already in terminal status '${outcome.status}'` } };
     return { result: taskFields(row, 'legacy') };
   }
 

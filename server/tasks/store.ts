@@ -110,11 +110,14 @@ export class TaskStore {
     return res.rows[0]?.done === true;
   }
 
-  /** The account asks to cancel its task: the status after (refunded if it was working), undefined if it has no such task. */
-  async cancel(accountId: string, id: string): Promise<TaskStatus | undefined> {
+  /**
+   * The account asks to cancel its task: its status after, and whether this request cancelled it
+   * (it was working: refunded); undefined if the account has no such task.
+   */
+  async cancel(accountId: string, id: string): Promise<{ status: TaskStatus; cancelled: boolean } | undefined> {
     if (!isUuid(id)) return undefined;
-    const res = await this.#db.query<{ status: TaskStatus | null }>('SELECT task_cancel($1, $2) AS status', [id, accountId]);
-    return res.rows[0]?.status ?? undefined;
+    const res = await this.#db.query<{ status: TaskStatus; cancelled: boolean }>('SELECT status, cancelled FROM task_cancel($1, $2)', [id, accountId]);
+    return res.rows[0];
   }
 
   /** Keeps this replica's running tasks alive; returns the ids still working (the others were cancelled or failed elsewhere). */

@@ -59,24 +59,24 @@ BEGIN
   RETURN true;
 END $$;
 
--- The account's request to cancel its task. Returns the task's status after the request (
--- 'cancelled' when it was working: refunded in the same statement), or NULL when the account
--- has no such task.
+-- The account's request to cancel its task: the task's status after it, and whether this call
+-- cancelled it (it was working: refunded in the same statement). No row: the account has no such
+-- live task.
 CREATE FUNCTION task_cancel(p_id uuid, p_account uuid)
-RETURNS text LANGUAGE plpgsql AS $$
+RETURNS TABLE (status text, cancelled boolean) LANGUAGE plpgsql AS $$
 DECLARE
   v_request text;
-  v_status text;
 BEGIN
-  UPDATE tasks SET status = 'cancelled', status_message = 'Cancelled by the client.', updated_at = clock_timestamp()
-   WHERE id = p_id AND account_id = p_account AND status = 'working' AND expires_at > clock_timestamp()
-  RETURNING request_id INTO v_request;
+  UPDATE tasks t SET status = 'cancelled', status_message = 'Cancelled by the client.', updated_at = clock_timestamp()
+   WHERE t.id = p_id AND t.account_id = p_account AND t.status = 'working' AND t.expires_at > clock_timestamp()
+  RETURNING t.request_id INTO v_request;
   IF FOUND THEN
     PERFORM meter_refund(v_request, 'task cancelled');
-    RETURN 'cancelled';
+    status := 'cancelled'; cancelled := true;
+    RETURN NEXT;
+    RETURN;
   END IF;
-  SELECT status INTO v_status FROM tasks WHERE id = p_id AND account_id = p_account AND expires_at > clock_timestamp();
-  RETURN v_status;
+  RETURN QUERY SELECT t.status, false FROM tasks t WHERE t.id = p_id AND t.account_id = p_account AND t.expires_at > clock_timestamp();
 END $$;
 
 -- Fails and refunds the working tasks whose replica stopped writing their heartbeat.
