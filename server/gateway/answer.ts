@@ -59,7 +59,7 @@ export class ProtocolAnswerer {
   readonly #modern = new Map<string, McpHttpHandler>();
   readonly #onError: (error: Error) => void;
   /** The tools/call result for the request a modern factory call serves (keyed by its Request). */
-  readonly #results = new WeakMap<Request, CallToolResult>();
+  readonly #results = new WeakMap<Request, { result?: CallToolResult; task?: TaskAnswer }>();
   /** SDK results of CONSTANT_METHODS, as JSON, by era, server, method and protocol version. */
   readonly #constant = new Map<string, string>();
 
@@ -73,7 +73,10 @@ export class ProtocolAnswerer {
   #handlerOf(server: RegisteredServer): McpHttpHandler {
     let handler = this.#modern.get(server.id);
     if (!handler) {
-      handler = createMcpHandler(({ requestInfo }) => this.#protocolServer(server, requestInfo && this.#results.get(requestInfo)), {
+      handler = createMcpHandler(({ requestInfo }) => {
+        const precomputed = requestInfo && this.#results.get(requestInfo);
+        return this.#protocolServer(server, precomputed?.result, precomputed?.task);
+      }, {
         legacy: 'reject',
         responseMode: 'auto',
         onerror: this.#onError,
@@ -112,15 +115,15 @@ export class ProtocolAnswerer {
   }
 
   /** The SDK's own answer, never a kept one (answer() uses it; tests compare the two). */
-  sdkAnswer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
-    return call.era === 'modern' ? this.#answerModern(call, headers, result) : this.#answerLegacy(call, result);
+  sdkAnswer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    return call.era === 'modern' ? this.#answerModern(call, headers, result, task) : this.#answerLegacy(call, result, task);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.#modern.values()].map((h) => h.close()));
   }
 
-  async #answerModern(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+  async #answerModern(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
     const handler = this.#handlerOf(call.server);
     const forwarded = new Headers();
     for (const name of FORWARDED_HEADERS) {
@@ -131,7 +134,7 @@ export class ProtocolAnswerer {
       if (name.startsWith('mcp-param-') && typeof value === 'string') forwarded.set(name, value);
     }
     const request = new Request(`http://cryptomcp.internal/mcp/${call.server.name}`, { method: 'POST', headers: forwarded });
-    if (result) this.#results.set(request, result);
+    if (result || task) this.#results.set(request, { result, task });
     const response = await handler.fetch(request, { parsedBody: call.message });
     const body = await response.text();
     return {
@@ -173,8 +176,9 @@ export class ProtocolAnswerer {
       if (!result) throw new Error('tools/call reached the protocol layer without a result');
       return result;
     });
-    // 2025-11-25 experimental tasks: answered from the task store (gateway/tasks.ts), framed here.
-    for (const method of TASK_METHODS.legacy) {
+    // Tasks: answered from the task store (gateway/tasks.ts), framed here (2025-11-25) or compared
+    // with the table's frame (2026-07-28, test/tasks/differential.test.ts).
+    for (const method of new Set([...TASK_METHODS.legacy, ...TASK_METHODS.modern])) {
       mcp.setRequestHandler(method, { params: ANY_PARAMS }, () => {
         if (!task) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
         return taskResult(task);

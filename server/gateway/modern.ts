@@ -109,7 +109,8 @@ export class ModernProtocol {
   frameTask(call: Classified, task: TaskAnswer): ProtocolAnswer {
     if ('error' in task) return plainFrame(call.message.id, task);
     const id = JSON.stringify(call.message.id ?? null);
-    const result = { resultType: 'complete', ...task.result };
+    // The SDK's encoder appends resultType to a handler's result; a task's creation names its own.
+    const result = 'resultType' in task.result ? task.result : { ...task.result, resultType: 'complete' };
     const { metaMember } = this.#servedOf(call.server);
     return { status: 200, contentType: 'application/json', body: `{"result":${JSON.stringify(result).slice(0, -1)},${metaMember}},"jsonrpc":"2.0","id":${id}}`, jsonrpcError: false };
   }
