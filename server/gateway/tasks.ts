@@ -12,7 +12,7 @@
 // cancelled or failed elsewhere is aborted here at the next heartbeat.
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { toApiError } from '../errors.ts';
+import { ApiError, toApiError } from '../errors.ts';
 import type { UsageReader } from '../mcp/tool.ts';
 import { TASK_RESULT_TTL_MS } from '../mcp/registry.ts';
 import type { Metrics } from '../metrics.ts';
@@ -125,7 +125,8 @@ export class TaskRunner {
       if (!free) metrics.creditsConsumed.inc({ ...labels, plan: call.grant.plan }, call.cost);
     } catch (err) {
       if (signal.aborted && this.#closed === false && !(await this.#stillWorking(id))) return;
-      const apiError = toApiError(err);
+      // Stopped with its replica (SIGTERM): said as such, not as whatever the aborted tool threw.
+      const apiError = signal.aborted && this.#closed ? new ApiError('SERVICE_UNAVAILABLE', 'The replica running this task was stopped before it finished.') : toApiError(err);
       if (apiError.code === 'INTERNAL_ERROR') this.#deps.log(`task ${id} (${labels.tool}) failed: ${(err as Error).message}`);
       const error: TaskError = {
         code: apiError.status === 400 || apiError.status === 404 ? INVALID_PARAMS : INTERNAL_ERROR,

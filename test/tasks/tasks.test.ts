@@ -290,6 +290,19 @@ describe('replicas that die, sweeps and expiry', () => {
     }
   }, 60_000);
 
+  it('a replica that stops (SIGTERM path) fails its running tasks, refunded, saying why', async () => {
+    const stopping = await startTestService(db.url, TASK_ENV);
+    const { account, key } = await createAccountWithKey(db);
+    const started = await post(`${stopping.url}/mcp/market-intelligence`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bench_sleep', arguments: { ms: 30_000 }, task: {} } }, { 'x-api-key': key });
+    const id = (started.body as { result: { task: { taskId: string } } }).result.task.taskId;
+    expect(await balanceOf(db, account.id)).toBe(149);
+    await stopping.close();
+    const row = (await db.query<{ status: string; status_message: string }>('SELECT status, status_message FROM tasks WHERE id = $1', [id])).rows[0];
+    expect(row).toMatchObject({ status: 'failed' });
+    expect(row!.status_message).toContain('stopped before it finished');
+    expect(await balanceOf(db, account.id)).toBe(150);
+  }, 30_000);
+
   it('the metering sweep leaves a running task\'s reservation alone past the call deadline; the task is charged once when it ends', async () => {
     // A replica whose own calls go stale after 2 x 200 ms + 50 + 1000 ms, swept every 200 ms.
     const quick = await startTestService(db.url, { ...TASK_ENV, TOOL_TIMEOUT_MS: '200', SETTLE_INTERVAL_MS: '50', SWEEP_INTERVAL_MS: '200' });
