@@ -22,13 +22,14 @@ import {
   type JSONRPCMessage,
   type McpHttpHandler,
   type RequestId,
+  type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { RegisteredServer } from '../mcp/registry.ts';
 import { TASK_METHODS, type TaskAnswer } from '../tasks/protocol.ts';
 import type { Classified } from './context.ts';
-import { ModernProtocol, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
+import { ModernProtocol, NO_TASK_CAPABILITIES, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
 
 export interface ProtocolAnswer {
   status: number;
@@ -51,10 +52,13 @@ const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mc
 export interface ProtocolAnswererOptions {
   /** Answer every 2026-07-28 message through the SDK's createMcpHandler (the path before modern.ts; benchmarks compare the two). */
   modernViaSdk?: boolean;
+  /** false: this path runs no task (x402), and declares none. */
+  tasks?: boolean;
 }
 
 export class ProtocolAnswerer {
   readonly #version: string;
+  readonly #capabilities: ServerCapabilities;
   readonly #direct: ModernProtocol | undefined;
   readonly #modern = new Map<string, McpHttpHandler>();
   readonly #onError: (error: Error) => void;
@@ -66,7 +70,8 @@ export class ProtocolAnswerer {
   constructor(version: string, onError: (error: Error) => void, options: ProtocolAnswererOptions = {}) {
     this.#version = version;
     this.#onError = onError;
-    this.#direct = options.modernViaSdk === true ? undefined : new ModernProtocol(version);
+    this.#capabilities = options.tasks === false ? NO_TASK_CAPABILITIES : SERVER_CAPABILITIES;
+    this.#direct = options.modernViaSdk === true ? undefined : new ModernProtocol(version, this.#capabilities);
   }
 
   /** The modern path's handler for a server (or an all-in-one view), made on its first request. */
@@ -167,7 +172,7 @@ export class ProtocolAnswerer {
 
   #protocolServer(server: RegisteredServer, result: CallToolResult | undefined, task?: TaskAnswer): Server {
     const mcp = new Server(serverIdentity(server, this.#version), {
-      capabilities: SERVER_CAPABILITIES,
+      capabilities: this.#capabilities,
       instructions: server.description,
       cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
     });

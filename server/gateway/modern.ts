@@ -40,6 +40,9 @@ export const SERVER_CAPABILITIES: ServerCapabilities = {
   extensions: { [TASKS_EXTENSION]: {} },
 };
 
+/** What a path that runs no task declares (x402: a task belongs to an account). */
+export const NO_TASK_CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };
+
 /** How long a client may cache a server's tools/list (2026-07-28 ttlMs): costs change only on restart. */
 export const TOOLS_LIST_TTL_MS = 5 * 60_000;
 
@@ -86,8 +89,11 @@ export class ModernProtocol {
   readonly #version: string;
   readonly #served = new Map<string, ServedServer>();
 
-  constructor(version: string) {
+  readonly #capabilities: ServerCapabilities;
+
+  constructor(version: string, capabilities: ServerCapabilities = SERVER_CAPABILITIES) {
     this.#version = version;
+    this.#capabilities = capabilities;
   }
 
   /** The answer to a classified 2026-07-28 message, or undefined for a request the SDK must answer. */
@@ -118,7 +124,7 @@ export class ModernProtocol {
   #servedOf(server: RegisteredServer): ServedServer {
     let served = this.#served.get(server.id);
     if (!served) {
-      served = servedServer(server, this.#version);
+      served = servedServer(server, this.#version, this.#capabilities);
       this.#served.set(server.id, served);
     }
     return served;
@@ -137,10 +143,10 @@ function methodNotFound(id: RequestId): ProtocolAnswer {
   };
 }
 
-function servedServer(server: RegisteredServer, version: string): ServedServer {
+function servedServer(server: RegisteredServer, version: string, declared: ServerCapabilities): ServedServer {
   const metaMember = `"_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: serverIdentity(server, version) })}`;
   // The revision deleted `capabilities.tasks` and a tool's `execution` (tasks are negotiated otherwise).
-  const capabilities: Record<string, unknown> = { ...SERVER_CAPABILITIES };
+  const capabilities: Record<string, unknown> = { ...declared };
   delete capabilities.tasks;
   const discover = {
     supportedVersions: [...MODERN_PROTOCOL_VERSIONS],

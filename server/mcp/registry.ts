@@ -219,12 +219,17 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
 
 /**
  * The registry as callers without an account see it (x402): tools bound to an account (its usage,
- * its watchlists) are neither listed nor callable there.
+ * its watchlists) are neither listed nor callable there, and no tool runs as a task (a task
+ * belongs to an account; a paid call settles on its own answer), so the long tools say nothing of tasks.
  */
 export function withoutAccountTools(registry: Registry): Registry {
   const open: Registry = new Map();
   for (const [name, server] of registry) {
-    const tools = new Map([...server.tools].filter(([, t]) => t.definition.accountBound !== true));
+    const tools = new Map(
+      [...server.tools]
+        .filter(([, t]) => t.definition.accountBound !== true)
+        .map(([k, t]) => [k, t.definition.longRunning === true ? registerTool({ ...t.definition, longRunning: false }, t.server, t.credits) : t]),
+    );
     open.set(name, { ...server, id: `${server.id}:open`, ...toolsPart(tools) });
   }
   return open;

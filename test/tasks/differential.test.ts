@@ -12,7 +12,7 @@ import { offlineRegistry } from '../../scripts/offline-registry.ts';
 import { ProtocolAnswerer } from '../../server/gateway/answer.ts';
 import { classify } from '../../server/gateway/classify.ts';
 import type { Authorized } from '../../server/gateway/context.ts';
-import type { RegisteredServer } from '../../server/mcp/registry.ts';
+import { withoutAccountTools, type RegisteredServer } from '../../server/mcp/registry.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import { getTaskResult, TASKS_EXTENSION, taskFields, taskNotFound, type TaskAnswer, type TaskEra } from '../../server/tasks/protocol.ts';
 import type { TaskRow } from '../../server/tasks/store.ts';
@@ -77,5 +77,24 @@ describe.each(['modern', 'legacy'] as const)('over %s', (era: TaskEra) => {
     const ack = era === 'modern' ? { result: {} } : { result: taskFields(row('cancelled'), era) };
     const answers = await bothAnswers(era, { jsonrpc: '2.0', id: 4, method: 'tasks/cancel', params: { taskId: TASK_ID } }, ack);
     expect(answers.direct).toEqual(answers.sdk);
+  });
+});
+
+describe('a path that runs no task (x402)', () => {
+  it('declares no tasks on either revision, and its long tools say nothing of tasks', async () => {
+    const open = withoutAccountTools(offlineRegistry()).get('price-prediction')!;
+    const backtest = open.tools.get('backtest_forecast')!;
+    expect(backtest.listing.execution).toBeUndefined();
+    expect(backtest.description).not.toContain('MCP task');
+    expect(server.tools.get('backtest_forecast')!.listing.execution).toEqual({ taskSupport: 'optional' });
+    const plain = new ProtocolAnswerer('9.9.9', () => {}, { tasks: false });
+    const headers: IncomingHttpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const legacy = await plain.answer(classify({ requestId: 'r', server: open, grant }, init, headers), headers, undefined);
+    expect((JSON.parse(legacy.body) as { result: { capabilities: unknown } }).result.capabilities).toEqual({ tools: { listChanged: false } });
+    const framed = inEra('modern', { jsonrpc: '2.0', id: 2, method: 'server/discover' }) as { body: Record<string, unknown>; headers: Record<string, string> };
+    const modernHeaders = { ...headers, ...framed.headers };
+    const discover = await plain.answer(classify({ requestId: 'r', server: open, grant }, framed.body, modernHeaders), modernHeaders, undefined);
+    expect((JSON.parse(discover.body) as { result: { capabilities: unknown } }).result.capabilities).toEqual({ tools: { listChanged: false } });
   });
 });
