@@ -44,6 +44,7 @@ import { SqlAlertStore } from './alerts/store.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
 import { TaskRunner } from './gateway/tasks.ts';
 import { TaskStore } from './tasks/store.ts';
+import { accountNoticeDeliver, accountNoticesScan } from './alerts/notices.ts';
 import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
 import { dashboardHousekeeping } from './dashboard/api.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
@@ -360,6 +361,14 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         retryScheduleMs: config.alerts.webhookRetryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS,
         hooks,
       }),
+    account_notices: () => accountNoticesScan(db).then(() => {}),
+    account_notice_deliver: (payload, helpers) =>
+      accountNoticeDeliver(
+        db,
+        payload as { notice: number; endpoint: number },
+        { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
+        () => helpers.job.attempts < helpers.job.max_attempts,
+      ),
   };
   const recurring: Recurring[] = [
     { task: 'metering_sweep', everyMs: config.sweepIntervalMs },
@@ -368,6 +377,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     { task: 'dashboard_housekeeping', everyMs: 10 * 60_000 },
     ...config.payments.chains.map((c) => ({ task: `payments_recheck_${c.chain}`, everyMs: config.payments.verifyIntervalMs })),
     ...Object.keys(evaluators).map((kind) => ({ task: `alerts_evaluate_${kind}`, everyMs: config.alerts.evaluateIntervalMs })),
+    // Usage thresholds and plan lapses, on the alert rules' period (server/alerts/notices.ts).
+    { task: 'account_notices', everyMs: config.alerts.evaluateIntervalMs },
   ];
   let jobs: Promise<JobRunner | undefined> | undefined;
   let closed = false;

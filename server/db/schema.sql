@@ -18,6 +18,36 @@ CREATE TABLE account_merges (
   CONSTRAINT account_merges_source_account_id_key UNIQUE (source_account_id)
 );
 
+CREATE TABLE account_notice_deliveries (
+  notice_id bigint NOT NULL,
+  endpoint_id bigint NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  last_error text,
+  delivered_at timestamp with time zone,
+  CONSTRAINT account_notice_deliveries_last_error_check CHECK (char_length(last_error) <= 500),
+  CONSTRAINT account_notice_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])),
+  CONSTRAINT account_notice_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT account_notice_deliveries_notice_id_fkey FOREIGN KEY (notice_id) REFERENCES account_notices(id) ON DELETE CASCADE,
+  CONSTRAINT account_notice_deliveries_pkey PRIMARY KEY (notice_id, endpoint_id)
+);
+
+CREATE TABLE account_notices (
+  id bigint NOT NULL DEFAULT nextval('account_notices_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  kind text NOT NULL,
+  event_id text NOT NULL,
+  title text NOT NULL,
+  data jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT account_notices_event_id_check CHECK (char_length(event_id) <= 200),
+  CONSTRAINT account_notices_kind_check CHECK (kind = ANY (ARRAY['usage'::text, 'plan_lapse'::text])),
+  CONSTRAINT account_notices_title_check CHECK (char_length(title) <= 300),
+  CONSTRAINT account_notices_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT account_notices_pkey PRIMARY KEY (id),
+  CONSTRAINT account_notices_account_id_event_id_key UNIQUE (account_id, event_id)
+);
+
 CREATE TABLE account_wallet_offers (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   session_id uuid NOT NULL,
@@ -373,9 +403,13 @@ CREATE TABLE request_log (
   credits integer NOT NULL DEFAULT 0,
   latency_ms integer NOT NULL,
   created_at timestamp with time zone NOT NULL,
+  message text,
+  args_bytes integer,
+  CONSTRAINT request_log_args_bytes_check CHECK (args_bytes >= 0),
   CONSTRAINT request_log_credits_check CHECK (credits >= 0),
   CONSTRAINT request_log_error_code_check CHECK (char_length(error_code) <= 64),
   CONSTRAINT request_log_latency_ms_check CHECK (latency_ms >= 0),
+  CONSTRAINT request_log_message_check CHECK (char_length(message) <= 300),
   CONSTRAINT request_log_method_check CHECK (char_length(method) <= 64),
   CONSTRAINT request_log_request_id_check CHECK (char_length(request_id) <= 128),
   CONSTRAINT request_log_status_check CHECK (status >= 100 AND status <= 599),
@@ -549,6 +583,7 @@ CREATE INDEX payment_orders_submitted ON public.payment_orders USING btree (subm
 CREATE INDEX payments_account ON public.payments USING btree (account_id, created_at) WHERE (account_id IS NOT NULL);
 CREATE INDEX plan_schedule_account ON public.plan_schedule USING btree (account_id, starts_at);
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
+CREATE INDEX request_log_request_id ON public.request_log USING btree (account_id, request_id);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
 CREATE INDEX tasks_account ON public.tasks USING btree (account_id, created_at DESC, id DESC);
 CREATE INDEX tasks_expiry ON public.tasks USING btree (expires_at);
