@@ -42,6 +42,8 @@ import { RedditSource } from './providers/social/live.ts';
 import { alertEvaluators, allInOneModule, serverModules } from './servers/index.ts';
 import { SqlAlertStore } from './alerts/store.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
+import { TaskRunner } from './gateway/tasks.ts';
+import { TaskStore } from './tasks/store.ts';
 import { accountNoticeDeliver, accountNoticesScan } from './alerts/notices.ts';
 import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
 import { dashboardHousekeeping } from './dashboard/api.ts';
@@ -218,6 +220,10 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     onRenewals: (count) => metrics.renewals.inc(count),
   });
 
+  // Long tools as MCP tasks: run here, state in PostgreSQL, swept by the tasks_sweep job.
+  const taskStore = new TaskStore(db);
+  const tasks = new TaskRunner({ store: taskStore, usage: new SqlUsageReader(db), metrics, settings: config.tasks, log });
+
   // Each authenticated /mcp request, for the dashboard's request log (written in batches).
   const requestLog = createRequestLog(db, { onError: (err) => log(`request log write failed: ${(err as Error).message}`) });
 
@@ -257,6 +263,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
+    tasks,
     modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
@@ -330,8 +337,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     log,
   };
   const evaluators = alertEvaluators(config.servers, deps);
-  const tasks: Record<string, JobTask> = {
+  const jobTasks: Record<string, JobTask> = {
     metering_sweep: () => meter.sweep(),
+    tasks_sweep: async () => {
+      const swept = await taskStore.sweep(config.tasks.orphanAfterMs);
+      if (swept.orphaned > 0) metrics.tasks.inc({ server: '', tool: '', state: 'orphaned' }, swept.orphaned);
+    },
     oauth_sweep: () => artifactSweep(db).then(() => {}),
     dashboard_housekeeping: () => dashboardHousekeeping(db, config.dashboard.requestLogRetentionDays),
     // One task per chain and per kind of rule: replicas may be configured differently (chains,
@@ -361,6 +372,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
   };
   const recurring: Recurring[] = [
     { task: 'metering_sweep', everyMs: config.sweepIntervalMs },
+    { task: 'tasks_sweep', everyMs: config.tasks.sweepIntervalMs },
     { task: 'oauth_sweep', everyMs: 10 * 60_000 },
     { task: 'dashboard_housekeeping', everyMs: 10 * 60_000 },
     ...config.payments.chains.map((c) => ({ task: `payments_recheck_${c.chain}`, everyMs: config.payments.verifyIntervalMs })),
@@ -374,7 +386,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     if (jobs || closed || config.jobs.concurrency === 0) return;
     jobs = startJobRunner({
       pool: db.pool,
-      tasks,
+      tasks: jobTasks,
       recurring,
       concurrency: config.jobs.concurrency,
       // Due runs are found by polling: never less often than the shortest recurring period.
@@ -416,6 +428,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         const drained = await withTimeout(app.close(), config.shutdownTimeoutMs);
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
+        // Tasks still running here are failed and refunded (their clients see it at the next poll).
+        await tasks.close();
         await compute.close();
         await (await jobs)?.stop().catch((err: unknown) => log(`job runner stop failed: ${(err as Error).message}`));
         await metricsServer?.close();

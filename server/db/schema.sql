@@ -440,6 +440,32 @@ CREATE TABLE schema_migrations (
   CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
 );
 
+CREATE TABLE tasks (
+  id uuid NOT NULL,
+  account_id uuid NOT NULL,
+  server text NOT NULL,
+  tool text NOT NULL,
+  request_id text NOT NULL,
+  status text NOT NULL DEFAULT 'working'::text,
+  status_message text,
+  result jsonb,
+  error jsonb,
+  ttl_ms integer NOT NULL,
+  poll_interval_ms integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  expires_at timestamp with time zone NOT NULL,
+  heartbeat_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT tasks_check CHECK ((status = 'completed'::text) = (result IS NOT NULL)),
+  CONSTRAINT tasks_check1 CHECK ((status = 'failed'::text) = (error IS NOT NULL)),
+  CONSTRAINT tasks_poll_interval_ms_check CHECK (poll_interval_ms > 0),
+  CONSTRAINT tasks_status_check CHECK (status = ANY (ARRAY['working'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])),
+  CONSTRAINT tasks_ttl_ms_check CHECK (ttl_ms > 0),
+  CONSTRAINT tasks_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT tasks_pkey PRIMARY KEY (id),
+  CONSTRAINT tasks_request_id_key UNIQUE (request_id)
+);
+
 CREATE TABLE wallet_free_grants (
   family text NOT NULL,
   address text NOT NULL,
@@ -559,6 +585,9 @@ CREATE INDEX plan_schedule_account ON public.plan_schedule USING btree (account_
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
 CREATE INDEX request_log_request_id ON public.request_log USING btree (account_id, request_id);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
+CREATE INDEX tasks_account ON public.tasks USING btree (account_id, created_at DESC, id DESC);
+CREATE INDEX tasks_expiry ON public.tasks USING btree (expires_at);
+CREATE INDEX tasks_working ON public.tasks USING btree (heartbeat_at) WHERE (status = 'working'::text);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
 CREATE INDEX watches_account ON public.watches USING btree (account_id, created_at);
 CREATE INDEX webhook_attempts_delivery ON public.webhook_attempts USING btree (delivery_id, attempt);
@@ -1102,6 +1131,65 @@ BEGIN
     rule := 'scheduled'; starts_at := seg.ends_at; ends_at := (period_bounds(seg.ends_at, seg.ends_at)).period_end; segment_id := NULL;
   END IF;
   RETURN NEXT;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_cancel(p_id uuid, p_account uuid)
+ RETURNS TABLE(status text, cancelled boolean)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_request text;
+BEGIN
+  UPDATE tasks t SET status = 'cancelled', status_message = 'Cancelled by the client.', updated_at = clock_timestamp()
+   WHERE t.id = p_id AND t.account_id = p_account AND t.status = 'working' AND t.expires_at > clock_timestamp()
+  RETURNING t.request_id INTO v_request;
+  IF FOUND THEN
+    PERFORM meter_refund(v_request, 'task cancelled');
+    status := 'cancelled'; cancelled := true;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT t.status, false FROM tasks t WHERE t.id = p_id AND t.account_id = p_account AND t.expires_at > clock_timestamp();
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_fail_orphans(p_after interval, p_limit integer DEFAULT 1000)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r record;
+  n integer := 0;
+BEGIN
+  FOR r IN
+    SELECT id FROM tasks WHERE status = 'working' AND heartbeat_at < clock_timestamp() - p_after
+     ORDER BY heartbeat_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+  LOOP
+    IF task_finish(r.id, 'failed', NULL, '{"code": -32603, "message": "The replica running this task stopped before it finished."}'::jsonb,
+                   'The replica running this task stopped before it finished; its credits were refunded.', false) THEN
+      n := n + 1;
+    END IF;
+  END LOOP;
+  RETURN n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_finish(p_id uuid, p_status text, p_result jsonb, p_error jsonb, p_message text, p_charge boolean)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_request text;
+BEGIN
+  IF p_status NOT IN ('completed', 'failed') THEN RAISE EXCEPTION 'task_finish: status must be completed or failed, got %', p_status; END IF;
+  UPDATE tasks SET status = p_status, result = p_result, error = p_error, status_message = p_message, updated_at = clock_timestamp()
+   WHERE id = p_id AND status = 'working'
+  RETURNING request_id INTO v_request;
+  IF NOT FOUND THEN RETURN false; END IF;
+  IF p_charge THEN
+    PERFORM meter_settle(ARRAY[v_request]);
+  ELSE
+    PERFORM meter_refund(v_request, 'task ' || p_status || coalesce(': ' || p_message, ''));
+  END IF;
+  RETURN true;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.wallets_share_free_grant(p_account uuid)

@@ -24,6 +24,7 @@ import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate
 import { route } from './route.ts';
 import { runTool, successResult } from './run-tool.ts';
 import { CLIENT_GONE, Delivery, reservationPayment, type Settlement } from './delivery.ts';
+import { TaskRunner } from './tasks.ts';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   allInOne: AllInOneModule;
   /** Benchmarks only: answer 2026-07-28 through the SDK's createMcpHandler, as before modern.ts (answer.ts). */
   modernViaSdk?: boolean;
+  /** Long tools as MCP tasks (tasks.ts); absent: every call is answered in its own exchange. */
+  tasks?: TaskRunner;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
@@ -181,7 +184,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
     if (call.call.kind !== 'tools/call') {
       const admission = connectLimiter.admit(call.grant.key_id);
-      const answer = await answerer.answer(call, exchange.headers, undefined);
+      const task = deps.tasks && TaskRunner.isTaskMethod(call) ? await deps.tasks.answer(call) : undefined;
+      const answer = await answerer.answer(call, exchange.headers, undefined, task);
       setConnectHeaders(reply, trail, admission);
       return send(reply, trail, answer);
     }
@@ -214,6 +218,16 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     resolver.noteBalance(call.grant.account_id, reserved.decision.balance);
 
     const labels = { server: call.call.tool.server, tool: call.call.tool.name, plan: call.grant.plan };
+    // A long tool asked to run as a task: the reservation becomes the task's, answered at once.
+    if (deps.tasks && TaskRunner.wanted(reserved)) {
+      const created = await deps.tasks.start(reserved).catch(async (err: unknown) => {
+        await deps.meter.refund(call.requestId, 'the task could not be created').catch(() => {});
+        trail.creditsUsed = 0;
+        throw toApiError(err);
+      });
+      setPlanHeaders(reply, trail);
+      return send(reply, trail, await answerer.answer(reserved, headers, undefined, { result: created }));
+    }
     const delivery = new Delivery(reply.raw, reservationPayment(deps.meter, call.requestId), {
       writeTimeoutMs: deps.writeTimeoutMs,
       onSettled: (s) => {

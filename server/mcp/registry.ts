@@ -40,6 +40,16 @@ export function costSentence(credits: number): string {
   return `Costs ${credits} credit${credits === 1 ? '' : 's'}.`;
 }
 
+/** How long a task's result is kept after the task was created (2026-07-28 ttlMs, 2025-11-25 ttl); the catalog states it. */
+export const TASK_RESULT_TTL_MS = 60 * 60_000;
+
+/** What a long-running tool's description says about tasks (before its cost). */
+export function taskSentence(ttlMs: number = TASK_RESULT_TTL_MS): string {
+  const hours = ttlMs / 3_600_000;
+  const kept = Number.isInteger(hours) ? `${hours} hour${hours === 1 ? '' : 's'}` : `${Math.round(ttlMs / 60_000)} minutes`;
+  return `Can run as an MCP task, polled with tasks/get; a task's result is kept for ${kept}.`;
+}
+
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const omit = (node: Record<string, unknown>, key: string) => Object.fromEntries(Object.entries(node).filter(([k]) => k !== key));
@@ -211,7 +221,7 @@ function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
 
 function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
-  const description = `${def.description.trim()} ${costSentence(credits)}`;
+  const description = `${def.description.trim()} ${def.longRunning === true ? `${taskSentence()} ` : ''}${costSentence(credits)}`;
   const inputSchema = jsonSchemaOf(def.input, 'input');
   const outputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
   return {
@@ -229,6 +239,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
       inputSchema: inputSchema as Tool['inputSchema'],
       outputSchema,
       annotations: annotationsOf(def),
+      ...(def.longRunning === true ? { execution: { taskSupport: 'optional' as const } } : {}),
       _meta: { [CREDITS_META_KEY]: credits },
     },
   };
@@ -278,12 +289,17 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
 
 /**
  * The registry as callers without an account see it (x402): tools bound to an account (its usage,
- * its watchlists) are neither listed nor callable there.
+ * its watchlists) are neither listed nor callable there, and no tool runs as a task (a task
+ * belongs to an account; a paid call settles on its own answer), so the long tools say nothing of tasks.
  */
 export function withoutAccountTools(registry: Registry): Registry {
   const open: Registry = new Map();
   for (const [name, server] of registry) {
-    const tools = new Map([...server.tools].filter(([, t]) => t.definition.accountBound !== true));
+    const tools = new Map(
+      [...server.tools]
+        .filter(([, t]) => t.definition.accountBound !== true)
+        .map(([k, t]) => [k, t.definition.longRunning === true ? registerTool({ ...t.definition, longRunning: false }, t.server, t.credits) : t]),
+    );
     open.set(name, { ...server, id: `${server.id}:open`, ...toolsPart(tools) });
   }
   return open;
