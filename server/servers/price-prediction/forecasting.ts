@@ -1,13 +1,13 @@
 // forecast_price, backtest_forecast, get_volatility_forecast, get_prediction_track_record.
 import { z } from 'zod';
-import { lastNDays } from '../../analytics/candles.ts';
-import { calledDirection, FORECAST_MODELS } from '../../analytics/forecast.ts';
+import { calledDirection, FIT_WINDOW, FORECAST_MODELS } from '../../analytics/forecast.ts';
 import { logReturns } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { LoggedForecastDay } from '../../forecasts/store.ts';
 import { analysed, jobOf } from '../common/analysis.ts';
 import { assetRef, day } from '../common/outputs.ts';
+import { contiguousWindow, gapNotes, type ContiguousSeries } from '../common/series.ts';
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, history } from './technical.ts';
 
@@ -53,6 +53,15 @@ export function upShare(closes: readonly number[], horizon: number, days: number
   return { share: windows ? up / windows : null, windows };
 }
 
+/**
+ * The closes a model sees (the run; it fits on the last FIT_WINDOW of them) and the note when a
+ * break left it fewer than the `needed` days it would otherwise reach back.
+ */
+function modelInput(series: ContiguousSeries, needed: number): { closes: number[]; notes: string[] } {
+  const closes = series.candles.map((c) => c.close);
+  return { closes, notes: gapNotes(series, addDays(series.as_of, -needed), series.candles.slice(-needed - 1)) };
+}
+
 // The models, backtests and GARCH fits run in the compute pool (ServerDeps.compute): a backtest
 // holds a core for seconds, which on the event loop froze every other request of the process.
 export function forecastingTools({ market, forecasts, compute }: ServerDeps): ToolDefinition[] {
@@ -80,7 +89,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       credits: 5,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const closes = series.candles.map((c) => c.close);
+        const { closes, notes } = modelInput(series, FIT_WINDOW);
         const result = await analysed('cannot forecast', compute.run('forecast', { closes, options: { horizon: args.horizon, model: args.model } }, jobOf(ctx)));
         const upBase = upShare(closes, args.horizon, 365);
         const path: LoggedForecastDay[] = result.steps.map((s) => ({
@@ -126,6 +135,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),
@@ -147,7 +157,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       credits: 10,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const closes = series.candles.map((c) => c.close);
+        const { closes, notes } = modelInput(series, args.window_days + FIT_WINDOW);
         const result = await analysed(
           'cannot backtest',
           compute.run('backtest', { closes, options: { horizon: args.horizon, model: args.model, origins: args.origins, window: args.window_days } }, jobOf(ctx)),
@@ -156,6 +166,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           data: { asset, ...result, reading: result.mase < 1 ? 'beats the random walk on these origins' : 'does not beat the random walk on these origins' },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),
@@ -192,7 +203,8 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
       credits: 3,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const returns = logReturns(lastNDays(series.candles, args.window_days).map((c) => c.close));
+        const { candles, notes } = contiguousWindow(series, args.window_days);
+        const returns = logReturns(candles.map((c) => c.close));
         const garch = await analysed('cannot fit GARCH', compute.run('garch', { returns, horizon: args.horizon }, jobOf(ctx)));
         const result = {
           fit: garch.fit,
@@ -203,6 +215,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           data: { asset, returns_used: returns.length, ...result, units: 'daily_sigma is a fraction of price; annualised with √365; VaR is a fraction of position value' },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),
@@ -296,7 +309,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
             data_as_of: series.as_of,
           };
         }
-        const closes = series.candles.map((c) => c.close);
+        const { closes, notes } = modelInput(series, 365 + FIT_WINDOW);
         const record = await analysed('cannot backtest', compute.run('backtest', { closes, options: { horizon: args.horizon, model: 'auto', origins: 30, window: 365 } }, jobOf(ctx)));
         return {
           data: {
@@ -306,6 +319,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),
