@@ -12,7 +12,7 @@
 // CALIBRATION_CACHE=<file> keeps the origins (they do not depend on the scales) between runs.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { lastContiguous } from '../server/analytics/candles.ts';
-import { backtestOrigins, INTERVAL_SCALE, outcomeAgainst, type OriginOutcome } from '../server/analytics/forecast.ts';
+import { backtestOrigins, intervalScale, outcomeAgainst, type OriginOutcome } from '../server/analytics/forecast.ts';
 import { wilson95 } from '../server/analytics/numeric.ts';
 import { SnapshotProvider } from '../server/providers/market/snapshot.ts';
 
@@ -75,7 +75,8 @@ for (const h of HORIZONS) {
 }
 const seconds = (performance.now() - t0) / 1000;
 
-type Scales = Record<number, number>;
+/** The factor on the t quantile of the band at a level and horizon. */
+type Scales = (level: number, horizon: number) => number;
 const coverage = (outcomes: readonly OriginOutcome[], level: number, scale: number) => {
   let inside = 0;
   let above = 0;
@@ -108,13 +109,17 @@ const sets = [...new Set(cells.map((c) => c.set))];
 const pooled = (set: string, h?: number) => cells.filter((c) => c.set === set && (h === undefined || c.horizon === h)).flatMap((c) => c.outcomes);
 
 function table(title: string, scales: Scales) {
-  console.log(`\n${title} (scales ${LEVELS.map((l) => `${l}%: ${scales[l] ?? 1}`).join(', ')}; coverage with Wilson 95% interval)\n`);
+  const shown = HORIZONS.map((h) => `${h} d: ${LEVELS.map((l) => `${l}% ${Number(scales(l, h).toFixed(3))}`).join(', ')}`).join('; ');
+  console.log(`\n${title} (scales ${shown}; coverage with Wilson 95% interval)\n`);
   console.log('| outcomes | horizon | n | 50% | 80% | 95% | 95% misses above / below |');
   console.log('|---|---|---|---|---|---|---|');
   for (const set of sets) {
     for (const h of [...HORIZONS, undefined]) {
       const os = pooled(set, h);
-      const c = Object.fromEntries(LEVELS.map((l) => [l, coverage(os, l, scales[l] ?? 1)]));
+      // Pooled over horizons, each origin is scored at its own horizon's scale.
+      const c = Object.fromEntries(
+        LEVELS.map((l) => [l, HORIZONS.filter((x) => h === undefined || x === h).map((x) => coverage(pooled(set, x), l, scales(l, x))).reduce((a, b) => ({ inside: a.inside + b.inside, above: a.above + b.above, below: a.below + b.below, n: a.n + b.n }))]),
+      );
       const m = c[95]!;
       console.log(`| ${set} | ${h ?? 'all'} | ${os.length} | ${LEVELS.map((l) => share(c[l]!.inside, os.length)).join(' | ')} | ${pct(m.above / m.n)} / ${pct(m.below / m.n)} |`);
     }
@@ -123,11 +128,14 @@ function table(title: string, scales: Scales) {
 
 console.log(`bench:calibration — model auto; ${cells.reduce((a, c) => a + c.outcomes.length, 0)} origins in ${seconds.toFixed(0)} s`);
 console.log(`gap assets (${gapAssets.length}): ${gapAssets.join(', ')}`);
-const unit: Scales = { 50: 1, 80: 1, 95: 1 };
 const fitSet = pooled('fit: 12 majors, 2022-23');
-const fitted: Scales = Object.fromEntries(LEVELS.map((l) => [l, fitScale(fitSet, l)]));
+const fitted = Object.fromEntries(LEVELS.map((l) => [l, fitScale(fitSet, l)]));
 const byHorizon = HORIZONS.map((h) => `${h} d: ${LEVELS.map((l) => `${l}% ${fitScale(pooled('fit: 12 majors, 2022-23', h), l)}`).join(', ')}`);
 console.log(`scales fitted on 2022-23 (12 majors, pooled): ${LEVELS.map((l) => `${l}% ${fitted[l]}`).join(', ')}; by horizon: ${byHorizon.join('; ')}`);
-table('Unscaled t intervals', unit);
-table('As shipped (INTERVAL_SCALE)', INTERVAL_SCALE);
-table('Scales fitted on 2022-23', fitted);
+table('Unscaled t intervals', () => 1);
+table('As shipped (intervalScale: INTERVAL_SCALE and TAIL_WIDENING_30D)', intervalScale);
+table('Scales fitted on 2022-23 (pooled over horizons)', (l) => fitted[l]!);
+// The widening of the 95% band at 30 days: fitted on the benchmark's five in their last year,
+// checked on the other sets.
+const fit30 = fitScale(pooled('check: benchmark 5, last 365 d', 30), 95);
+console.log(`\n95% band at 30 days: the scale that covers 95% of the benchmark 5's last year is ${fit30}; at it: ${sets.map((set) => `${set} ${pct(coverage(pooled(set, 30), 95, fit30).inside / pooled(set, 30).length)}`).join('; ')}`);
