@@ -1,5 +1,6 @@
 // search_assets, get_prices, get_ohlcv: the registry, quotes and candles.
 import { z } from 'zod';
+import { gapsOf } from '../../analytics/candles.ts';
 import { ApiError } from '../../errors.ts';
 import { addDays, isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -84,10 +85,14 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
           });
         }
         const { items, next_cursor, truncated } = page(inRange, args.limit, args.cursor);
+        // Candles are given as they are, but a break in a daily range is said: the two candles
+        // around it are not one day apart.
+        const breaks = args.interval === 'daily' ? gapsOf(inRange) : [];
         return {
           data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles: items },
           source: all.source,
           data_as_of: all.as_of,
+          notes: breaks.map((g) => `${entry.symbol.toUpperCase()} has no candles from ${addDays(g.from, 1)} to ${addDays(g.to, -1)} (${g.missing_days} days) in this range.`),
           next_cursor,
           truncated,
         };
