@@ -41,6 +41,7 @@ import { GitHubClient } from './providers/github/live.ts';
 import { RedditSource } from './providers/social/live.ts';
 import { alertEvaluators, allInOneModule, serverModules } from './servers/index.ts';
 import { SqlAlertStore } from './alerts/store.ts';
+import { AlertListener } from './alerts/listen.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
 import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
 import { dashboardHousekeeping } from './dashboard/api.ts';
@@ -144,6 +145,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     allowPrivateWebhooks: config.alerts.webhookAllowPrivate,
     onPulled: (lags) => lags.forEach((lag) => metrics.alertDelivered('pull', lag)),
   });
+  // One LISTEN connection on 'alerts' for every subscriptions/listen stream this process serves.
+  const alertFeed = new AlertListener(db, { onDelivered: (lag) => metrics.alertDelivered('listen', lag), log });
   const deps = {
     market,
     alerts,
@@ -256,6 +259,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
+    alertFeed,
     modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
@@ -406,6 +410,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
         await compute.close();
+        await alertFeed.close();
         await (await jobs)?.stop().catch((err: unknown) => log(`job runner stop failed: ${(err as Error).message}`));
         await metricsServer?.close();
         metrics.close();
