@@ -289,6 +289,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       settings: config.dashboard,
       evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
       payments,
+      allowPrivateWebhooks: config.alerts.webhookAllowPrivate,
     },
   });
 

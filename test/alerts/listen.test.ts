@@ -2,21 +2,15 @@
 // client pinned to 2026-07-28 listens to alerts://feed over real HTTP on one of two replicas of
 // the service sharing one PostgreSQL (both evaluate rules), a whale rule fires when a transfer is
 // sent on anvil, and the notification arrives carrying the alert — once, charged once.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Client as V2Client } from '@modelcontextprotocol/client';
-import { createWalletClient, http as viemHttp, parseEther, type Address } from 'viem';
-import { mnemonicToAccount } from 'viem/accounts';
-import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, inEra, ledgerSum, mcpClientV2, post, startTestService, toolCall } from '../helpers/service.ts';
 import { eventually } from '../helpers/wait.ts';
+import { sendToExchange as send, writeManifest } from './devnet-transfers.ts';
 
-const MNEMONIC = 'test test test test test test test test test test test junk';
 const ALERT_META = 'dev.cryptomcp/alert';
 
 type Notice = { uri: string; alert: { id: string; cursor: number; type: string; data: Record<string, unknown> }; subscription: unknown };
@@ -29,8 +23,7 @@ let b: RunningService;
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-listen-')), 'manifest.json');
-  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  manifestFile = writeManifest(devnet);
   db = await createTestDatabase();
   const env = { ETHEREUM_RPC_URL: devnet.manifest.rpc_url, DEVNET_MANIFEST: manifestFile, ALERT_EVALUATE_INTERVAL_MS: '200', JOBS_POLL_INTERVAL_MS: '50' };
   [a, b] = await Promise.all([startTestService(db.url, env), startTestService(db.url, env)]);
@@ -41,13 +34,7 @@ afterAll(async () => {
   await devnet?.stop();
 });
 
-const exchange = () => devnet.manifest.accounts.find((x) => x.kind === 'exchange')!;
-const senderIndex = () => devnet.manifest.accounts.findIndex((x) => x.kind !== 'exchange');
-
-async function sendToExchange(eth: string): Promise<string> {
-  const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: senderIndex() }), chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) });
-  return wallet.sendTransaction({ to: exchange().address as Address, value: parseEther(eth) });
-}
+const sendToExchange = (eth: string) => send(devnet, eth);
 
 /** Waits until the expectations in fn hold. */
 const until = (fn: () => unknown, timeoutMs?: number) =>

@@ -9,6 +9,7 @@ import { PlansPage } from './pages/PlansPage.tsx';
 import { QuickStartPage } from './pages/QuickStartPage.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { SwitchWallet } from './pages/SwitchWallet.tsx';
+import { WebhooksPage } from './pages/WebhooksPage.tsx';
 import { consentUid, PAGES, useRoute, type Page } from './route.ts';
 
 // Chart.js is only needed on the Usage page: it loads when that page is first opened.
@@ -21,6 +22,7 @@ const TITLES: Record<Page, string> = {
   apps: 'Connected apps',
   usage: 'Usage',
   plans: 'Plans',
+  webhooks: 'Webhooks',
 };
 
 /** Low: a tenth of the plan's allowance or less. */
@@ -182,6 +184,7 @@ export function App() {
           </Suspense>
         )}
         {page === 'plans' && <PlansPage config={config} session={session} onLinked={refreshSession} />}
+        {page === 'webhooks' && <WebhooksPage />}
       </main>
     </div>
   );

@@ -1,8 +1,8 @@
 // A small router over the History API: /app/keys, /app/start, /app/connect, /app/apps, /app/usage,
-// /app/plans; and /app/consent/{uid}, where an app's OAuth authorization asks for consent.
+// /app/plans, /app/webhooks; and /app/consent/{uid}, where an app's OAuth authorization asks for consent.
 import { useEffect, useState } from 'react';
 
-export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans'] as const;
+export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans', 'webhooks'] as const;
 export type Page = (typeof PAGES)[number];
 
 function current(): Page {
