@@ -141,6 +141,16 @@ describe('subscriptions/listen on alerts://feed', () => {
     await client.close();
   }, 90_000);
 
+  it('a replica shutting down ends its streams with the graceful close (the empty listen result), so the client knows to listen again', async () => {
+    const c = await startTestService(db.url, { ETHEREUM_RPC_URL: devnet.manifest.rpc_url, DEVNET_MANIFEST: manifestFile });
+    const { key } = await createAccountWithKey(db);
+    const { client } = await listener(c, 'whale-intelligence', key);
+    const sub = await client.listen({ resourceSubscriptions: ['alerts://feed'] });
+    await c.close();
+    expect(await sub.closed).toBe('graceful');
+    await client.close();
+  }, 60_000);
+
   it('a server without alerts honors nothing: the listen is acknowledged empty and closed gracefully', async () => {
     const { key } = await createAccountWithKey(db);
     const client = await mcpClientV2(a.url, 'blockchain-explorer', key, 'pinned');
