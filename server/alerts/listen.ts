@@ -18,22 +18,6 @@ export interface FeedNotice {
   data: Record<string, unknown>;
 }
 
-/** What a listen stream needs of the feed (the gateway's ListenFeed). */
-export interface AlertFeed {
-  /** The account's alerts after the cursor, oldest first, and the account's balance now. */
-  since(accountId: string, cursor: number, limit: number): Promise<{ notices: FeedNotice[]; balance: number }>;
-  /** The newest cursor of the account's feed (0: none yet). */
-  head(accountId: string): Promise<number>;
-  /** Charges one alert written to a stream, once per alert however many streams got it; the balance after. */
-  charge(accountId: string, cursor: number, server: string): Promise<number>;
-  /** Reports an alert written to a stream (its delivery lag, from fired_at). */
-  delivered(firedAt: string): void;
-  /** Calls wake whenever the account may have alerts a stream has not read (a notification, or a reconnect). */
-  watch(accountId: string, wake: () => void): () => void;
-  /** Credits one alert written to a stream costs. */
-  readonly credits: number;
-}
-
 export interface AlertListenerOptions {
   /** Delay before reconnecting after the LISTEN connection failed (doubles up to 30 s). */
   retryMs?: number;
@@ -43,7 +27,9 @@ export interface AlertListenerOptions {
 
 type AlertRow = { id: string; rule_id: string | null; kind: string; event_id: string; title: string; data: Record<string, unknown>; fired_at: Date };
 
-export class AlertListener implements AlertFeed {
+/** The feed as the gateway's listen streams read it (server/gateway/subscriptions.ts, ListenFeed). */
+export class AlertListener {
+  /** Credits one alert written to a stream costs. */
   readonly credits = ALERT_DELIVERY_CREDITS;
   readonly #db: Database;
   readonly #opts: AlertListenerOptions;
@@ -60,6 +46,7 @@ export class AlertListener implements AlertFeed {
     this.#retryMs = opts.retryMs ?? 500;
   }
 
+  /** The account's alerts after the cursor, oldest first, and the account's balance now. */
   async since(accountId: string, cursor: number, limit: number): Promise<{ notices: FeedNotice[]; balance: number }> {
     const res = await this.#db.query<AlertRow & { balance: number }>(
       `SELECT a.id, a.rule_id, a.kind, a.event_id, a.title, a.data, a.fired_at, acc.balance
@@ -73,11 +60,13 @@ export class AlertListener implements AlertFeed {
     return { notices, balance };
   }
 
+  /** The newest cursor of the account's feed (0: none yet). */
   async head(accountId: string): Promise<number> {
     const res = await this.#db.query<{ id: string | null }>('SELECT max(id) AS id FROM alerts WHERE account_id = $1', [accountId]);
     return Number(res.rows[0]?.id ?? 0);
   }
 
+  /** Charges one alert written to a stream, once per alert however many streams got it; the balance after. */
   async charge(accountId: string, cursor: number, server: string): Promise<number> {
     const res = await this.#db.query<{ balance: number | null }>('SELECT alert_delivery_charge($1, $2, $3, $4) AS balance', [
       accountId,
@@ -93,6 +82,7 @@ export class AlertListener implements AlertFeed {
     this.#opts.onDelivered?.((Date.now() - Date.parse(firedAt)) / 1000);
   }
 
+  /** Calls wake whenever the account may have alerts a stream has not read (a notification, or a reconnect). */
   watch(accountId: string, wake: () => void): () => void {
     let set = this.#watchers.get(accountId);
     if (!set) this.#watchers.set(accountId, (set = new Set()));

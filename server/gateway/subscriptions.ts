@@ -29,6 +29,8 @@ import { serverIdentity } from './modern.ts';
 export const ALERT_FEED_URI = 'alerts://feed';
 /** Where each notification carries its alert. */
 export const ALERT_META_KEY = 'dev.cryptomcp/alert';
+/** Open streams per account (across its keys); one more is refused as the SDK's router refuses one over its limit. */
+export const MAX_STREAMS_PER_ACCOUNT = 10;
 const KEEP_ALIVE_MS = 15_000;
 const PAGE = 100;
 
@@ -73,6 +75,7 @@ export class ListenStreams {
   readonly #version: string;
   readonly #writeTimeoutMs: number;
   readonly #open = new Set<(graceful: boolean) => void>();
+  readonly #perAccount = new Map<string, number>();
 
   constructor(feed: ListenFeed | undefined, opts: { version: string; writeTimeoutMs: number }) {
     this.#feed = feed;
@@ -84,15 +87,15 @@ export class ListenStreams {
     return this.#open.size;
   }
 
-  /** A listen request of the wrong shape: the JSON-RPC error the SDK's router answers it with. */
+  /** A listen request of the wrong shape, or one over the account's open streams: the JSON-RPC error the SDK's router answers it with. */
   refusal(call: Classified): ProtocolAnswer | undefined {
-    if (ParamsSchema.safeParse(call.message.params).success) return undefined;
-    return {
-      status: 200,
-      contentType: 'application/json',
-      body: JSON.stringify({ jsonrpc: '2.0', id: call.message.id, error: { code: -32602, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" } }),
-      jsonrpcError: true,
-    };
+    const error = !ParamsSchema.safeParse(call.message.params).success
+      ? { code: -32602, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" }
+      : (this.#perAccount.get(call.grant.account_id) ?? 0) >= MAX_STREAMS_PER_ACCOUNT
+        ? { code: -32603, message: 'Subscription limit reached', data: { limit: MAX_STREAMS_PER_ACCOUNT } }
+        : undefined;
+    if (!error) return undefined;
+    return { status: 200, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', id: call.message.id, error }), jsonrpcError: true };
   }
 
   /** Takes the response over as the listen stream of a request refusal() passed. */
@@ -137,10 +140,15 @@ export class ListenStreams {
       running.unwatch?.();
       clearInterval(running.keepAlive);
       this.#open.delete(teardown);
+      const left = (this.#perAccount.get(account) ?? 1) - 1;
+      if (left > 0) this.#perAccount.set(account, left);
+      else this.#perAccount.delete(account);
       res.end();
     };
     res.once('close', () => teardown(false));
     this.#open.add(teardown);
+    const account = call.grant.account_id;
+    this.#perAccount.set(account, (this.#perAccount.get(account) ?? 0) + 1);
 
     const honored = feedUri === undefined ? {} : { resourceSubscriptions: [feedUri] };
     void write(frame({ method: 'notifications/subscriptions/acknowledged', params: { notifications: honored, _meta: stamp } }));
@@ -152,7 +160,6 @@ export class ListenStreams {
     running.keepAlive.unref();
 
     const feed = this.#feed!;
-    const account = call.grant.account_id;
     const server = call.server.name;
     let cursor: number | undefined;
     let pumping = false;

@@ -8,6 +8,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, inEra, ledgerSum, mcpClientV2, post, startTestService, toolCall } from '../helpers/service.ts';
+import { MAX_STREAMS_PER_ACCOUNT } from '../../server/gateway/subscriptions.ts';
 import { eventually } from '../helpers/wait.ts';
 import { sendToExchange as send, writeManifest } from './devnet-transfers.ts';
 
@@ -148,6 +149,17 @@ describe('subscriptions/listen on alerts://feed', () => {
     const sub = await client.listen({ resourceSubscriptions: ['alerts://feed'] });
     await c.close();
     expect(await sub.closed).toBe('graceful');
+    await client.close();
+  }, 60_000);
+
+  it(`an account holds at most ${MAX_STREAMS_PER_ACCOUNT} open streams on a replica: one more is refused with the SDK router's "Subscription limit reached", and a closed one frees its place`, async () => {
+    const { key } = await createAccountWithKey(db);
+    const { client } = await listener(a, 'whale-intelligence', key);
+    const subs = [];
+    for (let i = 0; i < MAX_STREAMS_PER_ACCOUNT; i++) subs.push(await client.listen({ resourceSubscriptions: ['alerts://feed'] }));
+    await expect(client.listen({ resourceSubscriptions: ['alerts://feed'] })).rejects.toThrow(/Subscription limit reached/);
+    await subs.pop()!.close();
+    await until(async () => expect((await client.listen({ resourceSubscriptions: ['alerts://feed'] })).honoredFilter).toEqual({ resourceSubscriptions: ['alerts://feed'] }));
     await client.close();
   }, 60_000);
 
