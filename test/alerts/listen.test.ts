@@ -2,12 +2,14 @@
 // client pinned to 2026-07-28 listens to alerts://feed over real HTTP on one of two replicas of
 // the service sharing one PostgreSQL (both evaluate rules), a whale rule fires when a transfer is
 // sent on anvil, and the notification arrives carrying the alert — once, charged once.
-import type { Client as V2Client } from '@modelcontextprotocol/client';
+import { Client as V2Client, StreamableHTTPClientTransport as V2StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, createAccountWithKey, inEra, ledgerSum, mcpClientV2, post, startTestService, toolCall } from '../helpers/service.ts';
+import { balanceOf, createAccountWithKey, inEra, ledgerSum, mcpClientV2, MODERN_VERSION, post, startTestService, toolCall } from '../helpers/service.ts';
+import { connect } from '../oauth/helpers.ts';
 import { MAX_STREAMS_PER_ACCOUNT } from '../../server/gateway/subscriptions.ts';
 import { eventually } from '../helpers/wait.ts';
 import { sendToExchange as send, writeManifest } from './devnet-transfers.ts';
@@ -161,6 +163,25 @@ describe('subscriptions/listen on alerts://feed', () => {
     await subs.pop()!.close();
     await until(async () => expect((await client.listen({ resourceSubscriptions: ['alerts://feed'] })).honoredFilter).toEqual({ resourceSubscriptions: ['alerts://feed'] }));
     await client.close();
+  }, 60_000);
+
+  it('an OAuth access token listens like a key; a token approved for other servers gets the same 403 on listen as on a call', async () => {
+    const base = a.url;
+    const granted = await connect(base, privateKeyToAccount(generatePrivateKey()), { scope: 'whale-intelligence' });
+    const client = new V2Client({ name: 'listen-oauth', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } } });
+    await client.connect(new V2StreamableHTTPClientTransport(new URL(`${base}/mcp/whale-intelligence`), { requestInit: { headers: { authorization: `Bearer ${granted.access_token}` } } }));
+    const sub = await client.listen({ resourceSubscriptions: ['alerts://feed'] });
+    expect(sub.honoredFilter).toEqual({ resourceSubscriptions: ['alerts://feed'] });
+    await sub.close();
+    await client.close();
+
+    const other = await connect(base, privateKeyToAccount(generatePrivateKey()), { scope: 'market-intelligence' });
+    const headers = { authorization: `Bearer ${other.access_token}` };
+    const listen = inEra('modern', { jsonrpc: '2.0', id: 'listen:0', method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['alerts://feed'] } } }, headers);
+    const call = inEra('modern', toolCall('get_alerts'), headers);
+    const [l, c] = await Promise.all([post(`${base}/mcp/whale-intelligence`, listen.body, listen.headers), post(`${base}/mcp/whale-intelligence`, call.body, call.headers)]);
+    expect([l.status, c.status]).toEqual([403, 403]);
+    expect((l.body as { error: { code: string } }).error.code).toBe((c.body as { error: { code: string } }).error.code);
   }, 60_000);
 
   it('a server without alerts honors nothing: the listen is acknowledged empty and closed gracefully', async () => {
