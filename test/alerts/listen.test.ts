@@ -130,6 +130,26 @@ describe('subscriptions/listen on alerts://feed', () => {
     await again.client.close();
   }, 90_000);
 
+  it('an alert the account has no credit for is not sent (nor given away free): it waits in the feed and goes out, charged, once there is credit', async () => {
+    const { key, account } = await createAccountWithKey(db, { plan: 'premium' });
+    await post(`${b.url}/mcp/whale-intelligence`, toolCall('create_whale_alert', { chain: 'ethereum', min_usd: 1000 }), { 'x-api-key': key });
+    const hash = await sendToExchange('1.4');
+    await until(async () => expect((await db.query('SELECT 1 FROM alerts WHERE account_id = $1', [account.id])).rowCount).toBe(1), 30_000);
+    // An empty balance (set here directly: the test is about the stream, not how it got empty).
+    await db.query('UPDATE accounts SET balance = 0, topup = 0 WHERE id = $1', [account.id]);
+    const { client, notices } = await listener(a, 'whale-intelligence', key);
+    const sub = await client.listen({ resourceSubscriptions: ['alerts://feed?after=0'] });
+    // Credit comes back; the feed's announcement wakes the stream.
+    await db.query('UPDATE accounts SET balance = 5 WHERE id = $1', [account.id]);
+    await db.query("SELECT pg_notify('alerts', $1)", [`${account.id}:0`]);
+    await until(() => expect(notices.map((x) => x.alert.data.tx_hash)).toEqual([hash]), 30_000);
+    const charged = await db.query<{ delta: number }>("SELECT delta FROM credit_ledger WHERE account_id = $1 AND tool = 'alert_delivery'", [account.id]);
+    expect(charged.rows).toEqual([{ delta: -1 }]);
+    expect(await balanceOf(db, account.id)).toBe(4);
+    await sub.close();
+    await client.close();
+  }, 90_000);
+
   it('the stream survives the loss of the LISTEN connection: it reconnects and an alert fired after is still delivered', async () => {
     const { key } = await createAccountWithKey(db, { plan: 'premium' });
     const { client, notices } = await listener(a, 'whale-intelligence', key);
