@@ -133,18 +133,21 @@ describe('subscriptions/listen on alerts://feed', () => {
   it('an alert the account has no credit for is not sent (nor given away free): it waits in the feed and goes out, charged, once there is credit', async () => {
     const { key, account } = await createAccountWithKey(db, { plan: 'premium' });
     await post(`${b.url}/mcp/whale-intelligence`, toolCall('create_whale_alert', { chain: 'ethereum', min_usd: 1000 }), { 'x-api-key': key });
-    const hash = await sendToExchange('1.4');
-    await until(async () => expect((await db.query('SELECT 1 FROM alerts WHERE account_id = $1', [account.id])).rowCount).toBe(1), 30_000);
-    // An empty balance (set here directly: the test is about the stream, not how it got empty).
-    await db.query('UPDATE accounts SET balance = 0, topup = 0 WHERE id = $1', [account.id]);
+    const hashes = [await sendToExchange('1.4'), await sendToExchange('1.5')];
+    await until(async () => expect((await db.query('SELECT 1 FROM alerts WHERE account_id = $1', [account.id])).rowCount).toBe(2), 30_000);
+    // Credit for one alert (set here directly: the test is about the stream, not how it got there).
+    await db.query('UPDATE accounts SET balance = 1, topup = 0 WHERE id = $1', [account.id]);
     const { client, notices } = await listener(a, 'whale-intelligence', key);
     const sub = await client.listen({ resourceSubscriptions: ['alerts://feed?after=0'] });
-    // Credit comes back; the feed's announcement wakes the stream.
+    const deltas = async () => (await db.query<{ delta: number }>("SELECT delta FROM credit_ledger WHERE account_id = $1 AND tool = 'alert_delivery' ORDER BY id", [account.id])).rows.map((r) => r.delta);
+    // The first goes out and takes the last credit; the second stays in the feed.
+    await until(async () => expect(await deltas()).toEqual([-1]), 30_000);
+    expect(notices.map((x) => x.alert.data.tx_hash)).toEqual([hashes[0]]);
+    // Credit comes back; the feed's announcement wakes the stream, which sends the second.
     await db.query('UPDATE accounts SET balance = 5 WHERE id = $1', [account.id]);
     await db.query("SELECT pg_notify('alerts', $1)", [`${account.id}:0`]);
-    await until(() => expect(notices.map((x) => x.alert.data.tx_hash)).toEqual([hash]), 30_000);
-    const charged = await db.query<{ delta: number }>("SELECT delta FROM credit_ledger WHERE account_id = $1 AND tool = 'alert_delivery'", [account.id]);
-    expect(charged.rows).toEqual([{ delta: -1 }]);
+    await until(() => expect(notices.map((x) => x.alert.data.tx_hash)).toEqual(hashes), 30_000);
+    await until(async () => expect(await deltas()).toEqual([-1, -1]));
     expect(await balanceOf(db, account.id)).toBe(4);
     await sub.close();
     await client.close();
