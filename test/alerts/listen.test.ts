@@ -207,6 +207,15 @@ describe('subscriptions/listen on alerts://feed', () => {
     expect((l.body as { error: { code: string } }).error.code).toBe((c.body as { error: { code: string } }).error.code);
   }, 60_000);
 
+  it('the all-in-one endpoint /mcp honors the feed too (it lists get_alerts)', async () => {
+    const { key } = await createAccountWithKey(db);
+    const client = await mcpClientV2(a.url, '', key, 'pinned');
+    const sub = await client.listen({ resourceSubscriptions: ['alerts://feed'] });
+    expect(sub.honoredFilter).toEqual({ resourceSubscriptions: ['alerts://feed'] });
+    await sub.close();
+    await client.close();
+  });
+
   it('a server without alerts honors nothing: the listen is acknowledged empty and closed gracefully', async () => {
     const { key } = await createAccountWithKey(db);
     const client = await mcpClientV2(a.url, 'blockchain-explorer', key, 'pinned');
