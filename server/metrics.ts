@@ -269,7 +269,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
   const alertsDelivered = new Counter({
     name: 'cryptomcp_alerts_delivered_total',
-    help: 'Alerts delivered, by channel: webhook (a 2xx answer) or pull (returned by get_alerts).',
+    help: 'Alerts delivered, by channel: webhook (a 2xx answer), listen (written to a subscriptions/listen stream) or pull (returned by get_alerts).',
     labelNames: ['channel'],
     registers,
   });

@@ -41,6 +41,7 @@ import { GitHubClient } from './providers/github/live.ts';
 import { RedditSource } from './providers/social/live.ts';
 import { alertEvaluators, allInOneModule, serverModules } from './servers/index.ts';
 import { SqlAlertStore } from './alerts/store.ts';
+import { AlertListener } from './alerts/listen.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
 import { TaskRunner } from './gateway/tasks.ts';
 import { TaskStore } from './tasks/store.ts';
@@ -147,6 +148,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     allowPrivateWebhooks: config.alerts.webhookAllowPrivate,
     onPulled: (lags) => lags.forEach((lag) => metrics.alertDelivered('pull', lag)),
   });
+  // One LISTEN connection on 'alerts' for every subscriptions/listen stream this process serves.
+  const alertFeed = new AlertListener(db, { onDelivered: (lag) => metrics.alertDelivered('listen', lag), log });
   const deps = {
     market,
     alerts,
@@ -264,6 +267,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
     tasks,
+    alertFeed,
     modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
@@ -293,6 +297,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
       settings: config.dashboard,
       evm: { rpcUrls: config.evm.rpcUrls, timeoutMs: config.evm.timeoutMs },
       payments,
+      allowPrivateWebhooks: config.alerts.webhookAllowPrivate,
     },
   });
 
@@ -431,6 +436,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         // Tasks still running here are failed and refunded (their clients see it at the next poll).
         await tasks.close();
         await compute.close();
+        await alertFeed.close();
         await (await jobs)?.stop().catch((err: unknown) => log(`job runner stop failed: ${(err as Error).message}`));
         await metricsServer?.close();
         metrics.close();

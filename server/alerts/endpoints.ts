@@ -2,7 +2,8 @@
 // each delivery with its attempts (status, response code, duration), and secret rotation (the
 // previous secret keeps signing beside the new one for a grace period). Redelivery is in jobs.ts.
 import type { Database } from '../db/pool.ts';
-import { newWebhookSecret } from './webhooks.ts';
+import { endpointFor } from './store.ts';
+import { newWebhookSecret, webhookUrlRefusal } from './webhooks.ts';
 
 export interface EndpointView {
   id: number;
@@ -32,6 +33,22 @@ export async function webhookEndpointList(db: Database, accountId: string): Prom
     rules: r.rules,
     deliveries: { delivered: r.counts?.delivered ?? 0, pending: r.counts?.pending ?? 0, failed: r.counts?.failed ?? 0, unpaid: r.counts?.unpaid ?? 0 },
   }));
+}
+
+/**
+ * Adds an endpoint for the URL (checked as a rule's webhook_url is: https, public addresses),
+ * with a new secret shown this once; an endpoint the account has for that URL already is
+ * answered with `created: false` and no secret. Rules name it by URL (webhook_url).
+ */
+export async function webhookEndpointCreate(
+  db: Database,
+  accountId: string,
+  url: string,
+  policy: { allowPrivate: boolean },
+): Promise<{ ok: true; id: number; url: string; created: boolean; secret: string | null } | { ok: false; reason: string }> {
+  const refusal = await webhookUrlRefusal(url, policy);
+  if (refusal) return { ok: false, reason: refusal };
+  return { ok: true, ...(await db.transaction((client) => endpointFor(client, accountId, url))) };
 }
 
 export interface DeliveryView {

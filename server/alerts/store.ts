@@ -118,7 +118,7 @@ export class SqlAlertStore implements AlertStore {
 }
 
 /** The account's endpoint for this URL, made (with a new secret, shown this once) if it has none. */
-async function endpointFor(client: pg.PoolClient, accountId: string, url: string): Promise<{ id: number; url: string; created: boolean; secret: string | null }> {
+export async function endpointFor(client: pg.PoolClient, accountId: string, url: string): Promise<{ id: number; url: string; created: boolean; secret: string | null }> {
   const made = await client.query<{ id: string; secret: string }>(
     'INSERT INTO webhook_endpoints (account_id, url, secret) VALUES ($1, $2, $3) ON CONFLICT (account_id, url) DO NOTHING RETURNING id, secret',
     [accountId, url, newWebhookSecret()],

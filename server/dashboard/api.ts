@@ -49,6 +49,8 @@ export interface DashboardDeps {
   oauth?: { server: OAuthServer; tokens: KeyResolver | undefined };
   /** On-chain payments (issue 21); absent: the Plans page offers no purchase. */
   payments?: Payments;
+  /** WEBHOOK_ALLOW_PRIVATE: webhook endpoints may be http:// and private addresses (development). */
+  allowPrivateWebhooks?: boolean;
 }
 
 /**
@@ -113,7 +115,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     keyRoutes(authed, { db, plans: deps.plans, keys: deps.keys });
     usageRoutes(authed, { db, usage: deps.usage, settings });
     requestRoutes(authed, { db, settings });
-    webhookRoutes(authed, { db });
+    webhookRoutes(authed, { db, allowPrivateWebhooks: deps.allowPrivateWebhooks ?? false });
     if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys, contact: settings.contact });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });

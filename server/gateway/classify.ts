@@ -66,7 +66,7 @@ export function classify(authorized: Authorized, body: unknown, headers: Incomin
     const value = (message.params as Record<string, unknown> | undefined)?.[field];
     if (value !== nameHeader) throw headerError('Mcp-Name', `names ${nameHeader} but the body's params.${field} is ${JSON.stringify(value)}`);
   }
-  return { ...authorized, call: callOf(authorized, message, method), era, protocolVersion, message };
+  return { ...authorized, call: callOf(authorized, message, method, era), era, protocolVersion, message };
 }
 
 function headerError(header: string, problem: string): ApiError {
@@ -99,15 +99,14 @@ function jsonRpcMessage(body: unknown): Record<string, unknown> {
 }
 
 /**
- * Methods that would hold the HTTP exchange open as a stream. The servers' tools never change
- * (listChanged: false), so there is nothing to listen for, and a stateless JSON answer is all any
- * request gets here.
+ * Methods that hold the HTTP exchange open as a stream: 2026-07-28 only (subscriptions.ts serves
+ * subscriptions/listen); a 2025 client has no such method.
  */
 const STREAMING_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
 
-function callOf(authorized: Authorized, message: Record<string, unknown>, method: string | undefined): Call {
-  if (method !== undefined && STREAMING_METHODS.has(method)) {
-    throw new ApiError('INVALID_REQUEST', `${method} is not served: these servers publish no change notifications (listChanged: false).`, {
+function callOf(authorized: Authorized, message: Record<string, unknown>, method: string | undefined, era: Era): Call {
+  if (era === 'legacy' && method !== undefined && STREAMING_METHODS.has(method)) {
+    throw new ApiError('INVALID_REQUEST', `${method} is a 2026-07-28 method: a 2025 client receives nothing unsolicited from these stateless servers.`, {
       method,
     });
   }

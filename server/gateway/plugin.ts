@@ -25,6 +25,7 @@ import { route } from './route.ts';
 import { runTool, successResult } from './run-tool.ts';
 import { CLIENT_GONE, Delivery, reservationPayment, type Settlement } from './delivery.ts';
 import { TaskRunner } from './tasks.ts';
+import { ListenStreams, type ListenFeed } from './subscriptions.ts';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   writeTimeoutMs: number;
   /** The all-in-one endpoint ({base_url}/mcp): its name, icon and own free tools (servers/index.ts). */
   allInOne: AllInOneModule;
+  /** The alert feed that 2026-07-28 subscriptions/listen streams read (subscriptions.ts); absent: nothing is honored. */
+  alertFeed?: ListenFeed;
   /** Benchmarks only: answer 2026-07-28 through the SDK's createMcpHandler, as before modern.ts (answer.ts). */
   modernViaSdk?: boolean;
   /** Long tools as MCP tasks (tasks.ts); absent: every call is answered in its own exchange. */
@@ -98,6 +101,9 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const allInOne = new AllInOne(deps.registry, deps.allInOne);
   app.addHook('onClose', async () => answerer.close());
+  const listens = new ListenStreams(deps.alertFeed, { version: deps.version, writeTimeoutMs: deps.writeTimeoutMs });
+  // Open listen streams end with the graceful close before the server waits for requests to finish.
+  app.addHook('preClose', async () => listens.closeAll());
   app.decorateRequest('mcpGateway', null);
 
   // Rows 1-3 need only the path and headers, so they run before the body is even read.
@@ -184,6 +190,14 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
     if (call.call.kind !== 'tools/call') {
       const admission = connectLimiter.admit(call.grant.key_id);
+      if (call.era === 'modern' && call.call.method === 'subscriptions/listen' && call.message.id !== undefined) {
+        setConnectHeaders(reply, trail, admission);
+        const refused = listens.refusal(call);
+        if (refused) return send(reply, trail, refused);
+        reply.hijack();
+        listens.open(call, reply.raw, reply.getHeaders());
+        return reply;
+      }
       const task = deps.tasks && TaskRunner.isTaskMethod(call) ? await deps.tasks.answer(call) : undefined;
       const answer = await answerer.answer(call, exchange.headers, undefined, task);
       setConnectHeaders(reply, trail, admission);

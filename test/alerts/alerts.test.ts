@@ -1,12 +1,6 @@
 // Alerts end to end on the devnet: whale rules over the real gateway and the MCP SDK client, two
 // replicas of the service on one PostgreSQL running the job queue, a real anvil node whose
 // transfers fire the rules, and a local receiver that verifies the Standard Webhooks signature.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createWalletClient, http as viemHttp, parseEther, type Address } from 'viem';
-import { mnemonicToAccount } from 'viem/accounts';
-import { foundry } from 'viem/chains';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
@@ -15,8 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { balanceOf, createAccountWithKey, mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { signedInNewAccount } from '../dashboard/helpers.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
-
-const MNEMONIC = 'test test test test test test test test test test test junk';
+import { sendToExchange as send, senderIndexOf, writeManifest } from './devnet-transfers.ts';
 
 let devnet: Devnet;
 let manifestFile: string;
@@ -26,21 +19,14 @@ type Created = { rule: { id: string; status: string }; webhook: { secret: string
 
 beforeAll(async () => {
   devnet = await startDevnet();
-  manifestFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-alerts-')), 'manifest.json');
-  fs.writeFileSync(manifestFile, JSON.stringify(devnet.manifest));
+  manifestFile = writeManifest(devnet);
 }, 120_000);
 afterAll(async () => {
   await devnet?.stop();
 });
 
-const exchange = () => devnet.manifest.accounts.find((a) => a.kind === 'exchange')!;
-const senderIndex = () => devnet.manifest.accounts.findIndex((a) => a.kind !== 'exchange');
-
-/** Sends ETH from a plain devnet wallet to a labelled exchange and waits for it to be mined. */
-async function sendToExchange(eth: string): Promise<string> {
-  const wallet = createWalletClient({ account: mnemonicToAccount(MNEMONIC, { addressIndex: senderIndex() }), chain: foundry, transport: viemHttp(devnet.manifest.rpc_url) });
-  return wallet.sendTransaction({ to: exchange().address as Address, value: parseEther(eth) });
-}
+const senderIndex = () => senderIndexOf(devnet);
+const sendToExchange = (eth: string) => send(devnet, eth);
 
 /** The service as the devnet suites run it: EVM on anvil, labels from the manifest, webhooks to loopback allowed, fast evaluation. */
 function env(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {

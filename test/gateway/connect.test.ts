@@ -60,12 +60,24 @@ describe('a fresh free key connects all nine servers at once', () => {
 });
 
 describe('streams', () => {
-  it('2026-07-28 subscriptions/listen is refused at once with the envelope (nothing changes, so nothing is held open)', async () => {
+  it('2026-07-28 subscriptions/listen of the wrong shape is the JSON-RPC invalid-params error (notifications is required), answered at once', async () => {
     const { key } = await createAccountWithKey(db);
     const m = inEra('modern', { jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { filter: { toolsListChanged: true } } }, { 'x-api-key': key });
     const res = await post(`${svc.url}/mcp/kol-analytics`, m.body, m.headers);
-    expect(res.status).toBe(400);
-    expect((res.body as { error: { code: string; details: { method: string } } }).error).toMatchObject({ code: 'INVALID_REQUEST', details: { method: 'subscriptions/listen' } });
+    expect(res.status).toBe(200);
+    expect((res.body as { error: { code: number } }).error.code).toBe(-32602);
+  });
+
+  it('2026-07-28 subscriptions/listen of list changes only is acknowledged empty and closed at once (nothing changes here, so nothing is held open)', async () => {
+    const { key } = await createAccountWithKey(db);
+    const m = inEra('modern', { jsonrpc: '2.0', id: 'listen:0', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } }, { 'x-api-key': key });
+    const res = await fetch(`${svc.url}/mcp/kol-analytics`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...m.headers }, body: JSON.stringify(m.body) });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const frames = (await res.text()).split('\n\n').filter((f) => f.startsWith('event: message')).map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as Record<string, unknown>);
+    expect(frames).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: {}, _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:0' } } },
+      expect.objectContaining({ jsonrpc: '2.0', id: 'listen:0', result: expect.objectContaining({ resultType: 'complete' }) }),
+    ]);
   });
 });
 

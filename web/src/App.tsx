@@ -17,6 +17,7 @@ const KeysPage = page<{ config: DashboardConfig; onCreated: (k: NewKey) => void;
 const QuickStartPage = page<{ config: DashboardConfig; newKey: NewKey | undefined }>(() => import('./pages/QuickStartPage.tsx'), 'QuickStartPage');
 const ConnectPage = page<{ config: DashboardConfig; newKey: NewKey | undefined }>(() => import('./pages/ConnectPage.tsx'), 'ConnectPage');
 const ConnectedAppsPage = page<object>(() => import('./pages/ConnectedAppsPage.tsx'), 'ConnectedAppsPage');
+const WebhooksPage = page<object>(() => import('./pages/WebhooksPage.tsx'), 'WebhooksPage');
 const UsagePage = lazy(() => import('./pages/UsagePage.tsx'));
 const PlansPage = page<{ config: DashboardConfig; session: SessionInfo; onLinked: () => void }>(() => import('./pages/PlansPage.tsx'), 'PlansPage');
 const ConsentPage = page<{ uid: string; config: DashboardConfig; session: SessionInfo | null; onSignedIn: (s: SessionInfo) => void; onSignedOut: () => void }>(
@@ -38,6 +39,7 @@ const TITLES: Record<Route, string> = {
   apps: 'Connected apps',
   usage: 'Usage',
   plans: 'Plans',
+  webhooks: 'Webhooks',
   'not-found': 'Page not found',
 };
 
@@ -239,6 +241,7 @@ export function App() {
               {route === 'apps' && <ConnectedAppsPage />}
               {route === 'usage' && <UsagePage config={config} onLoaded={refreshSession} />}
               {route === 'plans' && <PlansPage config={config} session={shown} onLinked={refreshSession} />}
+              {route === 'webhooks' && <WebhooksPage />}
             </Suspense>
             {route === 'not-found' && (
               <div className="card" data-testid="not-found">

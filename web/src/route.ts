@@ -1,9 +1,9 @@
 // A small router over the History API: /app/keys, /app/start, /app/connect, /app/apps, /app/usage,
-// /app/plans; and /app/consent/{uid}, where an app's OAuth authorization asks for consent. /app/
-// alone opens the keys page; any other address is a page that does not exist, said as such.
+// /app/plans, /app/webhooks; and /app/consent/{uid}, where an app's OAuth authorization asks for
+// consent. /app/ alone opens the keys page; any other address is a page that does not exist, said as such.
 import { useEffect, useState } from 'react';
 
-export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans'] as const;
+export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans', 'webhooks'] as const;
 export type Page = (typeof PAGES)[number];
 /** Where the address names no page of the dashboard. */
 export type Route = Page | 'not-found';

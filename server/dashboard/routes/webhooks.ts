@@ -1,10 +1,11 @@
-// The account's alert webhooks: GET /api/webhooks (endpoints with delivery counts),
+// The account's alert webhooks: GET /api/webhooks (endpoints with delivery counts), POST
+// /api/webhooks (add an endpoint by URL: its signing secret is answered this once),
 // GET /api/webhooks/:id/deliveries (the delivery log: each attempt's outcome, response code and
 // duration), POST /api/webhooks/:id/rotate (a new signing secret, shown once; the old one signs
 // beside it for grace_seconds), POST /api/webhooks/deliveries/:id/redeliver (send again now).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { webhookDeliveryList, webhookEndpointList, webhookSecretRotate } from '../../alerts/endpoints.ts';
+import { webhookDeliveryList, webhookEndpointCreate, webhookEndpointList, webhookSecretRotate } from '../../alerts/endpoints.ts';
 import { webhookRedeliver } from '../../alerts/jobs.ts';
 import type { Database } from '../../db/pool.ts';
 import { ApiError } from '../../errors.ts';
@@ -13,13 +14,21 @@ import { sessionOf } from '../session.ts';
 
 const Id = z.object({ id: z.coerce.number().int().positive() });
 const DeliveriesQuery = z.object({ before: z.coerce.number().int().positive().optional(), limit: z.coerce.number().int().min(1).max(100).default(20) });
+const CreateBody = z.object({ url: z.string().min(1).max(2048) }).strict();
 const RotateBody = z.object({ grace_seconds: z.number().int().min(0).max(7 * 86400).default(86400) });
 
-export function webhookRoutes(authed: FastifyInstance, deps: { db: Database }): void {
+export function webhookRoutes(authed: FastifyInstance, deps: { db: Database; allowPrivateWebhooks: boolean }): void {
   const { db } = deps;
   const endpointMissing = (id: number) => new ApiError('NOT_FOUND', 'No webhook endpoint with this id on your account.', { webhook: id });
 
   authed.get('/webhooks', async (request) => ({ webhooks: await webhookEndpointList(db, sessionOf(request).account_id) }));
+
+  authed.post('/webhooks', async (request, reply) => {
+    const { url } = parseBody(CreateBody, request.body);
+    const made = await webhookEndpointCreate(db, sessionOf(request).account_id, url, { allowPrivate: deps.allowPrivateWebhooks });
+    if (!made.ok) throw new ApiError('INVALID_PARAMS', `The webhook URL is refused: ${made.reason}.`, { issues: [{ path: 'url', message: made.reason }] });
+    return reply.code(made.created ? 201 : 200).send({ id: made.id, url: made.url, created: made.created, secret: made.secret });
+  });
 
   authed.get('/webhooks/:id/deliveries', async (request) => {
     const { id } = parseBody(Id, request.params);
