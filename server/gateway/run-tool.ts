@@ -43,14 +43,16 @@ export async function runTool(call: Reserved & { call: { kind: 'tools/call' } },
   }
 }
 
-/** What the call is charged in the end: its cost, or nothing for an answer with no data. */
+/** What the call is charged in the end (delivery.ts, creditsFor), the balance after, and why it is less than the cost. */
 export interface Charge {
   credits: number;
   remaining: number;
+  note?: string;
 }
 
 /** The success envelope (DESIGN.md §3) as a tools/call result: structuredContent and its JSON text. */
 export function successResult(call: Reserved, output: ToolOutput, charge: Charge): CallToolResult {
+  const notes = [...(output.notes ?? []), ...(charge.note !== undefined ? [charge.note] : [])];
   const envelopeOf = (data: unknown, truncated: boolean) => ({
     success: true as const,
     data,
@@ -63,7 +65,7 @@ export function successResult(call: Reserved, output: ToolOutput, charge: Charge
       data_as_of: output.data_as_of ?? null,
       truncated,
       ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
-      ...(output.notes !== undefined && output.notes.length > 0 ? { notes: output.notes } : {}),
+      ...(notes.length > 0 ? { notes } : {}),
     },
   });
   let envelope = envelopeOf(output.data, output.truncated ?? false);

@@ -96,6 +96,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
             data_as_of: null,
             next_cursor: more ? encodeCursor(next) : undefined,
             truncated: fitted.truncated,
+            page: { ...fitted.share, offset },
           };
         }
 
@@ -143,7 +144,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
               method_id: t.input.length >= 10 ? t.input.slice(0, 10) : null,
             })),
         );
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
@@ -158,6 +159,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: null,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

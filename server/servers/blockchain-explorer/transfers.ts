@@ -71,13 +71,14 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
           to_label: labelOf(l.to),
           value: l.value.toString(),
         }));
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         return {
           data: { chain: network, from_block: from, to_block: to, total: rows.length, transfers: items, note: 'value is in the token\'s smallest unit' },
           source: `rpc:${network}`,
           data_as_of: null,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

@@ -25,8 +25,8 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
       credits: 0,
       handler: async (args) => {
         const hits = market.registry.search(args.query, 500);
-        const { items, next_cursor, truncated } = page(hits, args.limit, args.cursor);
-        return { data: { query: args.query, total: hits.length, assets: items }, source: 'registry', data_as_of: null, next_cursor, truncated };
+        const { items, next_cursor, truncated, share } = page(hits, args.limit, args.cursor);
+        return { data: { query: args.query, total: hits.length, assets: items }, source: 'registry', data_as_of: null, next_cursor, truncated, page: share };
       },
     }),
     defineTool({
@@ -83,13 +83,14 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
             as_of: all.as_of,
           });
         }
-        const { items, next_cursor, truncated } = page(inRange, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(inRange, args.limit, args.cursor);
         return {
           data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles: items },
           source: all.source,
           data_as_of: all.as_of,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

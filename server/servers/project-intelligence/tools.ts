@@ -87,8 +87,8 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
               (args.min_tvl_usd === undefined || (p.tvl_usd ?? 0) >= args.min_tvl_usd),
           )
           .sort((a, b) => (b.tvl_usd ?? -1) - (a.tvl_usd ?? -1) || (a.name < b.name ? -1 : 1));
-        const { items, next_cursor, truncated } = page(hits, args.limit, args.cursor);
-        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor, truncated };
+        const { items, next_cursor, truncated, share } = page(hits, args.limit, args.cursor);
+        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor, truncated, page: share };
       },
     }),
     defineTool({
@@ -196,13 +196,14 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           });
         }
         const points = all.filter((p) => (!args.from || p.date >= args.from) && (!args.to || p.date <= args.to));
-        const { items, next_cursor, truncated } = page(points, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(points, args.limit, args.cursor);
         return {
           data: { subject: history.subject, covered_range: { from: first, to: last }, total: points.length, points: items },
           source: sourceOf(history.source),
           data_as_of: last,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
@@ -304,7 +305,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           return { data: summarise(cat, byCat.get(cat)!), source: sourceOf(list.source), data_as_of: list.as_of };
         }
         const all = [...byCat.entries()].map(([c, ps]) => summarise(c, ps)).sort((a, b) => b.tvl_usd - a.tvl_usd || (a.category < b.category ? -1 : 1));
-        const { items, next_cursor, truncated } = page(all, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(all, args.limit, args.cursor);
         return {
           data: {
             categories_total: all.length,
@@ -316,6 +317,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: list.as_of,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

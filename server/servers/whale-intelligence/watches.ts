@@ -353,6 +353,8 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: list.length ? [...byChain.keys()].map((c) => (c === 'solana' ? 'rpc:solana' : `rpc:${c}`)).join(',') : 'account',
           data_as_of: [evmAsOf, solAsOf].filter((d): d is string => d !== null).sort()[0] ?? null,
+          // Nothing moved (or nothing is watched): the scan found no news, which is free.
+          empty: activity.length === 0,
         };
       },
     }),
