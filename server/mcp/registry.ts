@@ -125,7 +125,7 @@ export function outputSchemaOf(data: Record<string, unknown>): NonNullable<Tool[
 
 const ENVELOPE_METADATA = {
   type: 'object',
-  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'stale', 'truncated'],
 };
 
 /** `data` of a tool that declares no output schema: an object, nothing more said. */

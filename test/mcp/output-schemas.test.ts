@@ -32,11 +32,12 @@ const METADATA = {
     request_id: { type: 'string', minLength: 1 },
     source: { type: 'string', minLength: 1 },
     data_as_of: { type: ['string', 'null'] },
+    stale: { type: 'boolean' },
     truncated: { type: 'boolean' },
     next_cursor: { type: 'string' },
     notes: { type: 'array', items: { type: 'string' } },
   },
-  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'stale', 'truncated'],
   additionalProperties: false,
 };
 

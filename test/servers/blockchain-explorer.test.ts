@@ -217,7 +217,7 @@ describe('read_contract and get_contract_info', () => {
     const url = `${suite.svc.url}/mcp/blockchain-explorer`;
     expect((await post(url, toolCall('get_contract_info', { address: devnet.manifest.accounts[3]!.address }), h)).status).toBe(404);
     expect((await post(url, toolCall('read_contract', { address: devnet.manifest.tokens[0]!.address, signature: 'not a function at all' }), h)).status).toBe(400);
-    const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)' }), h);
+    const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)', args: [] }), h);
     expect(reverting.status).toBe(400);
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   });
