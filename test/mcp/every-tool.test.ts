@@ -13,11 +13,9 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_NAMES, type ServerName } from '../../server/mcp/names.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { writeManifest } from '../helpers/chain.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
-import { ALERT_STATE, CASES, type Args } from '../helpers/tool-cases.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
+import { post, toolCall } from '../helpers/service.ts';
+import { ALERT_STATE, CASES, startToolsService, type Args, type ToolsService } from '../helpers/tool-cases.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
@@ -29,32 +27,22 @@ interface Listed {
 }
 type Schema = { [k: string]: unknown; properties?: Record<string, Schema>; required?: string[] };
 
+let tools: ToolsService;
 let devnet: Devnet;
-let db: TestDatabase;
 let svc: RunningService;
 let key: string;
 const listings = new Map<ServerName, Listed[]>();
 
 beforeAll(async () => {
-  devnet = await startDevnet();
-  db = await createTestDatabase();
-  await createUnlimitedPlan(db, 'premium', 100_000);
-  svc = await startTestService(db.url, {
-    CRYPTOMCP_BENCH_TOOLS: undefined,
-    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
-    DEVNET_MANIFEST: writeManifest(devnet.manifest),
-    TOOL_TIMEOUT_MS: '120000',
-  });
-  ({ key } = await createAccountWithKey(db, { plan: 'premium' }));
+  tools = await startToolsService();
+  ({ devnet, svc, key } = tools);
   for (const server of SERVER_NAMES) {
     const res = await post(`${svc.url}/mcp/${server}`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'x-api-key': key });
     listings.set(server, (res.body as { result: { tools: Listed[] } }).result.tools);
   }
 }, 120_000);
 afterAll(async () => {
-  await svc?.close();
-  await db?.drop();
-  await devnet?.stop();
+  await tools?.stop();
 });
 
 /** lowerCamelCase: a lower-case start, then an upper-case letter (snake_case, numbers and addresses never match). */
