@@ -106,6 +106,23 @@ function minimalInput(schema: Schema, realistic: Args): Args {
   return input;
 }
 
+// Issue 35 item 8: EVM tools listed solana in their chain enum and always refused it. A tool that
+// lists solana now serves it: called with chain solana it is never refused for being on Solana.
+it('every tool that lists solana among its chains serves it (the EVM-only tools do not list it)', async () => {
+  const listing = SERVER_NAMES.flatMap((server) => listings.get(server)!.map((t) => ({ server, t })));
+  const withSolana = listing.filter(({ t }) => {
+    const chain = t.inputSchema.properties?.chain;
+    return isRecord(chain) && Array.isArray(chain.enum) && (chain.enum as unknown[]).includes('solana');
+  });
+  expect(withSolana.length).toBeGreaterThan(0);
+  for (const { server, t } of withSolana) {
+    const res = await callTool(server, t.name, { ...CASES[server][t.name]!(devnet.manifest), chain: 'solana' });
+    expect(JSON.stringify(res.body), `${t.name} lists solana`).not.toMatch(/Solana is not served|works on EVM chains/);
+  }
+  const evmOnly = listing.filter(({ t }) => isRecord(t.inputSchema.properties?.chain) && !withSolana.some((w) => w.t === t)).map(({ t }) => t.name);
+  expect(evmOnly).toEqual(expect.arrayContaining(['get_gas', 'get_block', 'read_contract', 'get_token_profile', 'get_holder_analysis', 'get_whale_transactions']));
+}, 120_000);
+
 describe.each(SERVER_NAMES.map((s) => [s]))('%s', (server) => {
   it.each(Object.keys(CASES[server]))('%s: answers with snake_case keys, says whether it is stale, and its schema declares no camelCase field', async (tool) => {
     const listed = listings.get(server)!.find((t) => t.name === tool)!;
