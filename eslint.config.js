@@ -21,7 +21,7 @@ const OPERATOR_BOUNDARY = {
 // allows `import type` only and contract(x) allows the layer's types.ts files (its declared shapes).
 const FOLDERS = [
   'mcp', 'lib', 'analytics', 'compute', 'providers', 'db', 'metering', 'keys', 'accounts', 'forecasts', 'watchlists',
-  'gateway', 'x402', 'payments', 'oauth', 'dashboard', 'telemetry', 'devnet', 'jobs', 'alerts',
+  'gateway', 'x402', 'payments', 'oauth', 'dashboard', 'telemetry', 'devnet', 'jobs', 'alerts', 'tasks',
 ];
 const TOP_FILES = [
   'errors.ts', 'version.ts', 'public-types.ts', 'origin.ts', 'config.ts', 'metrics.ts', 'connections.ts', 'demo.ts',
@@ -65,13 +65,15 @@ const LAYERS = {
   // The job runner (graphile-worker) and the alert rules, feed and webhooks it runs jobs for.
   jobs: ['db', 'lib', 'errors.ts'],
   alerts: ['db', 'lib', 'errors.ts', 'jobs'],
+  // MCP tasks of long tools: their store and their wire shapes (the gateway runs them).
+  tasks: ['db', 'lib', 'errors.ts'],
   // The nine servers, their shared code, and the files that assemble them (index.ts) and declare
   // what they are handed (deps.ts); a server sees deps.ts, spec.ts and icons.ts of those files.
   'servers/*': [...SERVER_VIEW, SERVER_SHARED],
   'servers/common': [...SERVER_VIEW, SERVER_SHARED],
   servers: [...SERVER_VIEW, 'servers/*'],
   // The request path in front of the tools.
-  gateway: ['mcp', 'metering', 'keys', 'errors.ts', 'lib', 'telemetry', 'metrics.ts', typeOnly('public-types.ts')],
+  gateway: ['mcp', 'metering', 'keys', 'tasks', 'errors.ts', 'lib', 'telemetry', 'metrics.ts', typeOnly('public-types.ts')],
   x402: [
     'gateway', 'mcp', 'metering', 'keys', 'errors.ts', 'lib', 'telemetry', 'metrics.ts',
     typeOnly('db'), typeOnly('config.ts'), typeOnly('public-types.ts'),

@@ -28,7 +28,7 @@ async function main() {
       // Sorted, as the gateway's meter sends them (the statement locks accounts in id order).
       const accounts = Array.from({ length: size }, () => ids[Math.floor(Math.random() * ids.length)]!).sort();
       const column = <T>(value: T) => accounts.map(() => value);
-      return db.query('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
+      return db.query('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8, make_interval(secs => $9))', [
         accounts,
         accounts.map(() => `bench-metering:${requests++}`),
         column(1),
@@ -37,6 +37,7 @@ async function main() {
         column('bench_echo'),
         column(KEY_ID),
         null,
+        61,
       ]);
     };
 

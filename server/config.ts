@@ -178,6 +178,11 @@ const EnvSchema = z.object({
   JOBS_CONCURRENCY: z.coerce.number().int().min(0).max(64).default(4),
   JOBS_POLL_INTERVAL_MS: intFrom(1000, 20),
   ALERT_EVALUATE_INTERVAL_MS: intFrom(60000, 100),
+  TASK_TIMEOUT_MS: intFrom(600000, 100),
+  TASK_HEARTBEAT_MS: intFrom(5000, 50),
+  TASK_ORPHAN_AFTER_MS: intFrom(30000, 100),
+  TASK_POLL_INTERVAL_MS: intFrom(2000, 100),
+  TASK_SWEEP_INTERVAL_MS: intFrom(10000, 100),
   WEBHOOK_ALLOW_PRIVATE: bool,
   WEBHOOK_TIMEOUT_MS: intFrom(10000, 100),
   WEBHOOK_RETRY_SCHEDULE_MS: z
@@ -315,6 +320,12 @@ export interface Config {
    * before each retry (undefined: the default schedule of about a day).
    */
   alerts: { evaluateIntervalMs: number; webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookRetryScheduleMs: number[] | undefined };
+  /**
+   * Long tools as MCP tasks (docs/tasks.md): a task's longest run, how often a replica writes the
+   * heartbeat of the tasks it runs, after how long without one a working task is failed and
+   * refunded (its replica died), the polling interval a task suggests, and how often the sweep runs.
+   */
+  tasks: { timeoutMs: number; heartbeatMs: number; orphanAfterMs: number; pollIntervalMs: number; sweepIntervalMs: number };
   shutdownTimeoutMs: number;
   /**
    * After SIGTERM, how long the service keeps accepting (not ready, answering with Connection:
@@ -542,6 +553,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
       webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_MS,
+    },
+    tasks: {
+      timeoutMs: e.TASK_TIMEOUT_MS,
+      heartbeatMs: e.TASK_HEARTBEAT_MS,
+      orphanAfterMs: e.TASK_ORPHAN_AFTER_MS,
+      pollIntervalMs: e.TASK_POLL_INTERVAL_MS,
+      sweepIntervalMs: e.TASK_SWEEP_INTERVAL_MS,
     },
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     drainDelayMs: e.DRAIN_DELAY_MS,

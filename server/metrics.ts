@@ -112,6 +112,10 @@ export interface Metrics {
   alertDelivered(channel: string, lagSeconds: number): void;
   /** Webhook attempts by outcome: ok, http_error, network_error, timeout, refused_address. */
   webhookAttempts: CounterOf<'outcome'>;
+  /** MCP tasks reaching a state (docs/tasks.md): created, completed, failed, cancelled, orphaned (failed by the sweep). */
+  tasks: CounterOf<'server' | 'tool' | 'state'>;
+  /** Reports the tasks this process is running at every scrape. */
+  watchTasks(running: () => number): void;
   /** Stops listening to process-wide channels (upstream calls). */
   close(): void;
 }
@@ -201,6 +205,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   });
 
   let computeStats: (() => ComputeStats) | undefined;
+  let runningTasks: (() => number) | undefined;
+  new Gauge({
+    name: 'cryptomcp_tasks_running',
+    help: 'MCP tasks this process is running in the background (docs/tasks.md).',
+    registers,
+    collect() {
+      this.set(runningTasks?.() ?? 0);
+    },
+  });
   new Gauge({
     name: 'cryptomcp_compute_inflight',
     help: 'Compute-pool jobs (CPU-bound tool work) by state: running on a worker thread, or waiting for one.',
@@ -380,6 +393,15 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       jobRuns.inc({ task, outcome });
       jobDuration.observe({ task }, seconds);
     },
+    tasks: new Counter({
+      name: 'cryptomcp_tasks_total',
+      help: 'MCP tasks reaching a state, by server, tool and state: created, completed, failed, cancelled, orphaned (its replica stopped; failed and refunded by the sweep, counted by the replica that swept it, under tool "").',
+      labelNames: ['server', 'tool', 'state'],
+      registers,
+    }),
+    watchTasks(running) {
+      runningTasks = running;
+    },
     alertRulesEvaluated: new Counter({
       name: 'cryptomcp_alert_rules_evaluated_total',
       help: 'Alert rules evaluated, by kind (price, whale, social) and outcome (ok, error: the provider failed).',
@@ -444,6 +466,8 @@ export function disabledMetrics(): Metrics {
     alertsFired: counter,
     alertDelivered() {},
     webhookAttempts: counter,
+    tasks: counter,
+    watchTasks() {},
     close() {},
   };
 }

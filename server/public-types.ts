@@ -59,6 +59,10 @@ export interface PurchaseJson {
   /** The amount in whole tokens ("29.00"). */
   amount_display: string;
   order_id: string | null;
+  /** The seller's wallet the transfer paid (the order's treasury); null if the order is gone. */
+  treasury: string | null;
+  /** The plan's display name or the pack's credits, as a person reads the item. */
+  item_display: string;
   created_at: string;
 }
 
@@ -76,6 +80,10 @@ export interface RequestLogRowJson {
   status: number;
   /** DESIGN.md §3 error code, null on success. */
   error_code: string | null;
+  /** The error's message as the client got it (for bad arguments, with the first issue); null on success. */
+  message: string | null;
+  /** Bytes of the tools/call arguments (JSON), when the body named a tool. */
+  args_bytes: number | null;
   /** Credits charged in the end (0 when refunded). */
   credits: number;
   latency_ms: number;
@@ -143,4 +151,39 @@ export interface OrderJson {
   created_at: string;
   expires_at: string;
   paid_at: string | null;
+}
+
+/**
+ * The Usage page's outlook (GET /api/usage `outlook`): the period's spend in dollars at the
+ * plan's price, when the balance runs out at the recent rate, the usage threshold reached, and
+ * whether a paid plan is about to lapse to Free (it never renews by itself).
+ */
+export interface UsageOutlookJson {
+  plan_display: string;
+  /** The plan's monthly price in USD cents; null for a plan not sold (Free). */
+  price_cents: number | null;
+  /** This period's credits used, in USD cents at the plan's price per credit; null without a price. */
+  spend_cents: number | null;
+  /** Top-up credits in the balance (spent after the plan's allowance, kept at renewal). */
+  topup: number;
+  /** The end of the paid plan time; null on Free. */
+  paid_until: string | null;
+  /** When the account falls back to Free (paid_until with nothing bought after it); null otherwise. */
+  lapses_at: string | null;
+  /** True from LAPSE_NOTICE_DAYS before lapses_at. */
+  lapse_soon: boolean;
+  /** A plan bought to start when the paid time ends. */
+  next_plan: { plan_display: string; starts_at: string } | null;
+  /** Credits per day over the last 7 days (or since the period began, if later). */
+  rate_per_day: number;
+  /** When the balance reaches 0 at that rate; null when nothing is being spent. */
+  runs_out_at: string | null;
+  /** True when runs_out_at comes before the balance resets (renewal) or the plan ends. */
+  runs_out_first: boolean;
+  /** Share of the period's allowance used, 0-100+ (whole percent, rounded down). */
+  used_percent: number;
+  /** The highest of 80, 90, 100 reached this period, or null. */
+  threshold: number | null;
+  /** The instant these figures were computed (the as-of time of every number above). */
+  as_of: string;
 }

@@ -42,6 +42,9 @@ import { RedditSource } from './providers/social/live.ts';
 import { alertEvaluators, allInOneModule, serverModules } from './servers/index.ts';
 import { SqlAlertStore } from './alerts/store.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
+import { TaskRunner } from './gateway/tasks.ts';
+import { TaskStore } from './tasks/store.ts';
+import { accountNoticeDeliver, accountNoticesScan } from './alerts/notices.ts';
 import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
 import { dashboardHousekeeping } from './dashboard/api.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
@@ -217,6 +220,10 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     onRenewals: (count) => metrics.renewals.inc(count),
   });
 
+  // Long tools as MCP tasks: run here, state in PostgreSQL, swept by the tasks_sweep job.
+  const taskStore = new TaskStore(db);
+  const tasks = new TaskRunner({ store: taskStore, usage: new SqlUsageReader(db), metrics, settings: config.tasks, log });
+
   // Each authenticated /mcp request, for the dashboard's request log (written in batches).
   const requestLog = createRequestLog(db, { onError: (err) => log(`request log write failed: ${(err as Error).message}`) });
 
@@ -256,6 +263,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     ...(x402 ? { x402: { config: x402, facilitator: createFacilitator(x402, config.evm.timeoutMs), db } } : {}),
     keys,
     meter: config.benchUnmetered ? new FreeMeter() : meter,
+    tasks,
     modernViaSdk: config.benchModernSdk,
     connectLimit: config.connectLimit,
     requestLog,
@@ -329,8 +337,12 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     log,
   };
   const evaluators = alertEvaluators(config.servers, deps);
-  const tasks: Record<string, JobTask> = {
+  const jobTasks: Record<string, JobTask> = {
     metering_sweep: () => meter.sweep(),
+    tasks_sweep: async () => {
+      const swept = await taskStore.sweep(config.tasks.orphanAfterMs);
+      if (swept.orphaned > 0) metrics.tasks.inc({ server: '', tool: '', state: 'orphaned' }, swept.orphaned);
+    },
     oauth_sweep: () => artifactSweep(db).then(() => {}),
     dashboard_housekeeping: () => dashboardHousekeeping(db, config.dashboard.requestLogRetentionDays),
     // One task per chain and per kind of rule: replicas may be configured differently (chains,
@@ -349,13 +361,24 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         retryScheduleMs: config.alerts.webhookRetryScheduleMs ?? WEBHOOK_RETRY_SCHEDULE_MS,
         hooks,
       }),
+    account_notices: () => accountNoticesScan(db).then(() => {}),
+    account_notice_deliver: (payload, helpers) =>
+      accountNoticeDeliver(
+        db,
+        payload as { notice: number; endpoint: number },
+        { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
+        () => helpers.job.attempts < helpers.job.max_attempts,
+      ),
   };
   const recurring: Recurring[] = [
     { task: 'metering_sweep', everyMs: config.sweepIntervalMs },
+    { task: 'tasks_sweep', everyMs: config.tasks.sweepIntervalMs },
     { task: 'oauth_sweep', everyMs: 10 * 60_000 },
     { task: 'dashboard_housekeeping', everyMs: 10 * 60_000 },
     ...config.payments.chains.map((c) => ({ task: `payments_recheck_${c.chain}`, everyMs: config.payments.verifyIntervalMs })),
     ...Object.keys(evaluators).map((kind) => ({ task: `alerts_evaluate_${kind}`, everyMs: config.alerts.evaluateIntervalMs })),
+    // Usage thresholds and plan lapses, on the alert rules' period (server/alerts/notices.ts).
+    { task: 'account_notices', everyMs: config.alerts.evaluateIntervalMs },
   ];
   let jobs: Promise<JobRunner | undefined> | undefined;
   let closed = false;
@@ -363,7 +386,7 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
     if (jobs || closed || config.jobs.concurrency === 0) return;
     jobs = startJobRunner({
       pool: db.pool,
-      tasks,
+      tasks: jobTasks,
       recurring,
       concurrency: config.jobs.concurrency,
       // Due runs are found by polling: never less often than the shortest recurring period.
@@ -405,6 +428,8 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         const drained = await withTimeout(app.close(), config.shutdownTimeoutMs);
         clearInterval(idleSweep);
         if (!drained) app.server.closeAllConnections();
+        // Tasks still running here are failed and refunded (their clients see it at the next poll).
+        await tasks.close();
         await compute.close();
         await (await jobs)?.stop().catch((err: unknown) => log(`job runner stop failed: ${(err as Error).message}`));
         await metricsServer?.close();

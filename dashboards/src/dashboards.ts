@@ -112,6 +112,13 @@ const meteringRows: RowSpec[] = [
     ],
   },
   {
+    title: 'MCP tasks',
+    panels: [
+      { title: 'Tasks by state', description: 'MCP tasks of long tools (docs/tasks.md) reaching each state per interval, all pods: created, completed (charged), failed and cancelled (refunded), orphaned (their replica stopped; failed and refunded by the sweep).', unit: 'short', width: 12, queries: [{ expr: `sum by (state) (increase(cryptomcp_tasks_total[${R}]))`, legend: '{{state}}' }] },
+      { title: 'Tasks running', description: 'Tasks running in the background, by pod. A pod that stops with tasks running fails them (refunded); one that dies leaves them to the sweep.', unit: 'short', width: 12, queries: [{ expr: 'sum by (instance) (cryptomcp_tasks_running)', legend: '{{instance}}' }] },
+    ],
+  },
+  {
     title: 'Background jobs',
     panels: [
       { title: 'Jobs by task and outcome', description: 'Background jobs (graphile-worker, server/jobs) run per second, all pods, by task and outcome: ok, or error (retried with backoff; a recurring task runs again at its next period).', unit: 'ops', width: 12, queries: [{ expr: `sum by (task, outcome) (rate(cryptomcp_jobs_total[${R}]))`, legend: '{{task}} {{outcome}}' }] },

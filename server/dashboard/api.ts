@@ -114,7 +114,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     usageRoutes(authed, { db, usage: deps.usage, settings });
     requestRoutes(authed, { db, settings });
     webhookRoutes(authed, { db });
-    if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys });
+    if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys, contact: settings.contact });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });
 }

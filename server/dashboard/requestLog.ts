@@ -4,6 +4,7 @@
 // made to fit its column here, at the one way in, so no caller's entry can fail a batch.
 import type { Database } from '../db/pool.ts';
 import type { RequestLogEntry } from '../gateway/plugin.ts';
+import { csvLine } from '../lib/csv.ts';
 import { logText } from '../lib/text.ts';
 import type { RequestLogRowJson } from '../public-types.ts';
 
@@ -39,6 +40,8 @@ export function requestLogClean(e: RequestLogEntry): RequestLogEntry {
     tool: e.tool === null || e.tool === undefined ? null : text(e.tool, 128),
     status: whole(e.status, 100, 599, 500),
     error_code: e.error_code === null || e.error_code === undefined ? null : text(e.error_code, 64),
+    message: e.message === null || e.message === undefined ? null : text(e.message, 300),
+    args_bytes: e.args_bytes === null || e.args_bytes === undefined ? null : whole(e.args_bytes, 0, INT4_MAX, 0),
     credits: whole(e.credits, 0, INT4_MAX, 0),
     latency_ms: whole(e.latency_ms, 0, INT4_MAX, 0),
     created_at: created,
@@ -55,10 +58,10 @@ export async function requestLogInsertMany(db: Database, entries: readonly Reque
   const col = <K extends keyof RequestLogEntry>(k: K) => clean.map((e) => e[k]);
   await db.query(
     `WITH batch AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[])
-         AS u(account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)),
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $9::int[], $10::int[], $11::timestamptz[], $12::text[], $13::int[])
+         AS u(account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at, message, args_bytes)),
      logged AS (
-       INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at)
+       INSERT INTO request_log (account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at, message, args_bytes)
        SELECT * FROM batch)
      INSERT INTO request_log_daily AS d (account_id, day, key_id, server, method, tool, status, error_code, requests, credits)
      SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, key_id, server, method, tool, status, error_code, count(*), sum(credits)
@@ -77,6 +80,8 @@ export async function requestLogInsertMany(db: Database, entries: readonly Reque
       col('credits'),
       col('latency_ms'),
       col('created_at'),
+      col('message'),
+      col('args_bytes'),
     ],
   );
 }
@@ -164,20 +169,22 @@ export interface RequestLogFilter {
   key_id?: string;
   server?: string;
   tool?: string;
+  /** One request, by the id its answer quoted (x-request-id, details.request_id). */
+  request_id?: string;
   /** 'ok' (no error), 'error' (4xx/5xx but 429, or an error code), 'rate_limited' (429), or one HTTP status. */
   status?: 'ok' | 'error' | 'rate_limited' | number;
+  /** Written at or after / before these instants (a range of UTC days, from the route). */
+  since?: Date;
+  until?: Date;
   /** Keyset cursor: rows written before this row id (ids follow write order, which is time order within a batch's second). */
   before?: number;
   limit: number;
 }
 
-/** One page of an account's log, newest first, within the retention period. */
-export async function requestLogPage(
-  db: Database,
-  accountId: string,
-  f: RequestLogFilter,
-  retentionDays = REQUEST_LOG_RETENTION_DAYS,
-): Promise<{ rows: RequestLogRow[]; next: string | null }> {
+const ROW_COLUMNS = 'id, account_id, key_id, request_id, server, method, tool, status, error_code, message, args_bytes, credits, latency_ms, created_at';
+
+/** The WHERE clause and its values for one account's rows matching `f`, within the retention. */
+function requestLogWhere(accountId: string, f: Omit<RequestLogFilter, 'limit'>, retentionDays: number): { where: string; values: unknown[] } {
   // Only the filters given become conditions (no "$n IS NULL OR …"), so the planner walks the
   // primary key (account_id, id) backwards, newest first, and stops after limit + 1 matching rows.
   const values: unknown[] = [accountId, retentionDays];
@@ -189,23 +196,64 @@ export async function requestLogPage(
   if (f.key_id !== undefined) add((n) => `key_id = ${n}::uuid`, f.key_id);
   if (f.server !== undefined) add((n) => `server = ${n}`, f.server);
   if (f.tool !== undefined) add((n) => `tool = ${n}`, f.tool);
+  if (f.request_id !== undefined) add((n) => `request_id = ${n}`, f.request_id);
+  if (f.since !== undefined) add((n) => `created_at >= ${n}::timestamptz`, f.since);
+  if (f.until !== undefined) add((n) => `created_at < ${n}::timestamptz`, f.until);
   if (f.before !== undefined) add((n) => `id < ${n}::bigint`, f.before);
   if (typeof f.status === 'number') add((n) => `status = ${n}::smallint`, f.status);
   // As in the usage breakdown: a JSON-RPC error answered with HTTP 200 carries an error code and is a failure.
   else if (f.status === 'ok') where.push('status < 400 AND error_code IS NULL');
   else if (f.status === 'rate_limited') where.push('status = 429');
   else if (f.status === 'error') where.push('status <> 429 AND (status >= 400 OR error_code IS NOT NULL)');
+  return { where: where.join(' AND '), values };
+}
+
+const toRow = (r: Omit<RequestLogRow, 'created_at'> & { created_at: Date }): RequestLogRow => ({ ...r, id: Number(r.id), created_at: r.created_at.toISOString() });
+
+/** One page of an account's log, newest first, within the retention period. */
+export async function requestLogPage(
+  db: Database,
+  accountId: string,
+  f: RequestLogFilter,
+  retentionDays = REQUEST_LOG_RETENTION_DAYS,
+): Promise<{ rows: RequestLogRow[]; next: string | null }> {
+  const { where, values } = requestLogWhere(accountId, f, retentionDays);
   values.push(f.limit + 1);
-  const res = await db.query<RequestLogRow & { created_at: Date }>(
-    `SELECT id, account_id, key_id, request_id, server, method, tool, status, error_code, credits, latency_ms, created_at
-       FROM request_log WHERE ${where.join(' AND ')}
-      ORDER BY id DESC LIMIT $${values.length}`,
+  const res = await db.query<Omit<RequestLogRow, 'created_at'> & { created_at: Date }>(
+    `SELECT ${ROW_COLUMNS} FROM request_log WHERE ${where} ORDER BY id DESC LIMIT $${values.length}`,
     values,
   );
-  const rows = res.rows.slice(0, f.limit).map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+  const rows = res.rows.slice(0, f.limit).map(toRow);
   const last = rows.at(-1);
   const next = res.rows.length > f.limit && last ? String(last.id) : null;
   return { rows, next };
+}
+
+export const REQUEST_LOG_CSV_HEADER = ['time', 'request_id', 'key_id', 'server', 'method', 'tool', 'status', 'error_code', 'message', 'credits', 'latency_ms', 'args_bytes'];
+
+export function requestLogCsvLine(r: RequestLogRow): string {
+  return csvLine([r.created_at, r.request_id, r.key_id, r.server, r.method, r.tool, r.status, r.error_code, r.message, r.credits, r.latency_ms, r.args_bytes]);
+}
+
+/**
+ * Every matching row, newest first, as CSV lines, read in keyset pages of `page` rows so an
+ * export of the whole retention never holds it in memory at once.
+ */
+export async function* requestLogCsv(
+  db: Database,
+  accountId: string,
+  f: Omit<RequestLogFilter, 'limit' | 'before'>,
+  retentionDays = REQUEST_LOG_RETENTION_DAYS,
+  page = 1000,
+): AsyncGenerator<string> {
+  yield csvLine(REQUEST_LOG_CSV_HEADER);
+  let before: number | undefined;
+  for (;;) {
+    const { rows, next } = await requestLogPage(db, accountId, { ...f, before, limit: page }, retentionDays);
+    for (const r of rows) yield requestLogCsvLine(r);
+    if (next === null) return;
+    before = Number(next);
+  }
 }
 
 /**

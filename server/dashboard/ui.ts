@@ -39,7 +39,9 @@ export async function dashboardUi(app: FastifyInstance, opts: { dist?: string } 
     );
     return;
   }
-  await app.register(fastifyStatic, { root: dist, prefix: '/', wildcard: false, index: 'index.html', cacheControl: false });
+  // preCompressed: the build writes .br and .gz beside each file (scripts/build-web.ts); a browser
+  // that accepts one gets it (with Vary: Accept-Encoding), anything else the file as it is.
+  await app.register(fastifyStatic, { root: dist, prefix: '/', wildcard: false, index: 'index.html', cacheControl: false, preCompressed: true });
   app.addHook('onSend', async (request, reply) => {
     // Hashed asset names can be cached forever; index.html must not be, or a deploy would not show.
     reply.header('cache-control', request.url.startsWith('/app/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');

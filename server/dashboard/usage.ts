@@ -9,8 +9,11 @@
 import { z } from 'zod';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
+import { csvLine } from '../lib/csv.ts';
 import { addDays, daysBetween, isoDaySchema } from '../lib/dates.ts';
-import type { Outcomes, UsageBreakdown } from '../public-types.ts';
+import { LAPSE_NOTICE_DAYS, usageThreshold } from '../alerts/notices.ts';
+import type { UsageReport } from '../mcp/tool.ts';
+import type { Outcomes, UsageBreakdown, UsageOutlookJson } from '../public-types.ts';
 
 export const MAX_RANGE_DAYS = 366;
 
@@ -81,12 +84,7 @@ export async function usageDaily(db: Database, accountId: string, range: DayRang
 /** RFC 4180 CSV; a field with a comma, quote or line break is quoted (tool names never are). */
 export async function usageCsv(db: Database, accountId: string, range: DayRange): Promise<string> {
   const rows = await usageDaily(db, accountId, range);
-  const field = (v: string | number) => {
-    const s = String(v);
-    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  const lines = ['day,server,tool,calls,credits', ...rows.map((r) => [r.day, r.server, r.tool, r.calls, r.credits].map(field).join(','))];
-  return `${lines.join('\r\n')}\r\n`;
+  return [csvLine(['day', 'server', 'tool', 'calls', 'credits']), ...rows.map((r) => csvLine([r.day, r.server, r.tool, r.calls, r.credits]))].join('');
 }
 
 export type { Outcomes, UsageBreakdown };
@@ -162,4 +160,55 @@ export async function usageBreakdown(
   out.by_tool.sort((a, b) => b.requests - a.requests || a.server.localeCompare(b.server));
   out.by_error.sort((a, b) => b.requests - a.requests);
   return out;
+}
+
+const DAY_MS = 86_400_000;
+/** How far back the spending rate looks (less when the period began later). */
+const RATE_WINDOW_DAYS = 7;
+
+/** The Usage page's outlook (UsageOutlookJson) from get_usage's report and the account's plan time. */
+export async function usageOutlook(db: Database, accountId: string, report: UsageReport, now: Date): Promise<UsageOutlookJson> {
+  const acc = await db.query<{ display_name: string; price_cents: number | null; topup: number; paid_until: Date | null }>(
+    'SELECT p.display_name, p.price_cents, a.topup, a.paid_until FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1',
+    [accountId],
+  );
+  const a = acc.rows[0];
+  if (!a) throw new ApiError('SESSION_REQUIRED');
+  const next = await db.query<{ display_name: string; starts_at: Date }>(
+    'SELECT p.display_name, s.starts_at FROM plan_schedule s JOIN plans p ON p.name = s.plan WHERE s.account_id = $1 ORDER BY s.starts_at LIMIT 1',
+    [accountId],
+  );
+  const periodStart = new Date(report.period_start);
+  const windowStart = new Date(Math.max(periodStart.getTime(), now.getTime() - RATE_WINDOW_DAYS * DAY_MS));
+  const spent = await db.query<{ credits: number }>(
+    `SELECT coalesce(-sum(delta), 0)::int AS credits FROM credit_ledger
+      WHERE account_id = $1 AND kind = 'reserve' AND resolution IS DISTINCT FROM 'refunded' AND created_at >= $2 AND created_at <= $3`,
+    [accountId, windowStart, now],
+  );
+  // At least an hour of window, so the first calls of a period do not project a rate of millions.
+  const windowDays = Math.max(now.getTime() - windowStart.getTime(), 3_600_000) / DAY_MS;
+  const rate = spent.rows[0]!.credits / windowDays;
+  const runsOut = rate > 0 ? new Date(now.getTime() + (report.balance / rate) * DAY_MS) : null;
+  const paidUntil = a.paid_until && a.paid_until > now ? a.paid_until : null;
+  const nextPlan = next.rows[0];
+  const lapsesAt = paidUntil && !nextPlan ? paidUntil : null;
+  // The balance is reset at renewal, and replaced at a lapse: whichever comes first bounds the run.
+  const resetAt = [report.renews_at ? new Date(report.renews_at) : null, lapsesAt].filter((d): d is Date => d !== null).sort((x, y) => x.getTime() - y.getTime())[0];
+  const price = a.price_cents !== null && a.price_cents > 0 ? a.price_cents : null;
+  return {
+    plan_display: a.display_name,
+    price_cents: price,
+    spend_cents: price !== null && report.allowance > 0 ? Math.round((report.credits_used * price) / report.allowance) : null,
+    topup: a.topup,
+    paid_until: paidUntil?.toISOString() ?? null,
+    lapses_at: lapsesAt?.toISOString() ?? null,
+    lapse_soon: lapsesAt !== null && lapsesAt.getTime() - now.getTime() <= LAPSE_NOTICE_DAYS * DAY_MS,
+    next_plan: nextPlan ? { plan_display: nextPlan.display_name, starts_at: nextPlan.starts_at.toISOString() } : null,
+    rate_per_day: Math.round(rate * 10) / 10,
+    runs_out_at: runsOut?.toISOString() ?? null,
+    runs_out_first: runsOut !== null && (resetAt === undefined || runsOut < resetAt),
+    used_percent: report.allowance > 0 ? Math.floor((report.credits_used * 100) / report.allowance) : 0,
+    threshold: usageThreshold(report.credits_used, report.allowance),
+    as_of: now.toISOString(),
+  };
 }

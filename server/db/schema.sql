@@ -18,6 +18,36 @@ CREATE TABLE account_merges (
   CONSTRAINT account_merges_source_account_id_key UNIQUE (source_account_id)
 );
 
+CREATE TABLE account_notice_deliveries (
+  notice_id bigint NOT NULL,
+  endpoint_id bigint NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  attempts integer NOT NULL DEFAULT 0,
+  last_error text,
+  delivered_at timestamp with time zone,
+  CONSTRAINT account_notice_deliveries_last_error_check CHECK (char_length(last_error) <= 500),
+  CONSTRAINT account_notice_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])),
+  CONSTRAINT account_notice_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT account_notice_deliveries_notice_id_fkey FOREIGN KEY (notice_id) REFERENCES account_notices(id) ON DELETE CASCADE,
+  CONSTRAINT account_notice_deliveries_pkey PRIMARY KEY (notice_id, endpoint_id)
+);
+
+CREATE TABLE account_notices (
+  id bigint NOT NULL DEFAULT nextval('account_notices_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  kind text NOT NULL,
+  event_id text NOT NULL,
+  title text NOT NULL,
+  data jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT account_notices_event_id_check CHECK (char_length(event_id) <= 200),
+  CONSTRAINT account_notices_kind_check CHECK (kind = ANY (ARRAY['usage'::text, 'plan_lapse'::text])),
+  CONSTRAINT account_notices_title_check CHECK (char_length(title) <= 300),
+  CONSTRAINT account_notices_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT account_notices_pkey PRIMARY KEY (id),
+  CONSTRAINT account_notices_account_id_event_id_key UNIQUE (account_id, event_id)
+);
+
 CREATE TABLE account_wallet_offers (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
   session_id uuid NOT NULL,
@@ -143,6 +173,7 @@ CREATE TABLE credit_ledger (
   chain text,
   tx_hash text,
   topup_delta integer,
+  stale_at timestamp with time zone,
   CONSTRAINT credit_ledger_balance_after_check CHECK (balance_after >= 0),
   CONSTRAINT credit_ledger_kind_check CHECK (kind = ANY (ARRAY['grant'::text, 'renewal'::text, 'plan_change'::text, 'adjust'::text, 'reserve'::text, 'refund'::text, 'purchase'::text, 'lapse'::text])),
   CONSTRAINT credit_ledger_resolution_check CHECK (resolution = ANY (ARRAY['charged'::text, 'refunded'::text])),
@@ -372,9 +403,13 @@ CREATE TABLE request_log (
   credits integer NOT NULL DEFAULT 0,
   latency_ms integer NOT NULL,
   created_at timestamp with time zone NOT NULL,
+  message text,
+  args_bytes integer,
+  CONSTRAINT request_log_args_bytes_check CHECK (args_bytes >= 0),
   CONSTRAINT request_log_credits_check CHECK (credits >= 0),
   CONSTRAINT request_log_error_code_check CHECK (char_length(error_code) <= 64),
   CONSTRAINT request_log_latency_ms_check CHECK (latency_ms >= 0),
+  CONSTRAINT request_log_message_check CHECK (char_length(message) <= 300),
   CONSTRAINT request_log_method_check CHECK (char_length(method) <= 64),
   CONSTRAINT request_log_request_id_check CHECK (char_length(request_id) <= 128),
   CONSTRAINT request_log_status_check CHECK (status >= 100 AND status <= 599),
@@ -403,6 +438,32 @@ CREATE TABLE schema_migrations (
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
   CONSTRAINT schema_migrations_pkey PRIMARY KEY (version)
+);
+
+CREATE TABLE tasks (
+  id uuid NOT NULL,
+  account_id uuid NOT NULL,
+  server text NOT NULL,
+  tool text NOT NULL,
+  request_id text NOT NULL,
+  status text NOT NULL DEFAULT 'working'::text,
+  status_message text,
+  result jsonb,
+  error jsonb,
+  ttl_ms integer NOT NULL,
+  poll_interval_ms integer NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  expires_at timestamp with time zone NOT NULL,
+  heartbeat_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  CONSTRAINT tasks_check CHECK ((status = 'completed'::text) = (result IS NOT NULL)),
+  CONSTRAINT tasks_check1 CHECK ((status = 'failed'::text) = (error IS NOT NULL)),
+  CONSTRAINT tasks_poll_interval_ms_check CHECK (poll_interval_ms > 0),
+  CONSTRAINT tasks_status_check CHECK (status = ANY (ARRAY['working'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])),
+  CONSTRAINT tasks_ttl_ms_check CHECK (ttl_ms > 0),
+  CONSTRAINT tasks_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT tasks_pkey PRIMARY KEY (id),
+  CONSTRAINT tasks_request_id_key UNIQUE (request_id)
 );
 
 CREATE TABLE wallet_free_grants (
@@ -522,7 +583,11 @@ CREATE INDEX payment_orders_submitted ON public.payment_orders USING btree (subm
 CREATE INDEX payments_account ON public.payments USING btree (account_id, created_at) WHERE (account_id IS NOT NULL);
 CREATE INDEX plan_schedule_account ON public.plan_schedule USING btree (account_id, starts_at);
 CREATE INDEX request_log_created ON public.request_log USING btree (created_at);
+CREATE INDEX request_log_request_id ON public.request_log USING btree (account_id, request_id);
 CREATE INDEX request_log_daily_day ON public.request_log_daily USING btree (day);
+CREATE INDEX tasks_account ON public.tasks USING btree (account_id, created_at DESC, id DESC);
+CREATE INDEX tasks_expiry ON public.tasks USING btree (expires_at);
+CREATE INDEX tasks_working ON public.tasks USING btree (heartbeat_at) WHERE (status = 'working'::text);
 CREATE INDEX wallets_account ON public.wallets USING btree (account_id);
 CREATE INDEX watches_account ON public.watches USING btree (account_id, created_at);
 CREATE INDEX webhook_attempts_delivery ON public.webhook_attempts USING btree (delivery_id, attempt);
@@ -781,7 +846,8 @@ DECLARE
 BEGIN
   FOR r IN
     SELECT request_id FROM credit_ledger
-     WHERE kind = 'reserve' AND resolved_at IS NULL AND created_at < clock_timestamp() - p_older_than
+     WHERE kind = 'reserve' AND resolved_at IS NULL
+       AND coalesce(stale_at, created_at + p_older_than) < clock_timestamp()
      ORDER BY created_at LIMIT p_limit
   LOOP
     IF meter_refund(r.request_id, 'stale reservation: no answer was recorded') IS NOT NULL THEN
@@ -801,6 +867,13 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
+ LANGUAGE sql
+AS $function$
+  SELECT * FROM meter_reserve_batch(p_accounts, p_request_ids, p_costs, p_records, p_servers, p_tools, p_keys, p_now, NULL::interval);
+$function$;
+
+CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone, p_stale_after interval)
  RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
@@ -911,8 +984,9 @@ BEGIN
   UPDATE accounts a SET balance = u.balance, topup = u.topup, rl_tat = u.tat, updated_at = v_now
     FROM unnest(a_id, a_balance, a_topup, a_tat, a_changed) AS u(id, balance, topup, tat, changed)
    WHERE a.id = u.id AND u.changed;
-  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at)
-  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at, stale_at)
+  SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now,
+         v_now + p_stale_after
     FROM unnest(l_account, l_request, l_delta, l_balance, l_server, l_tool, l_key, l_topup)
       AS u(account_id, request_id, delta, balance_after, server, tool, key_id, topup_delta);
 END $function$;
@@ -1057,6 +1131,65 @@ BEGIN
     rule := 'scheduled'; starts_at := seg.ends_at; ends_at := (period_bounds(seg.ends_at, seg.ends_at)).period_end; segment_id := NULL;
   END IF;
   RETURN NEXT;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_cancel(p_id uuid, p_account uuid)
+ RETURNS TABLE(status text, cancelled boolean)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_request text;
+BEGIN
+  UPDATE tasks t SET status = 'cancelled', status_message = 'Cancelled by the client.', updated_at = clock_timestamp()
+   WHERE t.id = p_id AND t.account_id = p_account AND t.status = 'working' AND t.expires_at > clock_timestamp()
+  RETURNING t.request_id INTO v_request;
+  IF FOUND THEN
+    PERFORM meter_refund(v_request, 'task cancelled');
+    status := 'cancelled'; cancelled := true;
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT t.status, false FROM tasks t WHERE t.id = p_id AND t.account_id = p_account AND t.expires_at > clock_timestamp();
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_fail_orphans(p_after interval, p_limit integer DEFAULT 1000)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r record;
+  n integer := 0;
+BEGIN
+  FOR r IN
+    SELECT id FROM tasks WHERE status = 'working' AND heartbeat_at < clock_timestamp() - p_after
+     ORDER BY heartbeat_at LIMIT p_limit FOR UPDATE SKIP LOCKED
+  LOOP
+    IF task_finish(r.id, 'failed', NULL, '{"code": -32603, "message": "The replica running this task stopped before it finished."}'::jsonb,
+                   'The replica running this task stopped before it finished; its credits were refunded.', false) THEN
+      n := n + 1;
+    END IF;
+  END LOOP;
+  RETURN n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.task_finish(p_id uuid, p_status text, p_result jsonb, p_error jsonb, p_message text, p_charge boolean)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_request text;
+BEGIN
+  IF p_status NOT IN ('completed', 'failed') THEN RAISE EXCEPTION 'task_finish: status must be completed or failed, got %', p_status; END IF;
+  UPDATE tasks SET status = p_status, result = p_result, error = p_error, status_message = p_message, updated_at = clock_timestamp()
+   WHERE id = p_id AND status = 'working'
+  RETURNING request_id INTO v_request;
+  IF NOT FOUND THEN RETURN false; END IF;
+  IF p_charge THEN
+    PERFORM meter_settle(ARRAY[v_request]);
+  ELSE
+    PERFORM meter_refund(v_request, 'task ' || p_status || coalesce(': ' || p_message, ''));
+  END IF;
+  RETURN true;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.wallets_share_free_grant(p_account uuid)

@@ -15,16 +15,21 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   createMcpHandler,
   isJSONRPCRequest,
+  ProtocolError,
+  ProtocolErrorCode,
   Server,
   type CallToolResult,
   type JSONRPCMessage,
   type McpHttpHandler,
   type RequestId,
+  type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import type { RegisteredServer } from '../mcp/registry.ts';
+import { TASK_METHODS, type TaskAnswer } from '../tasks/protocol.ts';
 import type { Classified } from './context.ts';
-import { ModernProtocol, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
+import { ModernProtocol, NO_TASK_CAPABILITIES, SERVER_CAPABILITIES, serverIdentity, TOOLS_LIST_TTL_MS } from './modern.ts';
 
 export interface ProtocolAnswer {
   status: number;
@@ -47,29 +52,36 @@ const FORWARDED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mc
 export interface ProtocolAnswererOptions {
   /** Answer every 2026-07-28 message through the SDK's createMcpHandler (the path before modern.ts; benchmarks compare the two). */
   modernViaSdk?: boolean;
+  /** false: this path runs no task (x402), and declares none. */
+  tasks?: boolean;
 }
 
 export class ProtocolAnswerer {
   readonly #version: string;
+  readonly #capabilities: ServerCapabilities;
   readonly #direct: ModernProtocol | undefined;
   readonly #modern = new Map<string, McpHttpHandler>();
   readonly #onError: (error: Error) => void;
   /** The tools/call result for the request a modern factory call serves (keyed by its Request). */
-  readonly #results = new WeakMap<Request, CallToolResult>();
+  readonly #results = new WeakMap<Request, { result?: CallToolResult; task?: TaskAnswer }>();
   /** SDK results of CONSTANT_METHODS, as JSON, by era, server, method and protocol version. */
   readonly #constant = new Map<string, string>();
 
   constructor(version: string, onError: (error: Error) => void, options: ProtocolAnswererOptions = {}) {
     this.#version = version;
     this.#onError = onError;
-    this.#direct = options.modernViaSdk === true ? undefined : new ModernProtocol(version);
+    this.#capabilities = options.tasks === false ? NO_TASK_CAPABILITIES : SERVER_CAPABILITIES;
+    this.#direct = options.modernViaSdk === true ? undefined : new ModernProtocol(version, this.#capabilities);
   }
 
   /** The modern path's handler for a server (or an all-in-one view), made on its first request. */
   #handlerOf(server: RegisteredServer): McpHttpHandler {
     let handler = this.#modern.get(server.id);
     if (!handler) {
-      handler = createMcpHandler(({ requestInfo }) => this.#protocolServer(server, requestInfo && this.#results.get(requestInfo)), {
+      handler = createMcpHandler(({ requestInfo }) => {
+        const precomputed = requestInfo && this.#results.get(requestInfo);
+        return this.#protocolServer(server, precomputed?.result, precomputed?.task);
+      }, {
         legacy: 'reject',
         responseMode: 'auto',
         onerror: this.#onError,
@@ -79,7 +91,17 @@ export class ProtocolAnswerer {
     return handler;
   }
 
-  async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+  /**
+   * `task`: the answer the task runner computed (server/gateway/tasks.ts) for a tasks/* request,
+   * or a tools/call it answered with a task (CreateTaskResult).
+   */
+  async answer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    if (task) {
+      if (call.era === 'modern') return this.#modernTask(call, task);
+      // The SDK's Server refuses a tools/call result without content (a CreateTaskResult) on
+      // every revision, tasks or not: that one answer is framed here, the task methods by the SDK.
+      return call.call.kind === 'tools/call' ? plainFrame(call.message.id, task) : this.#answerLegacy(call, undefined, task);
+    }
     if (call.era === 'modern' && this.#direct) {
       return this.#direct.answer(call, result) ?? this.#answerModern(call, headers, result);
     }
@@ -98,15 +120,15 @@ export class ProtocolAnswerer {
   }
 
   /** The SDK's own answer, never a kept one (answer() uses it; tests compare the two). */
-  sdkAnswer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
-    return call.era === 'modern' ? this.#answerModern(call, headers, result) : this.#answerLegacy(call, result);
+  sdkAnswer(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    return call.era === 'modern' ? this.#answerModern(call, headers, result, task) : this.#answerLegacy(call, result, task);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.#modern.values()].map((h) => h.close()));
   }
 
-  async #answerModern(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
+  async #answerModern(call: Classified, headers: IncomingHttpHeaders, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
     const handler = this.#handlerOf(call.server);
     const forwarded = new Headers();
     for (const name of FORWARDED_HEADERS) {
@@ -117,7 +139,7 @@ export class ProtocolAnswerer {
       if (name.startsWith('mcp-param-') && typeof value === 'string') forwarded.set(name, value);
     }
     const request = new Request(`http://cryptomcp.internal/mcp/${call.server.name}`, { method: 'POST', headers: forwarded });
-    if (result) this.#results.set(request, result);
+    if (result || task) this.#results.set(request, { result, task });
     const response = await handler.fetch(request, { parsedBody: call.message });
     const body = await response.text();
     return {
@@ -128,8 +150,16 @@ export class ProtocolAnswerer {
     };
   }
 
-  async #answerLegacy(call: Classified, result: CallToolResult | undefined): Promise<ProtocolAnswer> {
-    const mcp = this.#protocolServer(call.server, result);
+  /** A task's 2026-07-28 answer: the extension's results are stamped as the table stamps any (modern.ts). */
+  #modernTask(call: Classified, task: TaskAnswer): ProtocolAnswer {
+    const modern = this.#direct ?? (this.#taskFramer ??= new ModernProtocol(this.#version));
+    return modern.frameTask(call, task);
+  }
+
+  #taskFramer: ModernProtocol | undefined;
+
+  async #answerLegacy(call: Classified, result: CallToolResult | undefined, task?: TaskAnswer): Promise<ProtocolAnswer> {
+    const mcp = this.#protocolServer(call.server, result, task);
     const transport = new ExchangeTransport();
     await mcp.connect(transport);
     // No close() afterwards: once the answer is out, a stateless exchange holds no timer or
@@ -140,9 +170,9 @@ export class ProtocolAnswerer {
     return { status: 200, contentType: 'application/json', body: JSON.stringify(answer), jsonrpcError: 'error' in answer };
   }
 
-  #protocolServer(server: RegisteredServer, result: CallToolResult | undefined): Server {
+  #protocolServer(server: RegisteredServer, result: CallToolResult | undefined, task?: TaskAnswer): Server {
     const mcp = new Server(serverIdentity(server, this.#version), {
-      capabilities: SERVER_CAPABILITIES,
+      capabilities: this.#capabilities,
       instructions: server.description,
       cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
     });
@@ -151,8 +181,32 @@ export class ProtocolAnswerer {
       if (!result) throw new Error('tools/call reached the protocol layer without a result');
       return result;
     });
+    // Tasks: answered from the task store (gateway/tasks.ts), framed here (2025-11-25) or compared
+    // with the table's frame (2026-07-28, test/tasks/differential.test.ts).
+    for (const method of new Set([...TASK_METHODS.legacy, ...TASK_METHODS.modern])) {
+      mcp.setRequestHandler(method, { params: ANY_PARAMS }, () => {
+        if (!task) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+        return taskResult(task);
+      });
+    }
     return mcp;
   }
+}
+
+/** A JSON-RPC answer of a task, as the SDK frames one on the 2025 revisions. */
+export function plainFrame(id: unknown, task: TaskAnswer): ProtocolAnswer {
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id ?? null)},`;
+  if ('error' in task) return { status: 200, contentType: 'application/json', body: `${head}"error":${JSON.stringify(task.error)}}`, jsonrpcError: true };
+  return { status: 200, contentType: 'application/json', body: `${head}"result":${JSON.stringify(task.result)}}`, jsonrpcError: false };
+}
+
+/** The task methods' params were read by the task runner; the SDK only frames its answer. */
+const ANY_PARAMS = z.looseObject({});
+
+/** A task answer as the SDK's handler gives it: the result, or a thrown JSON-RPC error. */
+function taskResult(task: TaskAnswer): Record<string, unknown> {
+  if ('error' in task) throw new ProtocolError(task.error.code, task.error.message, task.error.data);
+  return task.result;
 }
 
 /** The cache key of a message whose answer is the same for every caller, or undefined. */

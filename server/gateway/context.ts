@@ -52,6 +52,14 @@ export interface Trail {
   decision?: MeterDecision;
   method?: string;
   tool?: string;
+  /**
+   * The tool a tools/call body names, known or not, and the size of its arguments: what the
+   * request log records for a call refused before classify found the tool (UNKNOWN_TOOL,
+   * INVALID_PARAMS, KEY_SCOPE_FORBIDDEN). Never a metric label (a client chooses it).
+   */
+  named?: { tool: string; argsBytes: number };
+  /** The public message the request ended with (an error's), for the request log. */
+  message?: string;
   era?: Era;
   creditsUsed: number;
   /** Balance after this request, once known. */

@@ -24,12 +24,24 @@
 // test/gateway/modern-differential.test.ts holds every answer of this table equal to the SDK's.
 import { METHOD_NOT_FOUND, SERVER_INFO_META_KEY, type CallToolResult, type Implementation, type RequestId, type ServerCapabilities } from '@modelcontextprotocol/server';
 import type { RegisteredServer } from '../mcp/registry.ts';
-import type { ProtocolAnswer } from './answer.ts';
+import { TASKS_EXTENSION, type TaskAnswer } from '../tasks/protocol.ts';
+import { plainFrame, type ProtocolAnswer } from './answer.ts';
 import { MODERN_PROTOCOL_VERSIONS } from './classify.ts';
 import type { Classified } from './context.ts';
 
-/** What every hosted server (and all-in-one view) declares: tools, whose list never changes. */
-export const SERVER_CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };
+/**
+ * What every hosted server (and all-in-one view) declares: tools, whose list never changes, and
+ * tasks for the long ones (docs/tasks.md): 2025-11-25's experimental `tasks`, 2026-07-28's
+ * extension (the revision drops `tasks` from its answers).
+ */
+export const SERVER_CAPABILITIES: ServerCapabilities = {
+  tools: { listChanged: false },
+  tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  extensions: { [TASKS_EXTENSION]: {} },
+};
+
+/** What a path that runs no task declares (x402: a task belongs to an account). */
+export const NO_TASK_CAPABILITIES: ServerCapabilities = { tools: { listChanged: false } };
 
 /** How long a client may cache a server's tools/list (2026-07-28 ttlMs): costs change only on restart. */
 export const TOOLS_LIST_TTL_MS = 5 * 60_000;
@@ -77,8 +89,11 @@ export class ModernProtocol {
   readonly #version: string;
   readonly #served = new Map<string, ServedServer>();
 
-  constructor(version: string) {
+  readonly #capabilities: ServerCapabilities;
+
+  constructor(version: string, capabilities: ServerCapabilities = SERVER_CAPABILITIES) {
     this.#version = version;
+    this.#capabilities = capabilities;
   }
 
   /** The answer to a classified 2026-07-28 message, or undefined for a request the SDK must answer. */
@@ -92,10 +107,24 @@ export class ModernProtocol {
     return { status: 200, contentType: 'application/json', body: `{"result":${answered},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`, jsonrpcError: false };
   }
 
+  /**
+   * A task's answer (gateway/tasks.ts): a tools/call answered with a task (resultType 'task'), a
+   * tasks/* result (resultType 'complete'), each stamped with the server's identity as every
+   * result is; or the JSON-RPC error the extension names.
+   */
+  frameTask(call: Classified, task: TaskAnswer): ProtocolAnswer {
+    if ('error' in task) return plainFrame(call.message.id, task);
+    const id = JSON.stringify(call.message.id ?? null);
+    // The SDK's encoder appends resultType to a handler's result; a task's creation names its own.
+    const result = 'resultType' in task.result ? task.result : { ...task.result, resultType: 'complete' };
+    const { metaMember } = this.#servedOf(call.server);
+    return { status: 200, contentType: 'application/json', body: `{"result":${JSON.stringify(result).slice(0, -1)},${metaMember}},"jsonrpc":"2.0","id":${id}}`, jsonrpcError: false };
+  }
+
   #servedOf(server: RegisteredServer): ServedServer {
     let served = this.#served.get(server.id);
     if (!served) {
-      served = servedServer(server, this.#version);
+      served = servedServer(server, this.#version, this.#capabilities);
       this.#served.set(server.id, served);
     }
     return served;
@@ -114,10 +143,10 @@ function methodNotFound(id: RequestId): ProtocolAnswer {
   };
 }
 
-function servedServer(server: RegisteredServer, version: string): ServedServer {
+function servedServer(server: RegisteredServer, version: string, declared: ServerCapabilities): ServedServer {
   const metaMember = `"_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: serverIdentity(server, version) })}`;
   // The revision deleted `capabilities.tasks` and a tool's `execution` (tasks are negotiated otherwise).
-  const capabilities: Record<string, unknown> = { ...SERVER_CAPABILITIES };
+  const capabilities: Record<string, unknown> = { ...declared };
   delete capabilities.tasks;
   const discover = {
     supportedVersions: [...MODERN_PROTOCOL_VERSIONS],

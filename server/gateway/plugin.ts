@@ -24,6 +24,7 @@ import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate
 import { route } from './route.ts';
 import { runTool, successResult, type Charge } from './run-tool.ts';
 import { CLIENT_GONE, creditsFor, Delivery, reservationPayment, type Charge as DueCharge, type Settlement } from './delivery.ts';
+import { TaskRunner } from './tasks.ts';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -45,11 +46,15 @@ export interface GatewayDeps {
   allInOne: AllInOneModule;
   /** Benchmarks only: answer 2026-07-28 through the SDK's createMcpHandler, as before modern.ts (answer.ts). */
   modernViaSdk?: boolean;
+  /** Long tools as MCP tasks (tasks.ts); absent: every call is answered in its own exchange. */
+  tasks?: TaskRunner;
 }
 
 /** One authenticated request as the gateway reports it to the account's request log. */
-export interface RequestLogEntry extends Omit<RequestLogRowJson, 'id' | 'created_at'> {
+export interface RequestLogEntry extends Omit<RequestLogRowJson, 'id' | 'created_at' | 'message' | 'args_bytes'> {
   created_at: Date;
+  message?: string | null;
+  args_bytes?: number | null;
 }
 
 export interface RequestLogSink {
@@ -71,6 +76,11 @@ const REJECTION_CODES: ReadonlySet<string> = new Set([
 
 interface GatewayRequest {
   trail: Trail;
+  /**
+   * A POST refused at row 3 (scope, plan): thrown once its body is read, so the request log
+   * keeps the tool it named. A body error meanwhile (row 5) still answers this refusal.
+   */
+  refusal: ApiError | undefined;
   /** The resolver that found the grant: it keeps the balances metering answers. */
   resolver: KeyResolver | undefined;
   /** Set by the onRequest checks (rows 1-3); a request without it never reaches a handler. */
@@ -92,7 +102,7 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
   // Rows 1-3 need only the path and headers, so they run before the body is even read.
   app.addHook('onRequest', async (request: FastifyRequest<{ Params: { server?: string } }>) => {
-    const state: GatewayRequest = { trail: { creditsUsed: 0 }, resolver: undefined, authorized: undefined };
+    const state: GatewayRequest = { trail: { creditsUsed: 0 }, resolver: undefined, authorized: undefined, refusal: undefined };
     request.mcpGateway = state;
     if (request.method === 'OPTIONS') return;
     // No server in the path: the all-in-one endpoint, every server the credential may use.
@@ -103,12 +113,25 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     state.trail.grant = grant;
     state.resolver = resolver;
     state.trail.remaining = resolver.balanceOf(grant);
-    if (routed) state.authorized = authorize(routed, grant);
-    else {
+    if (routed) {
+      try {
+        state.authorized = authorize(routed, grant);
+      } catch (err) {
+        if (request.method !== 'POST' || !(err instanceof ApiError) || !DEFERRED_REFUSALS.has(err.code)) throw err;
+        state.refusal = err;
+      }
+    } else {
       const all = authorizeAll(request.id, grant, allInOne);
       state.authorized = request.routeOptions.config.discovery === true ? { ...all, server: allInOne.discovery(all.server) } : all;
     }
     resolver.noteUsed(grant.key_id);
+  });
+
+  app.addHook('preHandler', async (request) => {
+    const state = request.mcpGateway;
+    if (!state?.refusal) return;
+    noteNamedTool(state.trail, request.body);
+    throw state.refusal;
   });
 
   // /discover: the all-in-one endpoint's discovery mode (a static path wins over /:server).
@@ -131,8 +154,10 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     const authorized = state?.authorized;
     if (!state || !authorized) throw new Error('gateway: the POST handler ran without the onRequest checks');
     const trail = state.trail;
+    noteNamedTool(trail, request.body);
 
     const exchange = relay(allInOne, { authorized, body: request.body, headers: request.headers });
+    if (exchange.body !== request.body) noteNamedTool(trail, exchange.body);
     if (exchange.authorized.server.name === ALL_IN_ONE) {
       const refused = toolOutsideGrant(exchange.authorized, allInOne, exchange.body);
       if (refused) throw refused;
@@ -159,7 +184,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
     if (call.call.kind !== 'tools/call') {
       const admission = connectLimiter.admit(call.grant.key_id);
-      const answer = await answerer.answer(call, exchange.headers, undefined);
+      const task = deps.tasks && TaskRunner.isTaskMethod(call) ? await deps.tasks.answer(call) : undefined;
+      const answer = await answerer.answer(call, exchange.headers, undefined, task);
       setConnectHeaders(reply, trail, admission);
       return send(reply, trail, answer);
     }
@@ -192,6 +218,16 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     resolver.noteBalance(call.grant.account_id, reserved.decision.balance);
 
     const labels = { server: call.call.tool.server, tool: call.call.tool.name, plan: call.grant.plan };
+    // A long tool asked to run as a task: the reservation becomes the task's, answered at once.
+    if (deps.tasks && TaskRunner.wanted(reserved)) {
+      const created = await deps.tasks.start(reserved).catch(async (err: unknown) => {
+        await deps.meter.refund(call.requestId, 'the task could not be created').catch(() => {});
+        trail.creditsUsed = 0;
+        throw toApiError(err);
+      });
+      setPlanHeaders(reply, trail);
+      return send(reply, trail, await answerer.answer(reserved, headers, undefined, { result: created }));
+    }
     const delivery = new Delivery(reply.raw, reservationPayment(deps.meter, call.requestId), {
       writeTimeoutMs: deps.writeTimeoutMs,
       onSettled: (s) => {
@@ -259,9 +295,12 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
   }
 
   app.setErrorHandler((err: Error, request, reply) => {
-    const apiError = fromFrameworkError(err);
+    const apiError = request.mcpGateway?.refusal ?? fromFrameworkError(err);
     const trail = request.mcpGateway?.trail;
-    if (trail) trail.outcome = apiError.code;
+    if (trail) {
+      trail.outcome = apiError.code;
+      trail.message = logMessage(apiError);
+    }
     // Logged in the request's span (the MCP one, else the HTTP one), so the line carries its ids.
     if (apiError.code === 'INTERNAL_ERROR') withSpan(trail?.span ?? httpSpanOf(request.raw), () => request.log.error({ err }, 'unhandled error'));
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
@@ -285,6 +324,9 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
   app.addHook('onResponse', async (request, reply) => {
     const trail = request.mcpGateway?.trail;
     const status = reply.statusCode;
+    // A Streamable HTTP client's GET (open a stream) or DELETE (end a session) is the protocol
+    // asking what this stateless server offers; 405 is the answer it expects, not a failed call.
+    const probe = status === 405 && (request.method === 'GET' || request.method === 'DELETE');
     // A 4xx/5xx without a code of ours is the SDK refusing the message (protocol level).
     const outcome = trail?.outcome ?? (status >= 400 ? 'PROTOCOL_ERROR' : 'ok');
     const server = trail?.server ?? 'unknown';
@@ -300,16 +342,18 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     }
     if (REJECTION_CODES.has(outcome)) m.rejections.inc({ server, code: outcome, plan: trail?.grant?.plan ?? '' });
     const grant = trail?.grant;
-    if (grant && deps.requestLog) {
+    if (grant && deps.requestLog && !probe) {
       deps.requestLog.record({
         account_id: grant.account_id,
         key_id: grant.key_id,
         request_id: request.id,
         server,
-        method: trail.method ?? request.method,
-        tool: trail.tool ?? null,
+        method: trail.method ?? (trail.named ? 'tools/call' : request.method),
+        tool: trail.tool ?? trail.named?.tool ?? null,
         status,
         error_code: trail.outcome ?? null,
+        message: trail.message ?? null,
+        args_bytes: trail.named?.argsBytes ?? null,
         credits: trail.creditsUsed,
         latency_ms: reply.elapsedTime,
         created_at: new Date(Date.now() - reply.elapsedTime),
@@ -317,6 +361,23 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     }
     endMcpSpan(trail?.span, { code: trail?.outcome, status, creditsUsed: trail?.creditsUsed ?? 0, remaining: trail?.remaining });
   });
+}
+
+/** Row-3 refusals answered once the body is read (see GatewayRequest.refusal). */
+const DEFERRED_REFUSALS: ReadonlySet<string> = new Set(['KEY_SCOPE_FORBIDDEN', 'PLAN_FORBIDDEN']);
+
+/** The tool a tools/call body names and the size of its arguments, whatever comes of it. */
+function noteNamedTool(trail: Trail, body: unknown): void {
+  const message = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
+  if (message?.method !== 'tools/call' || typeof message.params?.name !== 'string') return;
+  const args = message.params.arguments;
+  trail.named = { tool: message.params.name, argsBytes: args === undefined ? 0 : Buffer.byteLength(JSON.stringify(args) ?? '') };
+}
+
+/** What the request log keeps of an error: its message, and for bad arguments the first issue. */
+function logMessage(err: ApiError): string {
+  const issue = (err.details.issues as { path?: unknown; message?: unknown }[] | undefined)?.[0];
+  return issue ? `${err.message} ${String(issue.path || '(arguments)')}: ${String(issue.message)}` : err.message;
 }
 
 /** Writes the SDK's answer; an HTTP error from the protocol layer becomes the error envelope. */

@@ -59,19 +59,35 @@ export async function jobAdd(
  * overlapping: a run locked by a replica that died keeps its queue locked for graphile-worker's
  * lock timeout (4 hours), stopping the series everywhere. So a replacement queued while a run is
  * under way may start beside it; every recurring task is safe to run twice at once (idempotent
- * statements, rules claimed with SKIP LOCKED).
+ * statements, rules claimed with SKIP LOCKED, reservations refunded by their own deadline).
+ *
+ * The key names the period: replicas configured with different periods (a gateway and a server
+ * Deployment, or two versions during a rollout) each keep their own series. With one key for all,
+ * whichever replica ran last set the next run to its period: a 300 ms sweep became a 60 s one
+ * as soon as a replica with the default took a run. A run carries its series (period, and until
+ * when a replica of that period was last seen: each one's keeper renews it); whoever takes it
+ * queues the same series again, unless no replica of that period has been seen for a while.
  */
-const series = (task: string) => ({ jobKey: task, maxAttempts: 1 });
+export const seriesKey = (task: string, everyMs: number) => `${task}@${everyMs}ms`;
+interface SeriesPayload {
+  every_ms: number;
+  /** Epoch ms: past this, no replica of this period renewed the series; it is not queued again. */
+  alive_until: number;
+}
+const queueSeries = (pool: pg.Pool, task: string, run: SeriesPayload, jobKeyMode: 'replace' | 'preserve_run_at') =>
+  jobAdd(pool, task, run, { jobKey: seriesKey(task, run.every_ms), maxAttempts: 1, runAt: new Date(Date.now() + run.every_ms), jobKeyMode });
+const isSeries = (payload: unknown): payload is SeriesPayload =>
+  typeof payload === 'object' && payload !== null && typeof (payload as SeriesPayload).every_ms === 'number';
+/** How long a series lives without a replica of its period renewing it. */
+const SERIES_ALIVE_MS = 3 * SERIES_CHECK_MS;
 
 export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner> {
   const { pool } = opts;
-  const every = new Map(opts.recurring.map((r) => [r.task, r.everyMs]));
   const taskList: TaskList = {};
   for (const [name, task] of Object.entries(opts.tasks)) {
     taskList[name] = async (payload, helpers) => {
-      const period = every.get(name);
       // The next run is queued first: a run that fails or crashes does not end the series.
-      if (period !== undefined) await jobAdd(pool, name, {}, { ...series(name), runAt: new Date(Date.now() + period) });
+      if (isSeries(payload) && Date.now() <= payload.alive_until) await queueSeries(pool, name, payload, 'replace');
       const started = performance.now();
       try {
         await task(payload, helpers);
@@ -91,7 +107,7 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   // process (which may have run with another period, or died holding the run's lock) does not
   // hold this one back. Later checks only re-create a missing series ('preserve_run_at').
   const ensureSeries = async (jobKeyMode: 'replace' | 'preserve_run_at') => {
-    for (const r of opts.recurring) await jobAdd(pool, r.task, {}, { ...series(r.task), runAt: new Date(Date.now() + r.everyMs), jobKeyMode });
+    for (const r of opts.recurring) await queueSeries(pool, r.task, { every_ms: r.everyMs, alive_until: Date.now() + SERIES_ALIVE_MS }, jobKeyMode);
   };
   await ensureSeries('replace');
   const keeper = setInterval(() => {
@@ -107,6 +123,11 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     // of the same name collide ("prepared statement … already exists"), as ours did.
     noPreparedStatements: true,
     noHandleSignals: true,
+    // A job's end recorded through graphile-worker's batcher (0 ms: no added wait), which retries
+    // and, if the database stays away, stops the pool (restarted below). Unbatched, a failed
+    // "fail job" write is a promise nobody awaits: an unhandled rejection, which ends a Node
+    // process, during any database outage that catches a job failing.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     logger: new Logger(() => (level, message) => {
       if (level === 'error' || level === 'warning') opts.log?.(`job runner ${level}: ${message}`);
     }),
@@ -116,8 +137,15 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   // pool is started again (the job it could not release is retried once its lock expires).
   let stopping = false;
   let runner: Runner = await run(options);
+  /** The current pool has not stopped on its own (a stopped one refuses stop()). */
+  let live = true;
   const supervise = (current: Runner) => {
-    current.promise.then(restart, restart);
+    live = true;
+    const ended = () => {
+      if (runner === current) live = false;
+      return restart();
+    };
+    current.promise.then(ended, ended);
   };
   const restart = async () => {
     while (!stopping) {
@@ -127,6 +155,8 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
       try {
         runner = await run(options);
         supervise(runner);
+        // stop() came while this pool was starting: it stopped the previous one only.
+        if (stopping) await runner.stop();
         return;
       } catch (err) {
         opts.log?.(`job runner restart failed: ${(err as Error).message}`);
@@ -138,7 +168,7 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     async stop() {
       stopping = true;
       clearInterval(keeper);
-      await runner.stop();
+      if (live) await runner.stop();
     },
   };
 }

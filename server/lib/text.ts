@@ -87,3 +87,7 @@ export function logText(text: string, max: number): string {
   if (points.length <= max) return clean;
   return `${points.slice(0, max - 1).join('')}…`;
 }
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Text or an attribute value in HTML the server writes. */
+export const escapeHtml = (value: string | number): string => String(value).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);

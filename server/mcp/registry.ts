@@ -40,36 +40,79 @@ export function costSentence(credits: number): string {
   return `Costs ${credits} credit${credits === 1 ? '' : 's'}.`;
 }
 
+/** How long a task's result is kept after the task was created (2026-07-28 ttlMs, 2025-11-25 ttl); the catalog states it. */
+export const TASK_RESULT_TTL_MS = 60 * 60_000;
+
+/** What a long-running tool's description says about tasks (before its cost). */
+export function taskSentence(ttlMs: number = TASK_RESULT_TTL_MS): string {
+  const hours = ttlMs / 3_600_000;
+  const kept = Number.isInteger(hours) ? `${hours} hour${hours === 1 ? '' : 's'}` : `${Math.round(ttlMs / 60_000)} minutes`;
+  return `Can run as an MCP task, polled with tasks/get; a task's result is kept for ${kept}.`;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const omit = (node: Record<string, unknown>, key: string) => Object.fromEntries(Object.entries(node).filter(([k]) => k !== key));
+
 /** Integer bounds zod states on every int; they say nothing a reader needs. */
 const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
+/** The pattern zod writes for a `YYYY-MM-DD` string; `format: date` says the same in two tokens. */
+const DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
+
+/** Keywords that narrow a schema beyond its `type`: a `null` folded into its type would escape them or be refused by them. */
+const NOT_A_PLAIN_TYPE = ['enum', 'const', 'anyOf', 'oneOf', 'allOf', 'not', '$ref'];
+
+/**
+ * `anyOf: [X, {type: null}]` (zod's nullable) as one schema: X with `null` added to its type (a
+ * type-specific keyword such as `format` or `items` does not apply to null), or to its enum.
+ * Undefined when X is a reference or a combination: those keep the anyOf.
+ */
+function nullableOf(branches: unknown[]): Record<string, unknown> | undefined {
+  if (branches.length !== 2) return undefined;
+  const nullAt = branches.findIndex((b) => isRecord(b) && b.type === 'null' && Object.keys(b).length === 1);
+  const other = branches[1 - nullAt];
+  if (nullAt < 0 || !isRecord(other)) return undefined;
+  if (Array.isArray(other.enum) && other.$ref === undefined) {
+    return { ...omit(other, 'type'), enum: [...other.enum, null] };
+  }
+  if (typeof other.type !== 'string' || NOT_A_PLAIN_TYPE.some((k) => k in other)) return undefined;
+  return { ...other, type: [other.type, 'null'] };
+}
+
 /**
  * A zod JSON Schema as clients read it, smaller and the same to them: no safe-integer bounds, no
- * pattern beside a format (zod spells `date-time` out as a 200-character regex), no `propertyNames`
- * on records (JSON keys are strings), a tuple of one type as an array of it with its length
- * (draft-07 validators, the v1 SDK client's among them, read 2020-12's `prefixItems` + `items:
- * false` as "no items"); in outputs (`open`), objects do not refuse undocumented fields, which zod
- * adds to every output object. Inputs keep refusing them: the handlers' schemas are strict.
+ * pattern beside a format (zod spells `date-time` out as a 200-character regex) and `format: date`
+ * for zod's day pattern, no `propertyNames` on records (JSON keys are strings), a tuple of one type
+ * as an array of it with its length (draft-07 validators, the v1 SDK client's among them, read
+ * 2020-12's `prefixItems` + `items: false` as "no items"), no `type` beside an `enum` or `const`
+ * (their values say it), a nullable as a type array (`["number", "null"]`), and no
+ * `additionalProperties: false`: zod adds it to every output object, and an input's unknown field
+ * is refused by the handler's strict schema at the gateway whether or not the listing says so.
  */
-function compact(node: unknown, open: boolean): unknown {
-  if (Array.isArray(node)) return node.map((n) => compact(n, open));
-  if (node === null || typeof node !== 'object') return node;
-  const out: Record<string, unknown> = {};
+function compact(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((n) => compact(n));
+  if (!isRecord(node)) return node;
+  let out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(node)) {
     // A map of names to schemas: its keys are field names, not keywords.
-    out[k] = (k === 'properties' || k === '$defs') && v !== null && typeof v === 'object'
-      ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, compact(sub, open)]))
-      : compact(v, open);
+    out[k] = (k === 'properties' || k === '$defs') && isRecord(v)
+      ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, compact(sub)]))
+      : compact(v);
   }
   for (const bound of ['minimum', 'maximum']) if (SAFE_INTEGER_BOUNDS.has(out[bound] as number)) delete out[bound];
+  if (out.pattern === DATE_PATTERN && out.format === undefined) out.format = 'date';
   if (out.format !== undefined) delete out.pattern;
   if (out.propertyNames !== undefined && JSON.stringify(out.propertyNames) === '{"type":"string"}') delete out.propertyNames;
-  if (open && out.additionalProperties === false) delete out.additionalProperties;
+  if (out.additionalProperties === false) delete out.additionalProperties;
+  if ((out.enum !== undefined || out.const !== undefined) && typeof out.type === 'string') delete out.type;
   const tuple = out.prefixItems;
   if (Array.isArray(tuple) && tuple.length > 0 && tuple.every((t) => JSON.stringify(t) === JSON.stringify(tuple[0]))) {
     delete out.prefixItems;
     out.items = tuple[0];
   }
+  const nullable = Array.isArray(out.anyOf) ? nullableOf(out.anyOf) : undefined;
+  if (nullable) out = { ...nullable, ...omit(out, 'anyOf') };
   return out;
 }
 
@@ -77,12 +120,10 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
   // An output names a part it uses more than once (an indicator reading, a hit count) once, in
   // $defs. Inputs stay inline: some clients that translate input schemas for their model refuse $ref.
   const raw = z.toJSONSchema(schema, { io, unrepresentable: 'any', ...(io === 'output' ? { reused: 'ref' as const } : {}) });
-  const json = compact(inlineLeafDefs(raw as Record<string, unknown>), io === 'output') as Record<string, unknown>;
+  const json = compact(nameDefs(inlineLeafDefs(raw as Record<string, unknown>))) as Record<string, unknown>;
   delete json.$schema;
   return json;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A shared part that is not an object with fields (a described string) costs as much as its $ref: it is written in place. */
 function inlineLeafDefs(schema: Record<string, unknown>): Record<string, unknown> {
@@ -101,47 +142,86 @@ function inlineLeafDefs(schema: Record<string, unknown>): Record<string, unknown
     return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
   };
   const kept = Object.fromEntries(Object.entries(defs).filter(([name]) => !leaves.has(name)));
-  const rest = Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$defs'));
+  const rest = omit(schema, '$defs');
   return inline(Object.keys(kept).length > 0 ? { ...rest, $defs: kept } : rest) as Record<string, unknown>;
 }
 
+const refName = (node: Record<string, unknown>) => (typeof node.$ref === 'string' ? node.$ref.replace('#/$defs/', '') : undefined);
+
 /**
- * The success envelope of DESIGN.md §3 as each tool's outputSchema, with the tool's own `data`
- * (its shared parts, $defs, move to the root, where its $refs point). Only what a client needs to
- * read an answer: `metadata` names its required fields, whose types DESIGN.md §3 and
- * docs/clients.md give (spelling them out on 82 tools cost ~5,000 tokens of every listing).
- * Errors are HTTP answers with the error envelope, never tool results, so a client validating
- * results against it never sees one fail.
+ * The shared parts named after the first field (depth first, the root before $defs) that holds
+ * them, made unique: zod names them `__schema31`; a reference then reads `#/$defs/window`.
+ */
+function nameDefs(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!isRecord(schema.$defs)) return schema;
+  const defs = schema.$defs;
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  const visit = (node: unknown, field: string): void => {
+    if (Array.isArray(node)) return node.forEach((n) => visit(n, field));
+    if (!isRecord(node)) return;
+    const ref = refName(node);
+    if (ref !== undefined && !names.has(ref)) {
+      let name = field;
+      for (let i = 2; taken.has(name); i++) name = `${field}${i}`;
+      names.set(ref, name);
+      taken.add(name);
+      visit(defs[ref], name);
+    }
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$defs') continue;
+      if (k === 'properties' && isRecord(v)) for (const [prop, sub] of Object.entries(v)) visit(sub, prop);
+      else visit(v, field);
+    }
+  };
+  visit(schema, 'part');
+  const rename = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rename);
+    if (!isRecord(node)) return node;
+    const ref = refName(node);
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && ref !== undefined ? `#/$defs/${names.get(ref) ?? ref}` : rename(v)]));
+  };
+  return { ...(rename(omit(schema, '$defs')) as Record<string, unknown>), $defs: Object.fromEntries(Object.entries(defs).map(([name, d]) => [names.get(name) ?? name, rename(d)])) };
+}
+
+/**
+ * The outputSchema of a tool: the success envelope of DESIGN.md §3 reduced to what the spec asks
+ * of it (an object schema the structuredContent validates against) and what tells an agent
+ * something, the tool's own `data` (its shared parts, $defs, move to the root, where its $refs
+ * point). `success` and `metadata` are the same on every tool, so they are not restated on each:
+ * DESIGN.md §3 and docs/clients.md type them, and an answer carrying them still validates (the
+ * envelope is open). Spelling them out cost ~60 tokens a tool in every listing. Errors are HTTP
+ * answers with the error envelope, never tool results, so a client validating results against it
+ * never sees one fail.
  */
 export function outputSchemaOf(data: Record<string, unknown>): NonNullable<Tool['outputSchema']> {
   const { $defs, ...own } = data;
   return {
     type: 'object',
-    properties: { success: { const: true }, data: own, metadata: ENVELOPE_METADATA },
-    required: ['success', 'data', 'metadata'],
+    properties: { data: own },
+    required: ['data'],
     ...($defs !== undefined ? { $defs } : {}),
   };
 }
 
-const ENVELOPE_METADATA = {
-  type: 'object',
-  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'stale', 'truncated'],
-};
-
 /** `data` of a tool that declares no output schema: an object, nothing more said. */
 const UNTYPED_DATA = { type: 'object' };
 
+/**
+ * The tool's hints, without what the listing already says: its title is the tool's own `title`
+ * (which clients show first), and `openWorldHint` is written only when false (the spec's default
+ * is true).
+ */
 function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
   return {
-    title: def.title,
     ...(def.annotations ?? { readOnlyHint: true }),
-    openWorldHint: def.openWorld ?? true,
+    ...(def.openWorld === false ? { openWorldHint: false } : {}),
   };
 }
 
 function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
-  const description = `${def.description.trim()} ${costSentence(credits)}`;
+  const description = `${def.description.trim()} ${def.longRunning === true ? `${taskSentence()} ` : ''}${costSentence(credits)}`;
   const inputSchema = jsonSchemaOf(def.input, 'input');
   const outputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
   return {
@@ -159,6 +239,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
       inputSchema: inputSchema as Tool['inputSchema'],
       outputSchema,
       annotations: annotationsOf(def),
+      ...(def.longRunning === true ? { execution: { taskSupport: 'optional' as const } } : {}),
       _meta: { [CREDITS_META_KEY]: credits },
     },
   };
@@ -208,12 +289,17 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
 
 /**
  * The registry as callers without an account see it (x402): tools bound to an account (its usage,
- * its watchlists) are neither listed nor callable there.
+ * its watchlists) are neither listed nor callable there, and no tool runs as a task (a task
+ * belongs to an account; a paid call settles on its own answer), so the long tools say nothing of tasks.
  */
 export function withoutAccountTools(registry: Registry): Registry {
   const open: Registry = new Map();
   for (const [name, server] of registry) {
-    const tools = new Map([...server.tools].filter(([, t]) => t.definition.accountBound !== true));
+    const tools = new Map(
+      [...server.tools]
+        .filter(([, t]) => t.definition.accountBound !== true)
+        .map(([k, t]) => [k, t.definition.longRunning === true ? registerTool({ ...t.definition, longRunning: false }, t.server, t.credits) : t]),
+    );
     open.set(name, { ...server, id: `${server.id}:open`, ...toolsPart(tools) });
   }
   return open;

@@ -1,7 +1,7 @@
 // docs/tools.md, written from the registry: every server, every tool with its title, cost,
 // description and arguments (from its JSON Schema). `npm run docs:tools` writes the file;
 // test/mcp/tool-docs.test.ts fails when it drifts from the code.
-import type { Registry } from './registry.ts';
+import { taskSentence, type Registry } from './registry.ts';
 
 interface JsonSchema {
   type?: string | string[];
@@ -46,7 +46,8 @@ export function renderToolDocs(registry: Registry): string {
     `Generated from the tool registry by \`npm run docs:tools\`; do not edit. ${servers.length} servers, ${total} tools.`,
     'Costs are in credits per successful call at the default prices (an operator may override them:',
     '`/v1/catalog` and `tools/list` always show the effective cost). A call that fails, or answers',
-    'with no data for what was asked, costs nothing.',
+    'with no data for what was asked, costs nothing. Tools marked as tasks may run as MCP tasks:',
+    'answered at once, polled to their result ([tasks](tasks.md)).',
     '',
     ...servers.map((s) => `- [${s.name}](#${s.name}): ${s.description}`),
     '',
@@ -58,6 +59,7 @@ export function renderToolDocs(registry: Registry): string {
     for (const t of s.tools.values()) {
       out.push(`### ${s.name}: ${t.name}`, '', `<a id="${s.name}-${t.name.replace(/_/g, '-')}"></a>`, '');
       out.push(`**${t.listing.title ?? t.name}** — ${t.credits} credit${t.credits === 1 ? '' : 's'}.`, '', t.definition.description.trim(), '');
+      if (t.definition.longRunning === true) out.push(`${taskSentence()} See [tasks](tasks.md).`, '');
       const schema = t.inputSchema as JsonSchema;
       const props = Object.entries(schema.properties ?? {});
       if (props.length === 0) {

@@ -101,6 +101,12 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject, O extends z
   /** true: it reads or changes the caller's own account (usage, watchlists), so it is not offered without one (x402). */
   accountBound?: boolean;
   /**
+   * true: it can take more than a couple of seconds (heavy computation, a scan of a whole dataset),
+   * so a client may run it as an MCP task (docs/tasks.md): answered at once with a task, polled to
+   * its result. Published as `execution.taskSupport: 'optional'` and stated in the description.
+   */
+  longRunning?: boolean;
+  /**
    * The shape of `data` in a successful answer (fields, types, units in .describe(), nullability).
    * The handler's return type is inferred from it, so the shape is written once; the registry
    * publishes it as the `data` part of the tool's outputSchema.

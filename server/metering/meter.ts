@@ -141,7 +141,9 @@ export class Meter implements CreditMeter {
     const batch = [...unsorted].sort((x, y) => (x.input.accountId < y.input.accountId ? -1 : x.input.accountId > y.input.accountId ? 1 : 0));
     const started = performance.now();
     const column = <T>(pick: (i: ReserveInput) => T) => batch.map((w) => pick(w.input));
-    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8)', [
+    // Each reservation carries its own deadline, from this pod's tool timeout: the sweep (run by
+    // any replica, whatever its own timeout) refunds it only once that has passed.
+    const res = await this.#db.query<ReserveRow>('SELECT * FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, $8, make_interval(secs => $9))', [
       column((i) => i.accountId),
       column((i) => i.requestId),
       column((i) => i.cost),
@@ -150,6 +152,7 @@ export class Meter implements CreditMeter {
       column((i) => i.tool),
       column((i) => i.keyId),
       this.#opts.now?.() ?? null,
+      this.#opts.staleAfterMs / 1000,
     ]);
     this.#opts.onBatch?.(batch.length, (performance.now() - started) / 1000);
     let renewed = 0;
@@ -226,7 +229,11 @@ export class Meter implements CreditMeter {
     }
   }
 
-  /** Refunds reservations that were never resolved (their pod died mid-call). */
+  /**
+   * Refunds reservations that were never resolved (their pod died mid-call): each once its own
+   * deadline has passed; one without a deadline (reserved by a pod of the previous version) once
+   * it is older than this pod's threshold.
+   */
   async refundStale(): Promise<number> {
     const res = await this.#db.query<{ n: number }>('SELECT meter_refund_stale(make_interval(secs => $1)) AS n', [
       this.#opts.staleAfterMs / 1000,

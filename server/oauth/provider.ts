@@ -11,6 +11,7 @@ import type { OAuthConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
 import { Limiter, retryAfterSeconds } from '../lib/limiter.ts';
 import { PgAdapter } from './adapter.ts';
+import { oauthErrorPage } from './error-page.ts';
 import { publicFetch } from './public-fetch.ts';
 
 /** Where the provider's routes are mounted; the issuer itself is the service's origin. */
@@ -216,10 +217,18 @@ export function createProvider(issuer: string, deps: ProviderDeps, cookieKeys: s
       Session: 3600,
       IdToken: 3600,
     },
-    // An error the user's browser sees (no redirect back is safe): the RFC's JSON error object.
+    // An error the user's browser sees (no redirect back is safe): a page in words for a browser
+    // (error-page.ts), the RFC's JSON error object for anything that does not ask for HTML.
     renderError: async (ctx, out) => {
-      ctx.type = 'application/json';
-      ctx.body = { error: out.error, error_description: out.error_description };
+      const body = { error: out.error, error_description: out.error_description };
+      if (ctx.accepts('json', 'html') === 'html') {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+        ctx.body = oauthErrorPage(body);
+      } else {
+        ctx.type = 'application/json';
+        ctx.body = body;
+      }
     },
     // The development flag lets a Client ID Metadata Document live on this machine; loopback
     // test hosts have no certificate, so their https:// client_id is fetched over plain http.

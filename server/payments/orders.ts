@@ -210,7 +210,10 @@ export class Payments {
       if (order.tx_hash === hash) throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: hash, order: order.id });
       throw new ApiError('PAYMENT_ALREADY_CREDITED', 'This order has already been paid by another transaction.', { order: order.id, tx_hash: order.tx_hash });
     }
-    if (order.expires_at.getTime() <= Date.now()) throw new ApiError('ORDER_EXPIRED', undefined, { order: order.id, expired_at: order.expires_at.toISOString() });
+    // A hash recorded before the order expired may still be claimed while the sweep would check
+    // it (as long again as the order's lifetime): a transfer sent in time is never lost.
+    const recorded = order.status === 'submitted' && order.tx_hash === hash && order.expires_at.getTime() + this.#config.orderTtlSeconds * 1000 > Date.now();
+    if (order.expires_at.getTime() <= Date.now() && !recorded) throw new ApiError('ORDER_EXPIRED', undefined, { order: order.id, expired_at: order.expires_at.toISOString() });
     const credited = await this.#db.query('SELECT 1 FROM payments WHERE chain = $1 AND tx_hash = $2', [order.chain, hash]);
     if (credited.rowCount) throw new ApiError('PAYMENT_ALREADY_CREDITED', undefined, { tx_hash: hash });
     // Under a share lock on the account: a merge (which takes it exclusively) either sees this
@@ -250,9 +253,15 @@ export class Payments {
         await this.#note(order.id, 'unconfirmed', true);
         return { status: 'refused', error: new ApiError('PAYMENT_UNCONFIRMED', undefined, { confirmations: verdict.confirmations, required: verdict.required, retrying: true }) };
       }
+      // Sent from a wallet the account has not linked (yet): the transfer pays the order, so its
+      // hash stays on the order for the page to show and claim once that wallet is linked (and
+      // the sweep credits it by itself then).
+      if (verdict.kind === 'not_linked') {
+        await this.#note(order.id, `wallet_not_linked:${verdict.senders.join(' ')}`.slice(0, 500), true);
+        return { status: 'refused', error: new ApiError('WALLET_NOT_LINKED', undefined, { senders: verdict.senders, order: order.id, tx_hash: order.tx_hash }) };
+      }
       // A transaction that can never pay the order: forget it, so another can be submitted.
-      await this.#note(order.id, verdict.kind === 'mismatch' ? `mismatch:${verdict.field}` : 'wallet_not_linked', false);
-      if (verdict.kind === 'not_linked') return { status: 'refused', error: new ApiError('WALLET_NOT_LINKED', undefined, { senders: verdict.senders }) };
+      await this.#note(order.id, `mismatch:${verdict.field}`, false);
       return { status: 'refused', error: new ApiError('PAYMENT_MISMATCH', undefined, { field: verdict.field, expected: verdict.expected, found: verdict.found }) };
     }
     const res = await this.#db.query<{ outcome: string; balance: number | null; plan: string | null; paid_until: Date | null }>(

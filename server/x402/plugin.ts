@@ -120,7 +120,7 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
     request.params.server === undefined
       ? { requestId: request.id, server: request.routeOptions.config.discovery === true ? discovery : allInOne }
       : route(registry, request.id, request.params.server);
-  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'), { modernViaSdk: deps.modernViaSdk });
+  const answerer = new ProtocolAnswerer(deps.version, (err) => app.log.debug({ err }, 'MCP protocol layer refused a message'), { modernViaSdk: deps.modernViaSdk, tasks: false });
   const connectLimiter = new ConnectLimiter(deps.connectLimit);
   const addressLimiter = new ConnectLimiter(config.addressLimit);
   const payerLimiter = new ConnectLimiter(config.rateLimit);

@@ -632,7 +632,8 @@ describe('dashboard in Chromium', () => {
     await page.getByTestId('session-note').waitFor();
     expect(await page.getByTestId('session-note').textContent()).toBe('Your session has ended. Sign in again to continue where you were.');
     await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
-    expect(await page.getByTestId('header-balance').count()).toBe(0);
+    // The signed-in pages stay in the document, hidden and inert, so signing in again gives them back as they were.
+    expect(await page.getByTestId('header-balance').isVisible()).toBe(false);
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     // Signing in again goes back to the page the person was on.
     await page.getByRole('button', { name: 'Test Solana Wallet' }).click();

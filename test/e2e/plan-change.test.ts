@@ -5,56 +5,33 @@
 // panel shows the rule (Pro starts when Basic's paid time ends), what the paid time left is worth,
 // the price and the dates, above the pay button; after paying, Basic and its credits are untouched
 // and Pro is listed as bought to follow.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { ledgerSum, startTestService } from '../helpers/service.ts';
-import { rpcEnv } from '../dashboard/helpers.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { ledgerSum } from '../helpers/service.ts';
 import { devnetAccount, devnetClients } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
-import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
+import { expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
+import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import { sendingFrom, type InjectedWallets } from './wallets.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
-
+let env: PayingBrowser;
 let db: TestDatabase;
-let devnet: Devnet;
 let service: RunningService;
-let browser: Browser;
 let page: Page;
 let wallets: InjectedWallets;
 const payer = devnetAccount(13);
 const sent: Hex[] = [];
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  devnet = await startDevnet();
-  const m = devnet.manifest;
-  service = await startTestService(db.url, {
-    ...rpcEnv(m.rpc_url),
-    MCP_SERVERS: 'market-intelligence',
-    PAYMENT_CHAINS: JSON.stringify({ ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 } }),
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  wallets = await injectWallets(context, payer, { evmRpcUrl: m.rpc_url, sendEvmTransaction: sendingFrom(payer, devnetClients(m).chain, m.rpc_url, sent) });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  env = await startPayingBrowser(payer, (d) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
+  ({ db, service, page, wallets } = env);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await env?.close();
 });
 
 describe('changing plan in the browser', () => {
@@ -68,7 +45,7 @@ describe('changing plan in the browser', () => {
     await page.getByRole('button', { name: 'Upgrade to Basic' }).click();
     await page.getByRole('heading', { name: 'Starts now' }).waitFor();
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
-    await page.getByText('Paid. Basic (one month) is yours.').waitFor();
+    await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
     const basic = page.locator('li.plan', { has: page.getByRole('heading', { name: /^Basic/ }) });
     await basic.getByText('Your plan').waitFor();
     const account = await db.query<{ id: string; paid_until: Date }>(
@@ -83,7 +60,7 @@ describe('changing plan in the browser', () => {
     const terms = page.getByRole('region', { name: 'Starts when the plan time already paid ends' });
     await terms.waitFor();
     const text = (await terms.textContent())!;
-    const day = basicPaidUntil.toLocaleDateString('en-US', { dateStyle: 'medium' });
+    const day = basicPaidUntil.toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
     expect(text).toContain(`starts on ${basicPaidUntil.toISOString().slice(0, 10)}`);
     expect(text).toContain(`paid until ${day}`);
     expect(text).toMatch(/Paid time left\$\d+\.\d\d/);
@@ -96,9 +73,17 @@ describe('changing plan in the browser', () => {
     const promptsBefore = wallets.prompts.length;
     await expectAccessibleIn(page);
     await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote.png'), fullPage: true });
+    // On a phone: the same terms, readable without sideways scrolling, before anything is asked.
+    await page.setViewportSize(VIEWPORTS[1]);
+    await expect.poll(async () => (await horizontalOverflow(page)).overflow, { timeout: 5000 }).toBeLessThanOrEqual(0).catch(() => {});
+    await expectNoOverflowIn('the plan-change terms at 375 px', page);
+    expect(await terms.textContent()).toContain('kept in full');
+    await expectAccessibleIn(page);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote-375.png'), fullPage: true });
+    await page.setViewportSize(VIEWPORTS[0]);
 
     await pay.click();
-    await page.getByText('Paid. Pro (one month) is yours.').waitFor();
+    await page.getByText('Paid: Pro (one month) added to your account.').waitFor();
     expect(sent).toHaveLength(2);
     expect(wallets.prompts.length).toBe(promptsBefore + 1);
     // Basic stays the plan with its credits and paid time; Pro is listed as bought to follow.

@@ -24,7 +24,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { ledgerSum, startTestService } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.ts';
+import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
@@ -149,7 +149,7 @@ describe('buying a plan in the browser', () => {
     await page.getByRole('button', { name: 'Pay with Test Wallet' }).click();
 
     await basic.getByText('Your plan').waitFor();
-    await page.getByText('Paid. Basic (one month) is yours.').waitFor();
+    await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'purchase-basic.png'), fullPage: true });
     expect(await page.getByTestId('header-balance').textContent()).toBe('5,000 credits');
     expect(await page.getByRole('button', { name: 'Extend Basic by a month' }).isVisible()).toBe(true);
@@ -172,11 +172,24 @@ describe('buying a plan in the browser', () => {
     await page.getByRole('link', { name: 'Usage' }).click();
     const purchases = page.getByTestId('purchases');
     await purchases.waitFor();
-    expect(await purchases.textContent()).toContain('Plan basic');
+    expect(await purchases.textContent()).toContain('Basic plan, one month');
     expect(await purchases.textContent()).toContain('$29.00');
     const receipt = await page.getByRole('link', { name: /^Receipt #/ }).getAttribute('href');
     const html = await (await page.request.get(`${service.url}${receipt!}`)).text();
     expect(html).toContain(sent[0]!.toLowerCase());
+    // The receipt a business files: seller, buyer wallet, item, amount, chain; a page of its own
+    // (a main landmark, the reader's colour scheme, a way back), checked by axe in both schemes.
+    for (const part of ['Seller', service.url, m.payments.treasury.address.toLowerCase(), payer.address.toLowerCase(), 'Basic plan, one month', '29.00 USDC', 'Ethereum']) expect(html).toContain(part);
+    await page.getByRole('link', { name: /^Receipt #/ }).click();
+    await page.getByRole('main').waitFor();
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(scheme === 'dark' ? 'rgb(20, 20, 20)' : 'rgb(255, 255, 255)');
+      await expectAccessibleIn(page);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.getByRole('link', { name: 'Back to the dashboard' }).click();
+    await page.getByRole('heading', { name: 'Credit packs' }).waitFor();
   });
 
   it('Solana: signed in with a Wallet Standard wallet, Upgrade to Pro builds one SPL transferChecked of the order amount, the wallet signs and sends it, the plan changes on screen', async () => {

@@ -27,7 +27,8 @@ export async function startTestService(
     DATABASE_POOL_MAX: '10',
     ...env,
   });
-  return startService(config, opts);
+  // CRYPTOMCP_TEST_LOG=1 prints the service's own log lines (job runner, migrations) to stderr.
+  return startService(config, { ...opts, ...(process.env.CRYPTOMCP_TEST_LOG ? { log: (line: string) => console.error(`[service] ${line}`) } : {}) });
 }
 
 let walletCounter = 0;

@@ -72,4 +72,18 @@ describe('the job runner', () => {
     // Still exactly once, after the runs above.
     expect([...runs.values()].every((k) => k === 1)).toBe(true);
   }, 60_000);
+  it('replicas configured with different periods keep their own series: one with a 60 s period does not slow a 100 ms one down', async () => {
+    const runsBy = { fast: 0, slow: 0 };
+    const task = (who: 'fast' | 'slow'): JobTask => async () => {
+      runsBy[who]++;
+    };
+    // Two replicas register the same task; only the period differs (a gateway and a server
+    // Deployment, or two versions in a rollout). Either may take any run.
+    await replica({ sweep_like: task('fast') }, [{ task: 'sweep_like', everyMs: 100 }]);
+    await replica({ sweep_like: task('slow') }, [{ task: 'sweep_like', everyMs: 60_000 }]);
+    // With one series for both, the first run the slow replica took queued the next in 60 s.
+    await until('twenty runs within the fast period', () => runsBy.fast + runsBy.slow >= 20, 15_000);
+    const keys = await db.query<{ key: string }>("SELECT key FROM graphile_worker.jobs WHERE task_identifier = 'sweep_like' AND key IS NOT NULL ORDER BY key");
+    expect(keys.rows.map((r) => r.key)).toEqual(['sweep_like@100ms', 'sweep_like@60000ms']);
+  }, 30_000);
 });

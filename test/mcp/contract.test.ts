@@ -317,11 +317,15 @@ describe('clients', () => {
           expect(typeof credits).toBe('number');
           expect(t.description).toMatch(new RegExp(`Costs ${credits} credits?\\.$`));
           expect(t.title, t.name).toMatch(/^[A-Z]/);
-          expect(t.outputSchema?.required).toEqual(['success', 'data', 'metadata']);
+          // The envelope part as small as the spec allows: its data, which every answer has.
+          expect(t.outputSchema?.required).toEqual(['data']);
           const write = WRITE_TOOLS[t.name];
           if (write) expect(t.annotations).toMatchObject({ readOnlyHint: false, ...write });
           else expect(t.annotations?.readOnlyHint, t.name).toBe(true);
-          expect(typeof t.annotations?.openWorldHint).toBe('boolean');
+          // Only what the listing does not already say: the title once (the tool's own), openWorldHint only when false (the spec's default is true).
+          expect(t.annotations?.title, t.name).toBeUndefined();
+          expect(t.annotations?.openWorldHint, t.name).not.toBe(true);
+          if (t.name === 'get_capabilities') expect(t.annotations?.openWorldHint).toBe(false);
         }
         // The client checks structuredContent against the tool's outputSchema itself.
         const caps = await client.callTool({ name: 'get_capabilities', arguments: {} });

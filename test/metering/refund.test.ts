@@ -23,8 +23,8 @@ let db: TestDatabase;
 let svc: RunningService;
 const children: ChildProcess[] = [];
 
-async function spawnTracked(databaseUrl: string) {
-  const server = await spawnServer(databaseUrl);
+async function spawnTracked(databaseUrl: string, env: Record<string, string> = {}) {
+  const server = await spawnServer(databaseUrl, env);
   children.push(server.child);
   return server;
 }
@@ -78,7 +78,8 @@ describe('refunds (DESIGN §3: charged only for a successful tool result)', () =
 
   it('crash safety: a reservation left unresolved by a SIGKILLed server process is given back by refundStale()', async () => {
     const { account, key } = await createAccountWithKey(db);
-    const server = await spawnTracked(db.url);
+    // A 5 s tool timeout: the reservation's deadline is 2 * 5 s + the settle interval + 1 s.
+    const server = await spawnTracked(db.url, { TOOL_TIMEOUT_MS: '5000' });
     // The call never gets an answer: the process is killed while the tool sleeps.
     const inFlight = post(`${server.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 10_000 }), { 'x-api-key': key }).then(
       (r) => r,
@@ -100,9 +101,15 @@ describe('refunds (DESIGN §3: charged only for a successful tool result)', () =
     expect(await balanceOf(db, account.id)).toBe(149);
     expect(await ledgerSum(db, account.id)).toBe(149);
 
+    // The sweep gives it back once its own deadline has passed, not before (this meter's own
+    // threshold is 0: the deadline is the dead pod's).
     const meter = directMeter();
-    const refunded = await meter.refundStale();
-    expect(refunded).toBe(1);
+    const { rows: deadline } = await db.query<{ due: boolean }>(
+      "SELECT stale_at > clock_timestamp() AS due FROM credit_ledger WHERE request_id = $1 AND kind = 'reserve'",
+      [reserve.request_id],
+    );
+    if (deadline[0]!.due) expect(await meter.refundStale()).toBe(0);
+    await expect.poll(() => meter.refundStale(), { timeout: 30_000, interval: 250 }).toBe(1);
     expect(await balanceOf(db, account.id)).toBe(150);
     const after = await ledgerOf(account.id);
     expect(after.map((r) => [r.kind, r.delta, r.resolution])).toEqual([
@@ -116,7 +123,7 @@ describe('refunds (DESIGN §3: charged only for a successful tool result)', () =
     await meter.refundStale();
     expect(await balanceOf(db, account.id)).toBe(150);
     expect((await ledgerOf(account.id)).filter((r) => r.kind === 'refund')).toHaveLength(1);
-  });
+  }, 90_000);
 
   it('meter_refund is idempotent: refunding the same reservation twice, or five times at once, gives the credits back once', async () => {
     const { account, keyId } = await createAccountWithKey(db);
@@ -174,6 +181,34 @@ describe('refunds (DESIGN §3: charged only for a successful tool result)', () =
       ['reserve', 'refunded-first', -1, 'refunded'],
       ['refund', 'refunded-first', 1, null],
     ]);
+    expect(await ledgerSum(db, account.id)).toBe(149);
+  });
+  it('the stale sweep honours each reservation\'s own deadline: a replica with a short tool timeout does not refund a call in flight on a replica with a long one', async () => {
+    const { account, keyId } = await createAccountWithKey(db);
+    // Two pods of one database: a gateway with a 1 h tool timeout, a server with a 0 s one. The
+    // sweep is one job, run by whichever replica takes it.
+    const slow = new Meter(db, { settleIntervalMs: 50, staleAfterMs: 3_600_000 });
+    const fast = new Meter(db, { settleIntervalMs: 50, staleAfterMs: 0 });
+    const reserve = (meter: Meter, requestId: string) =>
+      meter.reserve({ accountId: account.id, requestId, cost: 1, record: true, server: 'market-intelligence', tool: 'bench_echo', keyId });
+    expect((await reserve(slow, 'slow-call')).outcome).toBe('ok');
+    expect((await reserve(fast, 'fast-call')).outcome).toBe('ok');
+    expect(await balanceOf(db, account.id)).toBe(148);
+
+    // The fast replica sweeps: its own reservation is past its deadline, the slow one's is not.
+    expect(await fast.refundStale()).toBe(1);
+    // The slow replica sweeps with its 1 h threshold: the fast reservation is already refunded,
+    // and its own is still within its deadline.
+    expect(await slow.refundStale()).toBe(0);
+    const rows = await ledgerOf(account.id);
+    expect(rows.filter((r) => r.kind === 'reserve').map((r) => [r.request_id, r.resolution])).toEqual([
+      ['slow-call', null],
+      ['fast-call', 'refunded'],
+    ]);
+    // The call in flight on the slow replica is answered and charged.
+    slow.settle('slow-call');
+    expect(await slow.flushSettled()).toBe(1);
+    expect(await balanceOf(db, account.id)).toBe(149);
     expect(await ledgerSum(db, account.id)).toBe(149);
   });
 });

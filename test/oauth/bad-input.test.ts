@@ -66,6 +66,16 @@ async function nothingCreated(): Promise<void> {
   expect(await counts(), 'no account, connection, token or charge').toEqual(before);
 }
 
+/**
+ * The RFC 6749 error in an answer: the JSON object, or the page a browser is shown instead
+ * (server/oauth/error-page.ts), which keeps the code and the description in its details line.
+ */
+function errorOf(body: string): unknown {
+  if (!body.startsWith('<!doctype html>')) return JSON.parse(body);
+  const details = /<p>Details: <code>([^<]*)<\/code>(?: — ([^<]*))?<\/p>/.exec(body);
+  return { error: details?.[1], error_description: details?.[2] };
+}
+
 function expectRfcError(body: unknown, error: string | RegExp): void {
   expect(body).toMatchObject({ error: expect.stringMatching(error), error_description: expect.any(String) });
 }
@@ -101,21 +111,27 @@ describe('authorization endpoint', () => {
     await nothingCreated();
   });
 
-  it('a redirect URI not registered: 400 JSON, no redirect', async () => {
+  it('a redirect URI not registered: 400, no redirect; a browser reads a page in words with the error code, a JSON client the RFC object', async () => {
     const clientId = await registerClient(base);
     const url = authorizationUrl(base, { clientId, challenge: pkcePair().challenge });
     url.searchParams.set('redirect_uri', 'https://attacker.example/cb');
     const res = await authorize(url);
     expect(res.status).toBe(400);
     expect(res.location).toBeNull();
-    expectRfcError(JSON.parse(res.body), 'invalid_redirect_uri');
+    expect(res.body).toMatch(/^<!doctype html>/);
+    expect(res.body).toContain('<h1>The app asked to return you to an address it never registered</h1>');
+    expect(res.body).toContain('<code>invalid_redirect_uri</code>');
+    expect(res.body).not.toContain('attacker.example/cb"');
+    const json = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual' });
+    expect(json.status).toBe(400);
+    expectRfcError(await json.json(), 'invalid_redirect_uri');
     await nothingCreated();
   });
 
   it('an unknown client: 400 invalid_client', async () => {
-    const res = await authorize(authorizationUrl(base, { clientId: 'no-such-client', challenge: pkcePair().challenge }));
+    const res = await fetch(authorizationUrl(base, { clientId: 'no-such-client', challenge: pkcePair().challenge }), { headers: { accept: 'application/json' }, redirect: 'manual' });
     expect(res.status).toBe(400);
-    expectRfcError(JSON.parse(res.body), 'invalid_client');
+    expectRfcError(await res.json(), 'invalid_client');
     await nothingCreated();
   });
 
@@ -305,7 +321,7 @@ describe('client ID metadata documents', () => {
     if (served) documents[path] = served();
     const res = await authorizeWith(path);
     expect(res.status).toBe(400);
-    expectRfcError(JSON.parse(res.body), error);
+    expectRfcError(errorOf(res.body), error);
     await nothingCreated();
   });
 
@@ -330,7 +346,7 @@ describe('client ID metadata documents', () => {
         const url = authorizationUrl(on.url, { clientId: idAt(port), challenge: pkcePair().challenge });
         const res = await navigate(new CookieClient(on.url), url.href);
         expect(res.status).toBe(400);
-        expectRfcError(JSON.parse(res.body), /invalid_client/);
+        expectRfcError(errorOf(res.body), /invalid_client/);
       }
       expect(sockets).toHaveLength(0);
       await nothingCreated();
@@ -360,7 +376,7 @@ describe('client ID metadata documents', () => {
       for (let i = 3; i < 8; i++) {
         const refused = await authorizeFrom('198.51.100.7', i);
         expect(refused.status).toBe(429);
-        expectRfcError(JSON.parse(refused.body), 'temporarily_unavailable');
+        expectRfcError(errorOf(refused.body), 'temporarily_unavailable');
         expect(Number(refused.retryAfter)).toBeGreaterThan(0);
       }
       expect(fetched).toBe(before);
@@ -376,7 +392,7 @@ describe('client ID metadata documents', () => {
     documents['/strict.json'] = { body: doc('/strict.json') };
     const res = await authorizeWith('/strict.json', strict);
     expect(res.status).toBe(400);
-    expectRfcError(JSON.parse(res.body), /invalid_client/);
+    expectRfcError(errorOf(res.body), /invalid_client/);
     await nothingCreated();
   });
 });

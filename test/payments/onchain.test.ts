@@ -10,7 +10,7 @@ import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { ledgerSum, startTestService } from '../helpers/service.ts';
-import { CookieClient, rpcEnv, signInEvm } from '../dashboard/helpers.ts';
+import { CookieClient, rpcEnv, signInEvm, siweMessage } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, ERC20, rpcProxy, transferToken, usdcBalance } from './helpers.ts';
 
 let db: TestDatabase;
@@ -254,6 +254,31 @@ describe('refusals: a coded error and nothing credited', () => {
     await unchanged();
   });
 
+  it('a transfer from a wallet not linked yet is kept on its order (status, hash, sender) and credited once that wallet is linked, even after the order expired', async () => {
+    const owner = devnetAccount(14);
+    const later = devnetAccount(13);
+    const { client, accountId } = await signedIn(owner);
+    const o = await order(client, { kind: 'pack', item: 'credits-1k', chain: 'ethereum' });
+    const hash = await transferToken(devnet.manifest, later, usdc, treasury, BigInt(o.amount));
+    await mine(2);
+    const refused = await client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash });
+    expect(refused.body.error).toMatchObject({ code: 'WALLET_NOT_LINKED', details: { senders: [later.address.toLowerCase()], order: o.id, tx_hash: hash } });
+    // The page can show it and claim it: the order keeps the hash and says who sent it.
+    const kept = (await client.get(`/api/orders/${o.id}`)).body.order;
+    expect(kept).toMatchObject({ status: 'submitted', tx_hash: hash, last_error: `wallet_not_linked:${later.address.toLowerCase()}` });
+    const before = (await accountRow(accountId)).balance;
+    // The order's own expiry passes meanwhile; a hash recorded in time may still be claimed.
+    await db.query("UPDATE payment_orders SET expires_at = now() - interval '1 second' WHERE id = $1", [o.id]);
+    // Linking is proving the wallet by its signature.
+    const nonce = (await client.get('/api/wallets/nonce')).body;
+    const message = siweMessage(later, nonce);
+    expect((await client.post('/api/wallets', { family: 'evm', message, signature: await later.signMessage({ message }) })).status).toBeLessThan(300);
+    const claimed = await client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash });
+    expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
+    expect((await accountRow(accountId)).balance).toBe(before + 1000);
+    expect((await client.post(`/api/orders/${o.id}/submit`, { tx_hash: hash })).body.error.code).toBe('PAYMENT_ALREADY_CREDITED');
+  });
+
   it('unknown order, another account’s order, expired order, malformed hash, unconfigured chain, unknown plan', async () => {
     const buyer = await theBuyer();
     const hash = await transferToken(devnet.manifest, payer, usdc, treasury, 29_000_000n);
@@ -431,6 +456,10 @@ describe('receipts', () => {
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect(page.body as string).toContain(plan.tx_hash);
     expect(page.body as string).toContain('USD 29.00');
+    // What a business files: the seller (its address and the wallet paid), the buyer's wallet, the item, amount and chain.
+    for (const part of ['<main>', 'Seller', buyer.client.base, treasury.toLowerCase(), payer.address.toLowerCase(), 'Basic plan, one month', '29.00 USDC', 'Ethereum', 'prefers-color-scheme:dark', 'href="/app/plans"']) {
+      expect(page.body as string).toContain(part);
+    }
     expect((await buyer.client.get('/api/purchases/999999/receipt')).status).toBe(404);
   });
 });

@@ -120,7 +120,7 @@ export interface KeyInfo {
 // The API's JSON shapes, declared once beside the server that builds them.
 export type { Outcomes, UsageBreakdown } from '../../server/public-types.ts';
 import type { UsageReport } from '../../server/mcp/tool.ts';
-import type { PaymentChainName } from '../../server/public-types.ts';
+import type { PaymentChainName, UsageOutlookJson } from '../../server/public-types.ts';
 
 /** GET /api/usage: get_usage's report (the same interface the tool answers) over a range of days. */
 export interface UsageInfo extends UsageReport {
@@ -128,6 +128,7 @@ export interface UsageInfo extends UsageReport {
   to: string;
   days: number;
   daily: { day: string; server: string; tool: string; calls: number; credits: number }[];
+  outlook: UsageOutlookJson;
 }
 
 export interface PlanInfo extends Plan {
@@ -244,7 +245,9 @@ export function describeError(err: unknown): string {
 /** One date format everywhere: the browser's locale and time zone; the UTC time goes in the title (hover). */
 export function formatDate(iso: string, withTime = true): { text: string; utc: string } {
   const d = new Date(iso);
-  const text = withTime ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+  // A date without a time is a UTC day (an expiry at 00:00 UTC, a renewal day): shown as that day
+  // everywhere, not as the evening before west of Greenwich.
+  const text = withTime ? d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : d.toLocaleDateString(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
   const utc = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   return { text, utc };
 }

@@ -79,3 +79,20 @@ export function quickStartSnippets(baseUrl: string, server: string, tool: string
   ].join('\n');
   return { curl, sdk };
 }
+
+/** Something example arguments can stand for: a value that is not empty (nor a list of empties). */
+function filled(value: unknown): boolean {
+  if (value === null || value === '') return false;
+  if (Array.isArray(value)) return value.length > 0 && value.every(filled);
+  return true;
+}
+
+/**
+ * The tool Quick start offers first: a real data call, not a free metadata one — the cheapest paid
+ * tool whose required arguments all have example values (catalog order breaks ties); a server
+ * with no such tool offers its first tool.
+ */
+export function starterTool<T extends { name: string; credits: number; input_schema: unknown }>(tools: readonly T[]): T | undefined {
+  const ready = tools.filter((t) => t.credits > 0 && Object.values(exampleArguments(t.input_schema)).every(filled));
+  return ready.reduce<T | undefined>((best, t) => (best === undefined || t.credits < best.credits ? t : best), undefined) ?? tools[0];
+}

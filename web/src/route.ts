@@ -1,27 +1,40 @@
 // A small router over the History API: /app/keys, /app/start, /app/connect, /app/apps, /app/usage,
-// /app/plans; and /app/consent/{uid}, where an app's OAuth authorization asks for consent.
+// /app/plans; and /app/consent/{uid}, where an app's OAuth authorization asks for consent. /app/
+// alone opens the keys page; any other address is a page that does not exist, said as such.
 import { useEffect, useState } from 'react';
 
 export const PAGES = ['keys', 'start', 'connect', 'apps', 'usage', 'plans'] as const;
 export type Page = (typeof PAGES)[number];
+/** Where the address names no page of the dashboard. */
+export type Route = Page | 'not-found';
 
-function current(): Page {
-  const name = window.location.pathname.replace(/^\/app\/?/, '').split('/')[0] ?? '';
-  return (PAGES as readonly string[]).includes(name) ? (name as Page) : 'keys';
+function current(): Route {
+  const rest = window.location.pathname.replace(/^\/app\/?/, '').replace(/\/$/, '');
+  if (rest === '') return 'keys';
+  return (PAGES as readonly string[]).includes(rest) ? (rest as Page) : 'not-found';
 }
 
-export function useRoute(): [Page, (page: Page) => void] {
-  const [page, setPage] = useState<Page>(current);
+/**
+ * The current route, a navigate function, and a count of navigations made in the page (a link
+ * followed, or back and forward): the app moves focus to the new page's heading on each.
+ */
+export function useRoute(): [Route, (page: Page) => void, number] {
+  const [route, setRoute] = useState<Route>(current);
+  const [moves, setMoves] = useState(0);
   useEffect(() => {
-    const onPop = () => setPage(current());
+    const onPop = () => {
+      setRoute(current());
+      setMoves((n) => n + 1);
+    };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
   const navigate = (next: Page) => {
     window.history.pushState(null, '', `/app/${next}`);
-    setPage(next);
+    setRoute(next);
+    setMoves((n) => n + 1);
   };
-  return [page, navigate];
+  return [route, navigate, moves];
 }
 
 /** The authorization request the consent page answers, when the address is /app/consent/{uid}. */

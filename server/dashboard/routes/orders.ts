@@ -9,6 +9,7 @@ import type { Plan } from '../../accounts/plans.ts';
 import type { KeyResolver } from '../../keys/resolver.ts';
 import { formatUnits, orderView, type Payments } from '../../payments/orders.ts';
 import type { PurchaseJson } from '../../public-types.ts';
+import { csvLine } from '../../lib/csv.ts';
 import { parseBody } from '../body.ts';
 import { sessionOf } from '../session.ts';
 
@@ -17,26 +18,34 @@ const QuoteQuery = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().m
 const SubmitBody = z.object({ tx_hash: z.string().min(1).max(200) });
 
 /** A purchase as read from the database: the JSON one's fields, with its token's decimals and a Date. */
-export interface Purchase extends Omit<PurchaseJson, 'amount_display' | 'created_at'> {
+export interface Purchase extends Omit<PurchaseJson, 'amount_display' | 'created_at' | 'item_display'> {
   decimals: number;
   created_at: Date;
 }
 
 export async function purchaseList(db: Database, accountId: string): Promise<Purchase[]> {
   const res = await db.query<Purchase>(
-    `SELECT id::text, kind, item, credits, (usd_micros / 10000)::int AS price_cents, chain, tx_hash, payer, token,
-            amount::text AS amount, decimals, order_id, created_at
-       FROM payments WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT 500`,
+    `SELECT p.id::text, p.kind, p.item, p.credits, (p.usd_micros / 10000)::int AS price_cents, p.chain, p.tx_hash, p.payer, p.token,
+            p.amount::text AS amount, p.decimals, p.order_id, o.treasury, p.created_at
+       FROM payments p LEFT JOIN payment_orders o ON o.id = p.order_id
+      WHERE p.account_id = $1 ORDER BY p.created_at DESC, p.id DESC LIMIT 500`,
     [accountId],
   );
   return res.rows;
 }
 
-export function purchaseView(p: Purchase): PurchaseJson {
+/** The item as a person reads it: "Basic plan, one month" or "1,000 credits". */
+function itemDisplay(p: Pick<Purchase, 'kind' | 'item' | 'credits'>, plans: readonly Plan[]): string {
+  if (p.kind === 'plan') return `${plans.find((x) => x.name === p.item)?.display_name ?? p.item ?? 'Plan'} plan, one month`;
+  return `${p.credits.toLocaleString('en-US')} credits (credit pack)`;
+}
+
+export function purchaseView(p: Purchase, plans: readonly Plan[]): PurchaseJson {
   return {
     id: p.id,
     kind: p.kind,
     item: p.item,
+    item_display: itemDisplay(p, plans),
     credits: p.credits,
     price_cents: p.price_cents,
     chain: p.chain,
@@ -46,48 +55,66 @@ export function purchaseView(p: Purchase): PurchaseJson {
     amount: p.amount,
     amount_display: formatUnits(p.amount, p.decimals),
     order_id: p.order_id,
+    treasury: p.treasury,
     created_at: p.created_at.toISOString(),
   };
 }
 
-const csvCell = (v: string | number | null) => {
-  const s = v === null ? '' : String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
 export function purchasesCsv(purchases: Purchase[]): string {
   const header = ['date', 'receipt', 'kind', 'item', 'credits', 'price_usd', 'chain', 'token', 'amount', 'payer', 'tx_hash'];
   const rows = purchases.map((p) =>
-    [p.created_at.toISOString(), p.id, p.kind, p.item, p.credits, formatUnits(BigInt(p.price_cents), 2), p.chain, p.token, formatUnits(p.amount, p.decimals), p.payer, p.tx_hash]
-      .map(csvCell)
-      .join(','),
+    csvLine([p.created_at.toISOString(), p.id, p.kind, p.item, p.credits, formatUnits(BigInt(p.price_cents), 2), p.chain, p.token, formatUnits(p.amount, p.decimals), p.payer, p.tx_hash]),
   );
-  return [header.join(','), ...rows].join('\n') + '\n';
+  return [csvLine(header), ...rows].join('');
 }
 
 const html = (s: string | number | null) =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** A self-contained printable receipt (no scripts, no external assets). */
-export function receiptHtml(p: Purchase, accountId: string): string {
+/** Who sold it: the service's public origin, its contact when configured, and the wallet paid. */
+export interface Seller {
+  name: string;
+  url: string;
+  contact: string | undefined;
+}
+
+const CHAIN_NAMES: Record<string, string> = { ethereum: 'Ethereum', base: 'Base', polygon: 'Polygon', bsc: 'BNB Smart Chain', solana: 'Solana' };
+
+/**
+ * A self-contained printable receipt (no scripts, no external assets): seller, buyer wallet, item,
+ * amount, chain and transaction, in the reader's colour scheme, with a way back to the dashboard.
+ */
+export function receiptHtml(p: Purchase, accountId: string, seller: Seller, plans: readonly Plan[]): string {
   const rows: [string, string][] = [
     ['Receipt', `#${p.id}`],
     ['Date (UTC)', p.created_at.toISOString().replace('T', ' ').slice(0, 19)],
-    ['Account', accountId],
-    ['Item', p.kind === 'plan' ? `Plan ${p.item ?? ''} (one month)` : `Credit pack ${p.item ?? ''}`],
-    ['Credits', String(p.credits)],
+    ['Seller', [seller.name, seller.url, seller.contact].filter(Boolean).join(' · ')],
+    ['Paid to (seller wallet)', p.treasury ?? '—'],
+    ['Buyer account', accountId],
+    ['Buyer wallet', p.payer],
+    ['Item', itemDisplay(p, plans)],
+    ['Credits', p.credits.toLocaleString('en-US')],
     ['Price', `USD ${formatUnits(BigInt(p.price_cents), 2)}`],
-    ['Paid', `${formatUnits(p.amount, p.decimals)} USDC on ${p.chain}`],
-    ['Token', p.token],
-    ['From', p.payer],
+    ['Amount paid', `${formatUnits(p.amount, p.decimals)} USDC`],
+    ['Chain', CHAIN_NAMES[p.chain] ?? p.chain],
+    ['Token contract', p.token],
     ['Transaction', p.tx_hash],
   ];
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cryptomcp receipt #${html(p.id)}</title>
-<style>body{font:14px/1.5 system-ui,sans-serif;max-width:42rem;margin:2rem auto;color:#111}h1{font-size:1.4rem}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #ddd;vertical-align:top}
-td{font-family:ui-monospace,monospace;word-break:break-all}@media print{button{display:none}}</style></head>
-<body><h1>cryptomcp — payment receipt</h1><table>${rows.map(([k, v]) => `<tr><th>${html(k)}</th><td>${html(v)}</td></tr>`).join('')}</table>
-<p>Paid on chain in USDC; the transaction above is the proof of payment.</p></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>${html(seller.name)} receipt #${html(p.id)}</title>
+<style>:root{color-scheme:light dark;--fg:#111;--bg:#fff;--muted:#555;--line:#ccc;--link:#0645ad}
+@media (prefers-color-scheme:dark){:root{--fg:#eee;--bg:#141414;--muted:#bbb;--line:#444;--link:#8ab4f8}}
+body{font:14px/1.5 system-ui,sans-serif;margin:0;color:var(--fg);background:var(--bg)}main{max-width:42rem;margin:2rem auto;padding:0 1rem}
+h1{font-size:1.4rem}a{color:var(--link)}table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}th{width:12rem}
+td{font-family:ui-monospace,monospace;overflow-wrap:anywhere}.muted{color:var(--muted)}
+@media (max-width:30rem){th,td{display:block;width:auto;border:0;padding:.1rem 0}td{border-bottom:1px solid var(--line);padding-bottom:.5rem}}
+@media print{nav,.print-hint{display:none}:root{--fg:#000;--bg:#fff;--line:#999}}</style></head>
+<body><nav><p style="max-width:42rem;margin:1rem auto;padding:0 1rem"><a href="/app/plans">← Back to the dashboard</a></p></nav>
+<main><h1>${html(seller.name)} — payment receipt</h1>
+<table>${rows.map(([k, v]) => `<tr><th scope="row">${html(k)}</th><td>${html(v)}</td></tr>`).join('')}</table>
+<p>Paid on chain in USDC; the transaction above is the proof of payment.</p>
+<p class="print-hint muted">To keep a copy, print this page or save it as PDF (Ctrl+P, or ⌘P on a Mac).</p></main></body></html>`;
 }
 
 export interface OrderRouteDeps {
@@ -96,6 +123,8 @@ export interface OrderRouteDeps {
   plans: () => Promise<Plan[]>;
   /** Cleared on this pod when an order is credited (the key cache holds balances and plans). */
   keys: KeyResolver;
+  /** How to reach the seller (DASHBOARD_CONTACT), printed on receipts. */
+  contact: string | undefined;
 }
 
 export function orderRoutes(app: FastifyInstance, deps: OrderRouteDeps): void {
@@ -144,7 +173,10 @@ export function orderRoutes(app: FastifyInstance, deps: OrderRouteDeps): void {
     }
   });
 
-  app.get('/purchases', async (request) => ({ purchases: (await purchaseList(deps.db, accountIdOf(request))).map(purchaseView) }));
+  app.get('/purchases', async (request) => {
+    const plans = await deps.plans();
+    return { purchases: (await purchaseList(deps.db, accountIdOf(request))).map((p) => purchaseView(p, plans)) };
+  });
 
   app.get('/purchases.csv', async (request, reply) =>
     reply
@@ -158,6 +190,10 @@ export function orderRoutes(app: FastifyInstance, deps: OrderRouteDeps): void {
     const id = (request.params as { id: string }).id;
     const purchase = (await purchaseList(deps.db, accountId)).find((p) => p.id === id);
     if (!purchase) throw new ApiError('NOT_FOUND', 'No purchase with this id on your account.', { purchase: id });
-    return reply.header('content-type', 'text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(receiptHtml(purchase, accountId));
+    const seller = { name: 'cryptomcp', url: request.server.origins.base, contact: deps.contact };
+    return reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(receiptHtml(purchase, accountId, seller, await deps.plans()));
   });
 }

@@ -7,7 +7,7 @@ import type { Database } from '../../db/pool.ts';
 import type { UsageReader } from '../../mcp/tool.ts';
 import { parseBody } from '../body.ts';
 import { sessionOf } from '../session.ts';
-import { parseRange, usageBreakdown, usageCsv, usageDaily } from '../usage.ts';
+import { parseRange, usageBreakdown, usageCsv, usageDaily, usageOutlook } from '../usage.ts';
 
 export function usageRoutes(
   authed: FastifyInstance,
@@ -19,7 +19,8 @@ export function usageRoutes(
   authed.get('/usage', async (request) => {
     const range = parseRange(request.query);
     const accountId = sessionOf(request).account_id;
-    return { ...(await deps.usage.usage(accountId)), ...range, daily: await usageDaily(db, accountId, range) };
+    const report = await deps.usage.usage(accountId);
+    return { ...report, ...range, daily: await usageDaily(db, accountId, range), outlook: await usageOutlook(db, accountId, report, new Date()) };
   });
 
   // What the gateway logged in the range: by day, key, server/tool and error code, with

@@ -29,6 +29,7 @@ export const benchTools: ToolDefinition[] = [
   }),
   defineTool({
     name: 'bench_sleep',
+    longRunning: true,
     title: 'Benchmark sleep',
     openWorld: false,
     description: 'Returns after waiting the given milliseconds; for tests of timeouts, draining and disconnects.',
@@ -69,6 +70,7 @@ export const benchTools: ToolDefinition[] = [
   }),
   defineTool({
     name: 'bench_fail',
+    longRunning: true,
     title: 'Benchmark failure',
     openWorld: false,
     description: 'Always fails as an upstream provider would; for tests of refunds.',

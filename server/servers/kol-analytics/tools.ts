@@ -357,6 +357,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'rank_kols',
+      longRunning: true,
       title: 'Rank KOLs',
       description:
         'Returns a leaderboard of accounts with at least min_calls scored calls, ordered by the lower end of the 95% interval of their hit rate in excess of the base rate or of their excess return over BTC (so small samples do not lead on luck), or by reach; rates and returns are fractions (0.05 = +5%). A metric equal for every candidate is refused (400).',

@@ -132,6 +132,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
     }),
     defineTool({
       name: 'backtest_forecast',
+      longRunning: true,
       title: 'Forecast backtest',
       description:
         "Returns a forecast model's rolling-origin backtest on an asset: MAE, MAPE, MASE against the random walk, directional accuracy and 50/80/95% interval coverage.",
@@ -209,6 +210,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
     }),
     defineTool({
       name: 'get_prediction_track_record',
+      longRunning: true,
       title: 'Prediction track record',
       description:
         "Returns forecast_price's matured forecasts on an asset scored against realised prices, or, where none has matured (the offline snapshot), its backtest record.",

@@ -378,6 +378,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     }),
     defineTool({
       name: 'due_diligence_report',
+      longRunning: true,
       title: 'Due diligence report',
       description:
         'Returns red, amber, green or neutral flags on a DeFi project (TVL size, trend and drawdowns, oracle and chain dependence, social attention and sentiment, token market data, developer activity where known), each with the data it rests on.',

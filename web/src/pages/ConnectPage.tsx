@@ -6,6 +6,13 @@ import { installLinks } from '../installLinks.ts';
 import { CopyButton } from './CopyButton.tsx';
 import type { NewKey } from './KeysPage.tsx';
 
+/** An address only this machine (or its network) reaches: no cloud connector can call it. */
+function notPublic(baseUrl: string): boolean {
+  const { protocol, hostname } = new URL(baseUrl);
+  const local = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0|10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2})$/;
+  return protocol !== 'https:' || local.test(hostname) || hostname.endsWith('.local');
+}
+
 export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKey: NewKey | undefined }) {
   const all = config.servers.map((s) => s.name);
   const [servers, setServers] = useState<string[]>(newKey?.servers ?? all);
@@ -18,6 +25,13 @@ export function ConnectPage({ config, newKey }: { config: DashboardConfig; newKe
 
   return (
     <>
+      {notPublic(config.mcp_base_url) && (
+        <p className="card notice" data-testid="local-url-note">
+          This service answers at <code>{config.mcp_base_url}</code>, which only this machine or its network reaches. Cloud connectors (claude.ai,
+          ChatGPT) call from their own servers and need a public https URL: put the service behind one (and set PUBLIC_BASE_URL) to use them. Clients
+          on this machine (Claude Desktop, Claude Code, Cursor, VS Code) can use the addresses below as they are.
+        </p>
+      )}
       <section className="card" aria-labelledby="one-url">
         <h2 id="one-url">Every server at one URL</h2>
         <p>

@@ -1,13 +1,13 @@
 // Where an app's OAuth authorization lands (/app/consent/{uid}): the wallet sign-in when needed,
 // then who is asking (name, address and logo from its metadata), the servers it asks for — which
-// the person may narrow — and Approve / Deny. The answer sends the browser back to the app.
+// the person may narrow, each with what it answers — and Approve / Deny, told apart by more than
+// their words. "Not you?" signs out so another wallet can answer. The answer sends the browser
+// back to the app. Built for a phone first: people approve connectors there.
 import { useEffect, useState } from 'react';
+import { short } from '../address.ts';
 import { api, ApiFailure, describeError, type DashboardConfig, type InteractionDetails, type SessionInfo } from '../api.ts';
-import { WalletPicker } from './WalletPicker.tsx';
-
-function short(address: string): string {
-  return address.length > 14 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
-}
+import { ServerChoices } from './ServerChoices.tsx';
+import { WalletPicker } from './WalletPickerLazy.tsx';
 
 /** Only an https logo is shown: anything else could be a tracking or local address. */
 function safeLogo(uri: string | null): string | undefined {
@@ -19,11 +19,13 @@ export function ConsentPage({
   config,
   session,
   onSignedIn,
+  onSignedOut,
 }: {
   uid: string;
   config: DashboardConfig;
   session: SessionInfo | null;
   onSignedIn: (s: SessionInfo) => void;
+  onSignedOut: () => void;
 }) {
   const [details, setDetails] = useState<InteractionDetails>();
   const [loadError, setLoadError] = useState<string>();
@@ -44,6 +46,11 @@ export function ConsentPage({
   useEffect(() => {
     document.title = 'Authorize an app · cryptomcp';
   }, []);
+
+  const notYou = async () => {
+    await api('POST', '/auth/sign-out').catch(() => {});
+    onSignedOut();
+  };
 
   const answer = async (kind: 'approve' | 'deny') => {
     setBusy(kind);
@@ -113,24 +120,27 @@ export function ConsentPage({
         <section className="card" aria-labelledby="consent-servers">
           <p data-testid="consent-account">
             Signed in as <span title={session.wallet.address}>{short(session.wallet.address)}</span> ({session.account.plan} plan,{' '}
-            {session.account.balance.toLocaleString('en-US')} credits).
+            {session.account.balance.toLocaleString('en-US')} credits).{' '}
+            <button type="button" className="link" disabled={busy !== undefined} onClick={() => void notYou()}>
+              Not you? Use another wallet
+            </button>
           </p>
           <fieldset className="servers">
             <legend id="consent-servers">Servers {name} may use</legend>
-            {details.servers.map((s) => (
-              <label key={s} className="check">
-                <input type="checkbox" checked={servers.includes(s)} onChange={(e) => setServers(e.target.checked ? [...servers, s] : servers.filter((x) => x !== s))} />
-                {s}
-              </label>
-            ))}
+            <ServerChoices
+              servers={details.servers.map((s) => config.servers.find((c) => c.name === s) ?? { name: s, description: '' })}
+              idPrefix="consent"
+              value={servers}
+              onChange={setServers}
+            />
           </fieldset>
           {servers.length === 0 && <p className="error">Choose at least one server, or deny.</p>}
           {error && <p role="alert" className="error">{error}</p>}
-          <div className="actions">
-            <button type="button" disabled={busy !== undefined || servers.length === 0} onClick={() => void answer('approve')}>
+          <div className="actions answer">
+            <button type="button" className="primary" disabled={busy !== undefined || servers.length === 0} onClick={() => void answer('approve')}>
               {busy === 'approve' ? 'Approving…' : 'Approve'}
             </button>
-            <button type="button" disabled={busy !== undefined} onClick={() => void answer('deny')}>
+            <button type="button" className="secondary" disabled={busy !== undefined} onClick={() => void answer('deny')}>
               {busy === 'deny' ? 'Denying…' : 'Deny'}
             </button>
           </div>

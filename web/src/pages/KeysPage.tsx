@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describeError, newIdempotencyKey, type DashboardConfig, type KeyInfo } from '../api.ts';
 import { CopyButton } from './CopyButton.tsx';
+import { ServerChoices } from './ServerChoices.tsx';
 import { When } from './When.tsx';
 
 export interface NewKey {
@@ -23,28 +24,6 @@ const GRACE_CHOICES = [
 
 function inDays(days: number): string {
   return new Date(Date.now() + days * 86400_000).toISOString().slice(0, 10);
-}
-
-/** The servers checkboxes, each with what the server answers. */
-function ServerChoices({ config, idPrefix, value, onChange }: { config: DashboardConfig; idPrefix: string; value: string[]; onChange: (next: string[]) => void }) {
-  return (
-    <ul className="server-choices">
-      {config.servers.map((s) => (
-        <li key={s.name}>
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={value.includes(s.name)}
-              aria-describedby={`${idPrefix}-desc-${s.name}`}
-              onChange={(e) => onChange(e.target.checked ? [...value, s.name] : value.filter((x) => x !== s.name))}
-            />
-            <span className="server-name">{s.name}</span>
-          </label>
-          <span id={`${idPrefix}-desc-${s.name}`} className="hint server-desc">{s.description}</span>
-        </li>
-      ))}
-    </ul>
-  );
 }
 
 /** Edits an active key's name, description, servers and expiry (the key itself does not change). */
@@ -82,7 +61,7 @@ function EditKey({ config, keyInfo, onSaved, onCancel }: { config: DashboardConf
   return (
     <section className="card" aria-labelledby="edit-title">
       <h2 id="edit-title" ref={heading} tabIndex={-1}>Edit “{keyInfo.name}”</h2>
-      <form onSubmit={(e) => void save(e)}>
+      <form onSubmit={(e) => void save(e)} onInput={() => setError(undefined)}>
         <div className="grid2">
           <label>
             New name
@@ -100,7 +79,7 @@ function EditKey({ config, keyInfo, onSaved, onCancel }: { config: DashboardConf
         </label>
         <fieldset className="servers">
           <legend>Servers this key may call</legend>
-          <ServerChoices config={config} idPrefix="edit" value={servers} onChange={setServers} />
+          <ServerChoices servers={config.servers} idPrefix="edit" value={servers} onChange={setServers} />
         </fieldset>
         <div className="create-row">
           <button type="submit" className="primary" disabled={saving || servers.length === 0}>{saving ? 'Saving…' : 'Save changes'}</button>
@@ -241,47 +220,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
         </p>
       )}
 
-      <section className="card" aria-labelledby="create-title">
-        <h2 id="create-title">Create a key</h2>
-        <form onSubmit={(e) => void create(e)}>
-          <div className="grid2">
-            <label>
-              <span>
-                Name <span aria-hidden="true">*</span>
-              </span>
-              <input required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. laptop assistant" />
-            </label>
-            <label>
-              Expires on
-              <input type="date" value={expires} min={inDays(1)} onChange={(e) => setExpires(e.target.value)} aria-describedby="expiry-hint" />
-              <span id="expiry-hint" className="hint">We suggest 90 days; clear the date for a key that never expires.</span>
-            </label>
-          </div>
-          <label>
-            Description
-            <textarea maxLength={500} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
-          </label>
-          <fieldset className="servers">
-            <legend>Servers this key may call</legend>
-            <ServerChoices config={config} idPrefix="server" value={servers} onChange={setServers} />
-          </fieldset>
-          <div className="create-row">
-            <button type="submit" className="primary" disabled={creating || atCap || keys === undefined || servers.length === 0} aria-describedby="cap-note">
-              {creating ? 'Creating…' : 'Create key'}
-            </button>
-            <span id="cap-note" className="hint" data-testid="cap-note">
-              {maxKeys === null
-                ? ''
-                : atCap
-                  ? `You have ${active} of ${maxKeys} active keys, the most your plan allows. Revoke a key you no longer use (or change plan on the Plans page) to create another.`
-                  : `${active} of ${maxKeys} active keys on your plan.`}
-              {servers.length === 0 ? ' Choose at least one server.' : ''}
-            </span>
-          </div>
-        </form>
-        <p role="alert" className="error">{error}</p>
-      </section>
-
+      {/* The list before the form: on a phone the keys are the first thing below the heading. */}
       <section aria-labelledby="list-title" aria-busy={keys === undefined}>
         <div className="toolbar">
           <h2 id="list-title">Your keys</h2>
@@ -366,6 +305,47 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
             </table>
           </div>
         )}
+      </section>
+
+      <section className="card" aria-labelledby="create-title">
+        <h2 id="create-title">Create a key</h2>
+        <form onSubmit={(e) => void create(e)} onInput={() => setError(undefined)}>
+          <div className="grid2">
+            <label>
+              <span>
+                Name <span aria-hidden="true">*</span>
+              </span>
+              <input required maxLength={64} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. laptop assistant" />
+            </label>
+            <label>
+              Expires on
+              <input type="date" value={expires} min={inDays(1)} onChange={(e) => setExpires(e.target.value)} aria-describedby="expiry-hint" />
+              <span id="expiry-hint" className="hint">We suggest 90 days; clear the date for a key that never expires.</span>
+            </label>
+          </div>
+          <label>
+            Description
+            <textarea maxLength={500} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
+          </label>
+          <fieldset className="servers">
+            <legend>Servers this key may call</legend>
+            <ServerChoices servers={config.servers} idPrefix="server" value={servers} onChange={setServers} />
+          </fieldset>
+          <div className="create-row">
+            <button type="submit" className="primary" disabled={creating || atCap || keys === undefined || servers.length === 0} aria-describedby="cap-note">
+              {creating ? 'Creating…' : 'Create key'}
+            </button>
+            <span id="cap-note" className="hint" data-testid="cap-note">
+              {maxKeys === null
+                ? ''
+                : atCap
+                  ? `You have ${active} of ${maxKeys} active keys, the most your plan allows. Revoke a key you no longer use (or change plan on the Plans page) to create another.`
+                  : `${active} of ${maxKeys} active keys on your plan.`}
+              {servers.length === 0 ? ' Choose at least one server.' : ''}
+            </span>
+          </div>
+        </form>
+        <p role="alert" className="error">{error}</p>
       </section>
     </>
   );

@@ -1,8 +1,12 @@
 // The plans as the catalog reports them with their monthly prices, the current one marked; an
 // Upgrade (or Extend) button per plan for sale and the credit packs, paid in USDC from a wallet
-// (Purchase.tsx); the account's wallets, with linking of another wallet.
+// (Purchase.tsx); transfers sent and not credited yet, each with its claim (PendingPayments.tsx); a
+// warning from 7 days before a paid plan lapses to Free; the account's wallets, with linking.
 import { useCallback, useEffect, useState } from 'react';
-import { api, describeError, formatCents, formatDate, type DashboardConfig, type PlansInfo, type SessionInfo } from '../api.ts';
+import { api, describeError, formatCents, type DashboardConfig, type PlansInfo, type SessionInfo } from '../api.ts';
+import { When } from './When.tsx';
+import { LAPSE_NOTICE_DAYS, LapseWarning } from './LapseWarning.tsx';
+import { PendingPayments } from './PendingPayments.tsx';
 import { Purchase, type Purchasable } from './Purchase.tsx';
 import { Wallets } from './Wallets.tsx';
 
@@ -16,16 +20,35 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
   const [plans, setPlans] = useState<PlansView>();
   const [error, setError] = useState<string>();
   const [buying, setBuying] = useState<Purchasable>();
+  const [tick, setTick] = useState(0);
   const load = useCallback(() => {
+    setTick((t) => t + 1);
     api<PlansView>('GET', '/plans').then(setPlans, (err: unknown) => setError(describeError(err)));
   }, []);
   useEffect(load, [load]);
   const total = config.servers.length;
   const forSale = (plans?.chains.length ?? 0) > 0;
+  const planName = (name: string) => plans?.plans.find((p) => p.name === name)?.display_name ?? name;
+  const current = plans?.plans.find((p) => p.current);
+  // A paid plan lapses to Free at paid_until unless plan time was bought after it: say so from 7 days before.
+  const lapsesAt = plans?.paid_until && (plans.scheduled ?? []).length === 0 ? plans.paid_until : undefined;
+  const lapseSoon = lapsesAt !== undefined && Date.parse(lapsesAt) - Date.now() <= LAPSE_NOTICE_DAYS * 86_400_000 && Date.parse(lapsesAt) > Date.now();
   return (
     <>
       <p role="alert" className="error">{error}</p>
       {!plans && !error && <p className="muted" aria-live="polite">Loading plans…</p>}
+      {plans && forSale && (
+        <PendingPayments
+          accountId={session.account.id}
+          planName={planName}
+          refresh={tick}
+          onPaid={() => {
+            load();
+            onLinked();
+          }}
+        />
+      )}
+      {lapseSoon && current && lapsesAt && <LapseWarning plan={current.display_name} lapsesAt={lapsesAt} onPlansPage />}
       {plans?.free_allowance === 'withheld' && (
         <p className="card">
           This account started with 0 credits: the free allowance comes once per wallet, and this wallet had it before (on an account it
@@ -51,12 +74,17 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
               <dt>Servers</dt>
               <dd>{p.servers.length >= total ? `all ${p.servers.length}` : p.servers.join(', ')}</dd>
             </dl>
-            {p.current && plans.paid_until && <p className="muted">Paid until {formatDate(plans.paid_until).text}</p>}
+            {p.current && plans.paid_until && (
+              <p className="muted">
+                Paid until <When iso={plans.paid_until} withTime={false} />
+                {(plans.scheduled ?? []).length === 0 ? ', then back to Free unless extended' : ''}
+              </p>
+            )}
             {plans.scheduled
               ?.filter((s) => s.plan === p.name)
               .map((s) => (
                 <p key={s.starts_at} className="muted">
-                  Bought: starts {formatDate(s.starts_at).text}, paid until {formatDate(s.ends_at).text}
+                  Bought: starts <When iso={s.starts_at} withTime={false} />, paid until <When iso={s.ends_at} withTime={false} />
                 </p>
               ))}
             {forSale && p.price_cents !== null && (
@@ -70,12 +98,14 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
       {buying && plans && (
         <Purchase
           config={config}
+          session={session}
           what={buying}
           chains={plans.chains}
           onPaid={() => {
             load();
             onLinked();
           }}
+          onLinked={onLinked}
           onClose={() => setBuying(undefined)}
         />
       )}

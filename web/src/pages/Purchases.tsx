@@ -1,7 +1,9 @@
 // The account's purchases paid on chain, newest first, each with its transaction and a printable
 // receipt; all of them as CSV.
 import { useEffect, useState } from 'react';
+import { short } from '../address.ts';
 import { api, describeError, formatCents, formatDate, type PurchaseInfo } from '../api.ts';
+import { CHAIN_NAMES } from './Purchase.tsx';
 
 export function Purchases() {
   const [purchases, setPurchases] = useState<PurchaseInfo[]>();
@@ -31,16 +33,15 @@ export function Purchases() {
               return (
                 <tr key={p.id}>
                   <td data-label="Date" title={when.utc}>{when.text}</td>
-                  <td data-label="Item">{p.kind === 'plan' ? `Plan ${p.item ?? ''}` : `Pack ${p.item ?? ''}`}</td>
+                  <td data-label="Item">{p.item_display}</td>
                   <td data-label="Credits">{p.credits.toLocaleString('en-US')}</td>
                   <td data-label="Price">{formatCents(p.price_cents)}</td>
                   <td data-label="Paid">
-                    {p.amount_display} USDC on {p.chain} <code className="address">{p.tx_hash.slice(0, 12)}…</code>
+                    {p.amount_display} USDC on {CHAIN_NAMES[p.chain as keyof typeof CHAIN_NAMES] ?? p.chain} from <code className="address">{short(p.payer)}</code>, transaction{' '}
+                    <code className="address">{p.tx_hash.slice(0, 12)}…</code>
                   </td>
                   <td data-label="Receipt">
-                    <a href={`/api/purchases/${p.id}/receipt`} target="_blank" rel="noreferrer">
-                      Receipt #{p.id}
-                    </a>
+                    <a href={`/api/purchases/${p.id}/receipt`}>Receipt #{p.id}</a>
                   </td>
                 </tr>
               );

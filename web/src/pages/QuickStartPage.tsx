@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'react';
 import { describeError, fetchCatalog, type Catalog, type DashboardConfig } from '../api.ts';
 import { KEY_ENV } from '../clientConfig.ts';
-import { exampleArguments, quickStartSnippets } from '../quickStart.ts';
+import { exampleArguments, quickStartSnippets, starterTool } from '../quickStart.ts';
 import { CopyButton } from './CopyButton.tsx';
 import type { NewKey } from './KeysPage.tsx';
 
@@ -17,14 +17,15 @@ export function QuickStartPage({ config, newKey }: { config: DashboardConfig; ne
   const [catalog, setCatalog] = useState<Catalog>();
   const [error, setError] = useState<string>();
   const [server, setServer] = useState(newKey?.servers?.[0] ?? config.servers[0]?.name ?? '');
-  const [tool, setTool] = useState('get_capabilities');
+  // '' until one is picked: the server's starter tool, a real data call (quickStart.ts).
+  const [tool, setTool] = useState('');
   const [pasted, setPasted] = useState('');
   useEffect(() => {
     fetchCatalog().then(setCatalog, (err: unknown) => setError(describeError(err)));
   }, []);
 
   const entry = catalog?.servers.find((s) => s.name === server);
-  const chosen = entry?.tools.find((t) => t.name === tool) ?? entry?.tools[0];
+  const chosen = entry?.tools.find((t) => t.name === tool) ?? (entry ? starterTool(entry.tools) : undefined);
   const key = newKey?.plaintext ?? (KEY_FORMAT.test(pasted.trim()) ? pasted.trim() : undefined);
   const snippets = chosen ? quickStartSnippets(config.mcp_base_url, server, chosen.name, exampleArguments(chosen.input_schema), key) : undefined;
 
@@ -66,7 +67,7 @@ export function QuickStartPage({ config, newKey }: { config: DashboardConfig; ne
                 value={server}
                 onChange={(e) => {
                   setServer(e.target.value);
-                  setTool('get_capabilities');
+                  setTool('');
                 }}
               >
                 {catalog.servers.map((s) => (

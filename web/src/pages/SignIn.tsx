@@ -2,7 +2,7 @@
 // answer and what a call costs (from the public catalog), what the free plan gives, and sign-in.
 import { useEffect, useState } from 'react';
 import { describeError, fetchCatalog, type Catalog, type DashboardConfig, type SessionInfo } from '../api.ts';
-import { WalletPicker } from './WalletPicker.tsx';
+import { WalletPicker } from './WalletPickerLazy.tsx';
 
 function costRange(tools: Catalog['servers'][number]['tools']): string {
   const paid = tools.map((t) => t.credits).filter((c) => c > 0);

@@ -1,10 +1,12 @@
 // Signing in with another wallet while signed in: a wallet of this account or of another account
 // switches to it; a wallet with no account yet is offered for linking to this account (or, if the
-// person prefers, a separate account) instead of silently opening a second account.
+// person prefers, a separate account) instead of silently opening a second account. It is a modal
+// dialog: it takes focus, Escape or Cancel closes it and focus returns to "Switch wallet".
 import { useState } from 'react';
 import { short } from '../address.ts';
 import { api, describeError, type DashboardConfig, type SessionInfo, type WalletOffer } from '../api.ts';
-import { WalletPicker } from './WalletPicker.tsx';
+import { Dialog } from './Dialog.tsx';
+import { WalletPicker } from './WalletPickerLazy.tsx';
 
 export function SwitchWallet({
   config,
@@ -38,8 +40,8 @@ export function SwitchWallet({
   };
 
   return (
-    <section className="card" aria-labelledby="switch-title" data-testid="switch-wallet">
-      <h2 id="switch-title">Sign in with another wallet</h2>
+    <Dialog labelledBy="switch-title" onClose={onClose} testId="switch-wallet">
+      <h2 id="switch-title" tabIndex={-1}>Sign in with another wallet</h2>
       {offer ? (
         <div data-testid="link-offer">
           <p>
@@ -68,6 +70,6 @@ export function SwitchWallet({
         </>
       )}
       <p role="alert" className="error">{error}</p>
-    </section>
+    </Dialog>
   );
 }

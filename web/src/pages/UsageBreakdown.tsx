@@ -45,7 +45,7 @@ const OUTCOME_HEADERS = (
   </>
 );
 
-export function UsageBreakdown({ range, retentionDays }: { range: UsageRangeValue; retentionDays: number }) {
+export function UsageBreakdown({ range, retentionDays, refresh = 0 }: { range: UsageRangeValue; retentionDays: number; refresh?: number }) {
   const { keys, nameOf } = useCredentials();
   const [key, setKey] = useState('');
   const [data, setData] = useState<Breakdown>();
@@ -63,7 +63,7 @@ export function UsageBreakdown({ range, retentionDays }: { range: UsageRangeValu
         if (mine === latest.current) setError(describeError(err));
       },
     );
-  }, [range.query, key]);
+  }, [range.query, key, refresh]);
 
   const keyName = nameOf;
   const total = data?.daily.reduce(

@@ -2,7 +2,7 @@
 // WalletConnect when configured) and Solana wallets registered through the Wallet Standard — and
 // signs in, links a wallet, or signs a given statement (a merge) with the one chosen.
 import type { Wallet } from '@wallet-standard/base';
-import { useEffect, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import type { Config, Connector } from 'wagmi';
 import { getConnectors, watchConnectors } from 'wagmi/actions';
 import { api, ApiFailure, describeError, type DashboardConfig, type NonceInfo, type WalletOffer } from '../api.ts';
@@ -27,6 +27,7 @@ export function WalletPicker({ config, mode, onDone, statement, onMergeOffer }: 
   const [chainId, setChainId] = useState<number>(SIGN_IN_CHAINS[0].id);
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<string>();
+  const chainHint = useId();
 
   useEffect(() => {
     let stop = () => {};
@@ -62,14 +63,6 @@ export function WalletPicker({ config, mode, onDone, statement, onMergeOffer }: 
     <div className="picker">
       <fieldset>
         <legend>EVM wallets</legend>
-        <label className="inline">
-          Chain{' '}
-          <select value={chainId} onChange={(e) => setChainId(Number(e.target.value))}>
-            {SIGN_IN_CHAINS.map((c) => (
-              <option key={c.id} value={c.id}>{c.name}</option>
-            ))}
-          </select>
-        </label>
         <ul className="wallets">
           {evmWallets.map((c) => (
             <li key={c.uid}>
@@ -85,6 +78,18 @@ export function WalletPicker({ config, mode, onDone, statement, onMergeOffer }: 
           ))}
           {evmWallets.length === 0 && <li className="muted">No EVM wallet found in this browser.</li>}
         </ul>
+        {/* After the wallets, not before: the chain only names the network in the signed message. */}
+        {evmWallets.length > 0 && (
+          <label className="inline small chain">
+            Chain named in the message{' '}
+            <select value={chainId} onChange={(e) => setChainId(Number(e.target.value))} aria-describedby={chainHint}>
+              {SIGN_IN_CHAINS.map((c) => (
+                <option key={c.id} value={c.id}>{c.name}</option>
+              ))}
+            </select>
+            <span id={chainHint} className="hint">Ethereum unless you prefer another: the account is the same on every chain (a smart-contract wallet signs on the chain it first used).</span>
+          </label>
+        )}
       </fieldset>
       <fieldset>
         <legend>Solana wallets</legend>

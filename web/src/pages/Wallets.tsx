@@ -3,7 +3,7 @@
 import { useState } from 'react';
 import { short } from '../address.ts';
 import { api, describeError, type DashboardConfig, type SessionInfo, type WalletOffer } from '../api.ts';
-import { WalletPicker } from './WalletPicker.tsx';
+import { WalletPicker } from './WalletPickerLazy.tsx';
 
 type Signed = { family: 'evm' | 'solana'; message: string; signature: string };
 
