@@ -282,3 +282,14 @@ export function empiricalQuantile(xs: ArrayLike<number>, p: number): number {
   const b = sorted[Math.min(lo + 1, sorted.length - 1)] as number;
   return a + (h - lo) * (b - a);
 }
+
+/** Wilson score 95% interval of a share of k successes in n trials ([0, 1] when n is 0). */
+export function wilson95(k: number, n: number): [number, number] {
+  if (n === 0) return [0, 1];
+  const z = 1.959963984540054;
+  const p = k / n;
+  const d = 1 + (z * z) / n;
+  const centre = (p + (z * z) / (2 * n)) / d;
+  const half = (z / d) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}

@@ -6,7 +6,9 @@ import {
   driftForecastVariance,
   forecast,
   FORECAST_MODELS,
+  intervalScale,
   sesForecastVariance,
+  TAIL_WIDENING_30D,
   simpleExponentialSmoothing,
   tailDegreesOfFreedom,
   type CandidateScore,
@@ -256,5 +258,25 @@ describe('backtest misses', () => {
     for (const l of [50, 80, 95]) expect(r.coverage[l]! + r.misses[l]!.above + r.misses[l]!.below).toBeCloseTo(1, 12);
     expect(r.up_base_rate).toBeGreaterThanOrEqual(0);
     expect(r.up_base_rate).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the 95% band widened beyond a week (issue 35: 30-day 95% bands covered 90.7% out of sample)', () => {
+  it('scales the 95% band by 1 up to 7 days and by TAIL_WIDENING_30D at 30, leaving narrower bands alone', () => {
+    expect(TAIL_WIDENING_30D).toBe(1.1);
+    expect(intervalScale(95, 7)).toBe(1);
+    expect(intervalScale(95, 30)).toBeCloseTo(1.1, 12);
+    expect(intervalScale(80, 30)).toBe(1);
+    expect(intervalScale(50, 30)).toBe(0.88);
+    // A 95% band against a 94.9% one of the same forecast: the same width at 7 days, 10% wider
+    // (on the log scale) at 30.
+    const f = forecast(walk(5, 400), { horizon: 30, model: 'drift', levels: [94.9, 95] });
+    const ratio = (step: number) => {
+      const s = f.steps[step - 1]!;
+      const c = Math.log(s.point);
+      return (Math.log(s.intervals[95]![1]) - c) / (Math.log(s.intervals[94.9]![1]) - c);
+    };
+    expect(ratio(7)).toBeLessThan(1.02);
+    expect(ratio(30)).toBeGreaterThan(1.09);
   });
 });

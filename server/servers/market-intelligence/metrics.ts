@@ -3,12 +3,12 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { addDays, daysBetween } from '../../lib/dates.ts';
 import { snakeKeys } from '../../lib/snake.ts';
-import { lastNDays } from '../../analytics/candles.ts';
 import { betaAndCorrelation, correlationMatrix, DAYS_PER_YEAR, distanceFromAllTimeHigh, maxDrawdown, realisedVolatility } from '../../analytics/risk.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { analyse } from '../common/analysis.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
 import { assetRef, pricePoint } from '../common/outputs.ts';
+import { contiguous, contiguousWindow } from '../common/series.ts';
 import type { ServerDeps } from '../deps.ts';
 
 const windowSchema = z.object({ from: z.string(), to: z.string(), days: z.number() });
@@ -32,7 +32,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
         .strict(),
       output: z.object({
         asset: assetRef,
-        window: z.object({ from: z.string().optional(), to: z.string(), days: z.number() }),
+        window: z.object({ from: z.string().optional(), to: z.string(), days: z.number().describe('Days of daily returns used: the window, or less where a break in the data cut it.') }),
         realised_volatility: z
           .object({ daily: z.number(), annualised: z.number(), observations: z.number(), from: z.string(), to: z.string() })
           .describe('Sample standard deviation of daily log returns; the one volatility of this answer (the Sharpe ratio divides by it).'),
@@ -65,11 +65,16 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
         const asset = resolveAsset(market.registry, args.asset);
         const bench = resolveAsset(market.registry, args.benchmark);
         const [series, benchSeries] = await Promise.all([
-          market.candles(asset.id, { interval: 'daily' }, ctx.signal),
-          market.candles(bench.id, { interval: 'daily' }, ctx.signal),
+          market.candles(asset.id, { interval: 'daily' }, ctx.signal).then((s) => contiguous(s, asset.symbol.toUpperCase())),
+          market.candles(bench.id, { interval: 'daily' }, ctx.signal).then((s) => contiguous(s, bench.symbol.toUpperCase())),
         ]);
-        const window = lastNDays(series.candles, args.window_days);
+        // Returns, volatility, drawdown and beta on the last contiguous run of each; the all-time
+        // high is a level, not a return, so it is taken over every candle (breaks included).
+        const { candles: window, notes } = contiguousWindow(series, args.window_days);
         const benchWindow = benchSeries.candles.filter((c) => c.date >= (window[0]?.date ?? '') && c.date <= series.as_of);
+        const benchNotes = window[0] && benchSeries.candles[0] && benchSeries.candles[0].date > window[0].date && benchSeries.gaps.length > 0
+          ? [`${benchSeries.label} (the benchmark) has a break in its data: beta and correlation use only the days from ${benchSeries.candles[0].date}.`]
+          : [];
         const result = analyse('not enough history', () => {
           const volatility = realisedVolatility(window);
           const first = window[0]!;
@@ -79,7 +84,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
           const spanned = Math.max(1, daysBetween(first.date, last.date));
           const dailyRiskFree = Math.log(1 + args.risk_free_rate) / DAYS_PER_YEAR;
           return {
-            window: { from: first.date, to: series.as_of, days: window.length },
+            window: { from: first.date, to: series.as_of, days: window.length - 1 },
             realised_volatility: volatility,
             returns: { total, annualised_geometric: (1 + total) ** (DAYS_PER_YEAR / spanned) - 1, mean_daily_log: meanLog, observations: volatility.observations },
             max_drawdown: maxDrawdown(window),
@@ -89,19 +94,19 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
               method: 'mean daily log return minus ln(1 + risk_free_rate) / 365, over the realised volatility above (daily log returns), times √365: a negative return gives a negative Sharpe',
             },
             vs_benchmark: { benchmark: bench.id, ...snakeKeys(betaAndCorrelation(window, benchWindow)) },
-            all_time_high: snakeKeys(distanceFromAllTimeHigh(series.candles)),
+            all_time_high: snakeKeys(distanceFromAllTimeHigh(series.all)),
           };
         });
         // The answer is as old as its oldest figure: beta and correlation stop where the benchmark does.
         const benchTo = result.vs_benchmark.to;
-        const dataAsOf = benchTo < series.as_of ? benchTo : series.as_of;
+        const dated = benchTo < series.as_of
+          ? [`Figures rest on different dates: ${asset.symbol.toUpperCase()}'s volatility, return, drawdown and Sharpe ratio run to ${series.as_of}; its beta and correlation to ${bench.id} stop at ${benchTo}, where ${bench.id}'s closes end. data_as_of is the older.`]
+          : [];
         return {
           data: { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, ...result, units: 'fractions (0.25 = 25%); annualised with 365 days' },
           source: series.source === benchSeries.source ? series.source : `${series.source}+${benchSeries.source}`,
-          data_as_of: dataAsOf,
-          ...(benchTo < series.as_of
-            ? { notes: [`Figures rest on different dates: ${asset.symbol.toUpperCase()}'s volatility, return, drawdown and Sharpe ratio run to ${series.as_of}; its beta and correlation to ${bench.id} stop at ${benchTo}, where ${bench.id}'s closes end. data_as_of is the older.`] }
-            : {}),
+          data_as_of: benchTo < series.as_of ? benchTo : series.as_of,
+          notes: [...notes.map((n) => `${n} The all-time high is over all the data, break included.`), ...benchNotes, ...dated],
         };
       },
     }),
@@ -129,14 +134,17 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
         if (entries.length < 2) {
           throw new ApiError('INVALID_PARAMS', 'Name at least two different assets.', { issues: [{ path: 'assets', message: 'at least two distinct assets' }] });
         }
-        const all = await Promise.all(entries.map((e) => market.candles(e.id, { interval: 'daily' }, ctx.signal)));
+        // Each series' last contiguous run: no return spans a break in the data.
+        const all = await Promise.all(entries.map((e) => market.candles(e.id, { interval: 'daily' }, ctx.signal).then((s) => contiguous(s, e.symbol.toUpperCase()))));
         // Assets end on different days: the window ends on the last day all of them have.
         const end = all.map((s) => s.as_of).reduce((a, b) => (b < a ? b : a));
         const start = addDays(end, -args.window_days);
         const firsts = all.map((s) => s.candles[0]?.date ?? end);
         if (firsts.some((f) => f > start)) {
-          const late = entries.filter((_, i) => firsts[i]! > start).map((e) => e.id);
-          throw new ApiError('INVALID_PARAMS', `Not enough common history before ${end}: ${late.join(', ')} start later than ${start}.`, {
+          const late = entries
+            .map((e, i) => (firsts[i]! > start ? `${e.id}${all[i]!.gaps.length > 0 ? ` (after a break in its prices from ${all[i]!.gaps.at(-1)!.from} to ${all[i]!.gaps.at(-1)!.to})` : ''}` : null))
+            .filter((x) => x !== null);
+          throw new ApiError('INVALID_PARAMS', `Not enough common contiguous history before ${end}: ${late.join(', ')} start later than ${start}.`, {
             issues: [{ path: 'window_days', message: `choose a window ending ${end} that these assets cover` }],
           });
         }

@@ -1,5 +1,6 @@
 // search_assets, get_prices, get_ohlcv: the registry, quotes and candles.
 import { z } from 'zod';
+import { gapsOf } from '../../analytics/candles.ts';
 import { ApiError } from '../../errors.ts';
 import { addDays, daysBetween, isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
@@ -97,12 +98,16 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
           });
         }
         const { items, next_cursor, truncated, share } = page(inRange, args.limit, args.cursor);
+        // Candles are given as they are, but a break in a daily range is said: the two candles
+        // around it are not one day apart.
+        const breaks = args.interval === 'daily' ? gapsOf(inRange) : [];
         // The data ends before `to` (or before a week does): the answer says where, and which week is short.
         const end = args.to && args.to < all.as_of ? args.to : all.as_of;
         const partialDays = (c: { date: string }) => Math.min(7, daysBetween(c.date, end) + 1);
         const candles = args.interval === 'weekly' ? items.map((c) => (partialDays(c) < 7 ? { ...c, partial_week_days: partialDays(c) } : c)) : items;
         const shortWeek = candles.find((c) => 'partial_week_days' in c);
         const notes = [
+          ...breaks.map((g) => `${entry.symbol.toUpperCase()} has no candles from ${addDays(g.from, 1)} to ${addDays(g.to, -1)} (${g.missing_days} days) in this range.`),
           ...(args.to && args.to > all.as_of ? [`to ${args.to} is after the data's last day: the candles stop at ${all.as_of}.`] : []),
           ...(shortWeek ? [`The week of ${shortWeek.date} holds ${partialDays(shortWeek)} of its 7 days (to ${end}): its close is not a week's close.`] : []),
         ];

@@ -2,8 +2,9 @@
 // Σ quantity × close over the days every measured asset has a close, and the market-intelligence
 // risk measures (server/analytics/risk.ts) run on it as on any price series.
 import { z } from 'zod';
-import type { DailyCandle } from '../../analytics/candles.ts';
+import { lastContiguous, type DailyCandle } from '../../analytics/candles.ts';
 import { betaAndCorrelation, maxDrawdown, realisedVolatility, sharpeRatio } from '../../analytics/risk.ts';
+import { addDays } from '../../lib/dates.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import type { Holding } from './holdings.ts';
 
@@ -68,10 +69,14 @@ export async function holdingsRisk(market: MarketDataProvider, holdings: Holding
   const windows = new Map<string, DailyCandle[]>();
   ids.forEach((id, i) => {
     const s = series[i];
-    const w = s ? lastDays(s.candles, to, windowDays) : [];
+    // Only the last contiguous run of each series: no daily return may span a break in its data.
+    const run = s ? lastContiguous(s.candles.filter((c) => c.date <= to)) : null;
+    const w = run ? lastDays(run.candles, to, windowDays) : [];
     // An asset must cover most of the window, or its short history would shrink everyone's.
     if (w.length < Math.floor(windowDays * 0.9)) {
-      excluded.push({ asset_id: id, symbol: qty.get(id)!.symbol, reason: `price history covers ${w.length} of the ${windowDays + 1} days` });
+      const gap = run?.gaps.at(-1);
+      const cut = gap && w[0] && w[0].date === gap.to ? ` (its data has no prices from ${addDays(gap.from, 1)} to ${addDays(gap.to, -1)})` : '';
+      excluded.push({ asset_id: id, symbol: qty.get(id)!.symbol, reason: `price history covers ${w.length} of the ${windowDays + 1} days${cut}` });
       qty.delete(id);
     } else windows.set(id, w);
   });
@@ -87,10 +92,14 @@ export async function holdingsRisk(market: MarketDataProvider, holdings: Holding
       counts.set(c.date, (counts.get(c.date) ?? 0) + 1);
     }
   }
-  const candles: DailyCandle[] = [...byDate.entries()]
-    .filter(([d]) => counts.get(d) === windows.size)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([date, v]) => ({ date, open: v, high: v, low: v, close: v, volume_usd: null }));
+  // Days all of them share can still miss one (an asset without a close that day): the last
+  // contiguous run of the shared days, so no return spans a missing day.
+  const { candles } = lastContiguous<DailyCandle>(
+    [...byDate.entries()]
+      .filter(([d]) => counts.get(d) === windows.size)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([date, v]) => ({ date, open: v, high: v, low: v, close: v, volume_usd: null })),
+  );
   if (candles.length < 3) return null;
 
   const vol = realisedVolatility(candles);
@@ -107,7 +116,7 @@ export async function holdingsRisk(market: MarketDataProvider, holdings: Holding
   let corr: number | null = null;
   if (btc && btc.candles.length > 0) {
     try {
-      const b = betaAndCorrelation(candles, lastDays(btc.candles, to, windowDays));
+      const b = betaAndCorrelation(candles, lastDays(lastContiguous(btc.candles).candles, to, windowDays));
       beta = b.beta === null ? null : round(b.beta);
       corr = b.correlation === null ? null : round(b.correlation);
     } catch {

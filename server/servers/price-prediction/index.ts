@@ -10,7 +10,7 @@ export function pricePrediction(deps: ServerDeps): ServerSpec {
     name: 'price-prediction',
     icon: serverIcon('price-prediction'),
     title: 'Price Prediction',
-    description: 'Price forecasts with calibrated intervals, backtests, volatility forecasts, technical indicators, signals and levels computed from daily price history.',
+    description: 'Price forecasts with 50/80/95% intervals (coverage measured in and out of sample), backtests, volatility forecasts, technical indicators, signals and levels computed from daily price history.',
     chains: [],
     dataFreshness:
       deps.market.name === 'snapshot'

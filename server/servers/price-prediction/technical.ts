@@ -1,6 +1,5 @@
 // get_technical_indicators, get_trading_signal, get_support_resistance, scenario_analysis.
 import { z } from 'zod';
-import { lastNDays } from '../../analytics/candles.ts';
 import { technicalIndicators } from '../../analytics/indicators.ts';
 import { supportResistance } from '../../analytics/levels.ts';
 import { betaAndCorrelation } from '../../analytics/risk.ts';
@@ -11,6 +10,7 @@ import type { MarketDataProvider } from '../../providers/market/types.ts';
 import { analyse, analysed, jobOf } from '../common/analysis.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { assetRef, day } from '../common/outputs.ts';
+import { contiguous, contiguousWindow } from '../common/series.ts';
 import type { ServerDeps } from '../deps.ts';
 
 export const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".');
@@ -47,10 +47,13 @@ const pivots = z.object({
   s3: z.number(),
 });
 
-/** An asset's full daily history, resolved from what the user typed. */
+/**
+ * An asset's daily history, resolved from what the user typed: its last contiguous run (series.all
+ * keeps every candle), so that nothing computed on it spans a break in the data.
+ */
 export async function history(market: MarketDataProvider, query: string, signal: AbortSignal) {
   const asset = resolveAsset(market.registry, query);
-  const series = await market.candles(asset.id, { interval: 'daily' }, signal);
+  const series = contiguous(await market.candles(asset.id, { interval: 'daily' }, signal), asset.symbol.toUpperCase());
   return { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, series };
 }
 
@@ -88,11 +91,11 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const recent = lastNDays(series.candles, 600);
+        const { candles: recent, notes } = contiguousWindow(series, 600);
         const indicators = analyse('cannot compute indicators', () =>
           technicalIndicators(recent, { historyLength: args.history, emaPeriods: args.ema_periods, smaPeriods: args.sma_periods }),
         );
-        return { data: { asset, as_of: series.as_of, indicators: snakeKeys(indicators) }, source: series.source, data_as_of: series.as_of };
+        return { data: { asset, as_of: series.as_of, indicators: snakeKeys(indicators) }, source: series.source, data_as_of: series.as_of, notes };
       },
     }),
     defineTool({
@@ -139,7 +142,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         const { asset, series } = await history(market, args.asset, ctx.signal);
         // Exactly replay_days scored days, each with the rule's full 300 days behind it, ending
         // horizon_days before the last close (the last day whose outcome is known).
-        const candles = lastNDays(series.candles, args.replay_days + 300 + args.horizon_days);
+        const { candles, notes } = contiguousWindow(series, args.replay_days + 300 + args.horizon_days);
         // The replay evaluates the rule on every day: hundreds of ms, so it runs in the compute pool.
         const { signal, record } = await analysed(
           'not enough history',
@@ -161,6 +164,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),
@@ -208,10 +212,9 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       credits: 1,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const levels = analyse('cannot find levels', () =>
-          supportResistance(lastNDays(series.candles, args.window_days), { pivotPeriod: args.pivot_period }),
-        );
-        return { data: { asset, window_days: args.window_days, ...snakeKeys(levels) }, source: series.source, data_as_of: series.as_of };
+        const { candles, notes } = contiguousWindow(series, args.window_days);
+        const levels = analyse('cannot find levels', () => supportResistance(candles, { pivotPeriod: args.pivot_period }));
+        return { data: { asset, window_days: args.window_days, ...snakeKeys(levels) }, source: series.source, data_as_of: series.as_of, notes };
       },
     }),
     defineTool({
@@ -244,8 +247,8 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       credits: 2,
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
-        const btc = await market.candles('bitcoin', { interval: 'daily', to: series.as_of }, ctx.signal);
-        const window = lastNDays(series.candles, args.window_days);
+        const btc = contiguous(await market.candles('bitcoin', { interval: 'daily', to: series.as_of }, ctx.signal), 'BTC');
+        const { candles: window, notes } = contiguousWindow(series, args.window_days);
         const last = window[window.length - 1]!;
         const result = analyse('cannot estimate beta', () => {
           const fit = betaAndCorrelation(window, btc.candles.filter((c) => c.date >= window[0]!.date));
@@ -256,6 +259,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           data: { asset, price: last.close, price_date: last.date, ...snakeKeys(result), method: 'target = price × (1 + BTC move)^beta' },
           source: series.source,
           data_as_of: series.as_of,
+          notes,
         };
       },
     }),

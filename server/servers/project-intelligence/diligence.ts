@@ -1,6 +1,7 @@
 // due_diligence_report: flags on a DeFi project, each with the numbers it rests on and where they
 // come from. Thresholds are rules of thumb stated in each flag, not predictions.
 import { concentration, growth, tvlDrawdown } from '../../analytics/tvl.ts';
+import { gapsOf } from '../../analytics/candles.ts';
 import { distanceFromAllTimeHigh } from '../../analytics/risk.ts';
 import { ApiError } from '../../errors.ts';
 import type { GitHubClient } from '../../providers/github/live.ts';
@@ -110,13 +111,16 @@ export async function dueDiligence(deps: ServerDeps, p: Protocol, list: Protocol
     flags.push({ level: 'neutral', topic: 'token', finding: 'Not covered: no token with price history could be matched to this project.', data: { token: null } });
   } else {
     const series = await deps.market.candles(token.id, { interval: 'daily' }, signal);
+    // A high is a level, not a return: it is taken over every candle, and a break in the data is
+    // named, since the true high may lie inside it.
     const ath = distanceFromAllTimeHigh(series.candles);
+    const breaks = gapsOf(series.candles);
     const level: Level = ath.distance <= -0.8 ? 'red' : ath.distance <= -0.5 ? 'amber' : 'green';
     flags.push({
       level,
       topic: 'token',
-      finding: `${token.symbol.toUpperCase()} closed at ${series.candles[series.candles.length - 1]?.close} on ${series.as_of}, ${pct(-ath.distance)} below its high in the data (red 80% or more below, amber 50%).`,
-      data: { token: { id: token.id, symbol: token.symbol }, as_of: series.as_of, ...ath, source: series.source },
+      finding: `${token.symbol.toUpperCase()} closed at ${series.candles[series.candles.length - 1]?.close} on ${series.as_of}, ${pct(-ath.distance)} below its high in the data (red 80% or more below, amber 50%).${breaks.length > 0 ? ` Its prices have ${breaks.length === 1 ? 'a break' : `${breaks.length} breaks`} (the longest ${Math.max(...breaks.map((b) => b.missing_days))} days, the last from ${breaks.at(-1)!.from} to ${breaks.at(-1)!.to}): the high may lie inside one.` : ''}`,
+      data: { token: { id: token.id, symbol: token.symbol }, as_of: series.as_of, ...ath, price_gaps: breaks, source: series.source },
     });
   }
 
