@@ -173,6 +173,10 @@ describe('get_token_transfers and get_transaction', () => {
     expect(env.data.logs).toEqual([{ event: 'Transfer', contract: token.address, args: { from: t.from, to: t.to, value: t.amount } }]);
     expect(Number(env.data.fee.native)).toBeGreaterThan(0);
     expect(env.data.from_label).toBe('Devnet deployer');
+    // Issue 35 item 8: the fee is priced at a dated ETH price, so the answer is as old as that price.
+    const fee = (env.data as unknown as { fee: { usd_price: { as_of: string } | null } }).fee;
+    expect(fee.usd_price).not.toBeNull();
+    expect(env.metadata.data_as_of).toBe(fee.usd_price!.as_of);
   });
 
   it('a transaction that does not exist is 404 NOT_FOUND', async () => {
