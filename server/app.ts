@@ -207,6 +207,8 @@ export function catalog(registry: Registry, plans: Plan[], connectLimit: Connect
         'a call whose client is gone before its answer exists',
         'every method but tools/call',
       ],
+      partial:
+        "a list page cut for size (metadata.truncated) is charged for the items it holds: the tool's credits buy `limit` items; its note says what it cost (on /x402 it is settled in full)",
     },
     // The rule behind "connecting never locks a key out" (DESIGN.md §3).
     rate_limits: {

@@ -68,11 +68,13 @@ export interface DailyUsage {
 
 export async function usageDaily(db: Database, accountId: string, range: DayRange): Promise<DailyUsage[]> {
   const res = await db.query<DailyUsage>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, server, tool,
-            count(*)::int AS calls, coalesce(-sum(delta), 0)::int AS credits
-       FROM credit_ledger
-      WHERE account_id = $1 AND kind = 'reserve' AND resolution IS DISTINCT FROM 'refunded'
-        AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
+    `SELECT to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, l.server, l.tool,
+            count(*)::int AS calls, coalesce(-sum(l.delta + coalesce(part.delta, 0)), 0)::int AS credits
+       FROM credit_ledger l
+       -- A page cut for size was charged part of its reservation: the rest came back as a refund row.
+       LEFT JOIN credit_ledger part ON part.request_id = l.request_id AND part.kind = 'refund'
+      WHERE l.account_id = $1 AND l.kind = 'reserve' AND l.resolution IS DISTINCT FROM 'refunded'
+        AND l.created_at >= $2::timestamptz AND l.created_at < $3::timestamptz
       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
     [accountId, ...bounds(range)],
   );

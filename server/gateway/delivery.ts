@@ -14,11 +14,46 @@
 // queued for settlement at once and the stale-reservation sweep (which runs far later, see
 // runtime.ts) only ever meets reservations whose answer was never produced.
 import type { ServerResponse } from 'node:http';
+import type { ToolOutput } from '../mcp/tool.ts';
+import type { CreditMeter } from '../metering/meter.ts';
+
+/** What an answer is charged, of a tool costing `cost`, and why when it is less. */
+export interface Charge {
+  credits: number;
+  /** Why less than the cost was charged (a line for the answer's notes and the ledger). */
+  note?: string;
+}
+
+/**
+ * The one pricing rule of an answer (DESIGN.md §10), for every tool and every paid path:
+ *   - an answer with no data for what was asked costs nothing: the tool says `empty`, or its
+ *     page holds no items;
+ *   - a page cut for size is charged for what it holds: the tool's cost buys `limit` items, so the
+ *     items [offset, offset + held) cost ⌈cost·(offset+held)/limit⌉ − ⌈cost·offset/limit⌉ (at
+ *     least 1): following the cursors through cut pages costs what full pages of the same items
+ *     would, never more, instead of the full cost per page;
+ *   - anything else costs the tool's cost.
+ */
+export function creditsFor(cost: number, output: Pick<ToolOutput, 'empty' | 'page'>): Charge {
+  const page = output.page;
+  if (output.empty === true || page?.held === 0) return { credits: 0, note: 'The answer holds no data for what was asked: it is free.' };
+  if (page === undefined || !page.cut || cost === 0) return { credits: cost };
+  const upTo = (items: number) => Math.ceil((cost * items) / page.limit - 1e-9);
+  const credits = Math.min(cost, Math.max(1, upTo(page.offset + page.held) - upTo(page.offset)));
+  if (credits >= cost) return { credits: cost };
+  return {
+    credits,
+    note: `This page was cut to fit the answer's size: it holds ${page.held} of the ${page.limit} items asked for and is charged ${credits} of ${cost} credits.`,
+  };
+}
 
 /** What a paid path took before the tool ran, and how to make it final or give it back. */
 export interface Payment {
-  /** The answer is about to be written: take the payment for good. Throwing withholds the answer. */
-  capture(): unknown;
+  /**
+   * The answer is about to be written: take the payment for good, or only `part` of it (a page
+   * cut for size; the rest is given back). Throwing withholds the answer.
+   */
+  capture(part?: Required<Charge>): unknown;
   /** Gives the payment back (idempotent). Resolves to the balance after, null if nothing was due; rejects: deferred to the sweep. */
   release(note: string): Promise<number | null>;
 }
@@ -26,7 +61,7 @@ export interface Payment {
 /** The outcome label of a call whose client left before its answer existed (HTTP 499, as nginx logs it). */
 export const CLIENT_GONE = 'CLIENT_GONE';
 
-export type Settlement = { kind: 'charged' } | { kind: 'refunded'; note: string; balance: number | null } | { kind: 'refund-deferred'; note: string };
+export type Settlement = { kind: 'charged'; /** Less than the cost: a cut page's part. */ credits?: number } | { kind: 'refunded'; note: string; balance: number | null } | { kind: 'refund-deferred'; note: string };
 
 export interface DeliveryOptions {
   /** Longest time from handing an answer to the socket to its last byte leaving; then the socket is cut. */
@@ -87,7 +122,7 @@ export class Delivery {
    * free answer) and the caller writes the answer at once. A capture that throws is the caller's
    * error to answer with; nothing was taken.
    */
-  async handOver(): Promise<boolean> {
+  async handOver(part?: Required<Charge>): Promise<boolean> {
     // A tool that held the CPU kept the loop from seeing its client leave: look once more.
     await ioTurns();
     if (this.gone) {
@@ -99,12 +134,12 @@ export class Delivery {
       this.#state = 'captured';
       this.#res.removeListener('close', this.#onClose);
       try {
-        await this.#payment.capture();
+        await this.#payment.capture(part);
       } catch (err) {
         this.#state = 'released';
         throw err;
       }
-      this.#report({ kind: 'charged' });
+      this.#report(part === undefined ? { kind: 'charged' } : { kind: 'charged', credits: part.credits });
     }
     this.#armWriteTimeout();
     return true;
@@ -138,10 +173,10 @@ export class Delivery {
   }
 }
 
-/** The credit reservation of a keyed call as a Payment: settled in the next batch, refunded at once. */
-export function reservationPayment(meter: { settle(requestId: string): void; refund(requestId: string, note: string): Promise<number | null> }, requestId: string): Payment {
+/** The credit reservation of a keyed call as a Payment: settled in the next batch (a part at once), refunded at once. */
+export function reservationPayment(meter: Pick<CreditMeter, 'settle' | 'settlePart' | 'refund'>, requestId: string): Payment {
   return {
-    capture: () => meter.settle(requestId),
+    capture: (part) => (part === undefined ? meter.settle(requestId) : meter.settlePart(requestId, part.credits, part.note)),
     release: (note) => meter.refund(requestId, note),
   };
 }

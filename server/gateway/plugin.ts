@@ -22,8 +22,8 @@ import { reserve } from './meter.ts';
 import { relay } from './relay.ts';
 import { ConnectLimiter, type ConnectAdmission, type ConnectLimit } from './rate-limit.ts';
 import { route } from './route.ts';
-import { runTool, successResult } from './run-tool.ts';
-import { CLIENT_GONE, Delivery, reservationPayment, type Settlement } from './delivery.ts';
+import { runTool, successResult, type Charge } from './run-tool.ts';
+import { CLIENT_GONE, creditsFor, Delivery, reservationPayment, type Charge as DueCharge, type Settlement } from './delivery.ts';
 import { TaskRunner } from './tasks.ts';
 import { ListenStreams, type ListenFeed } from './subscriptions.ts';
 
@@ -261,11 +261,17 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       runTool(reserved, { usage: deps.usage, timeoutMs: deps.toolTimeoutMs, clientGone: delivery.signal }),
     ).catch((err: unknown) => refundAndThrow(err, 'tool failed'));
 
-    // An answer with no data for what was asked (no posts, no calls) is not charged (docs/billing.md).
-    let charge = { credits: reserved.cost, remaining: reserved.decision.balance };
-    if (output.empty === true && reserved.cost > 0) {
+    // What the answer costs by the one rule (delivery.ts): nothing when it holds no data, a cut page what it holds.
+    const due = creditsFor(reserved.cost, output);
+    let charge: Charge = { credits: reserved.cost, remaining: reserved.decision.balance };
+    let part: Required<DueCharge> | undefined;
+    if (due.credits === 0 && reserved.cost > 0) {
       const settled = await delivery.release('the answer held no data: charged nothing');
       charge = { credits: 0, remaining: settled.kind === 'refunded' && settled.balance !== null ? settled.balance : reserved.decision.balance + reserved.cost };
+    } else if (due.credits < reserved.cost && due.note !== undefined) {
+      // Given back when the answer is handed over (the reservation is settled for the part then).
+      part = { credits: due.credits, note: due.note };
+      charge = { credits: due.credits, remaining: reserved.decision.balance + reserved.cost - due.credits, note: due.note };
     }
     const answer = await answerer
       .answer(reserved, headers, successResult(reserved, output, charge))
@@ -273,9 +279,13 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
     // A JSON-RPC error (an unknown method, a result the SDK refused) is a failed request: never charged.
     if (answer.jsonrpcError) await delivery.release(`protocol answered a JSON-RPC error (HTTP ${answer.status})`);
     // Nobody is left to answer: released by the delivery policy; the write would go nowhere.
-    if (!(await delivery.handOver())) {
+    if (!(await delivery.handOver(part))) {
       trail.outcome = CLIENT_GONE;
       return reply.code(499).send();
+    }
+    if (part !== undefined) {
+      trail.creditsUsed = charge.credits;
+      trail.remaining = charge.remaining;
     }
     setPlanHeaders(reply, trail);
     return send(reply, trail, answer);
@@ -283,7 +293,9 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
 
   function onSettled(s: Settlement, trail: Trail, labels: { server: string; tool: string; plan: string }, cost: number, request: FastifyRequest) {
     if (s.kind === 'charged') {
-      deps.metrics.creditsConsumed.inc(labels, cost);
+      const charged = s.credits ?? cost;
+      deps.metrics.creditsConsumed.inc(labels, charged);
+      if (charged < cost) deps.metrics.creditsRefunded.inc(labels, cost - charged);
       return;
     }
     trail.creditsUsed = 0;

@@ -1,7 +1,7 @@
 // Stage 8 (DESIGN.md §3 row 8): the tool runs with its validated arguments, under the tool
 // timeout, and is aborted when the client goes away. Its output becomes the success envelope.
 import { ApiError } from '../errors.ts';
-import { capResult, RESULT_CHAR_LIMIT } from '../mcp/envelope.ts';
+import { capResult, RESULT_CHAR_LIMIT, staleness } from '../mcp/envelope.ts';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ToolOutput, UsageReader } from '../mcp/tool.ts';
 import type { Reserved } from './context.ts';
@@ -43,27 +43,32 @@ export async function runTool(call: Reserved & { call: { kind: 'tools/call' } },
   }
 }
 
-/** What the call is charged in the end: its cost, or nothing for an answer with no data. */
+/** What the call is charged in the end (delivery.ts, creditsFor), the balance after, and why it is less than the cost. */
 export interface Charge {
   credits: number;
   remaining: number;
+  note?: string;
 }
 
 /** The success envelope (DESIGN.md §3) as a tools/call result: structuredContent and its JSON text. */
-export function successResult(call: Reserved, output: ToolOutput, charge: Charge): CallToolResult {
+export function successResult(call: Reserved, output: ToolOutput, charge: Charge, now: Date = new Date()): CallToolResult {
+  const stale = staleness(output.data_as_of ?? null, now);
+  // A stale answer says so first, where an agent reading only the text meets it before any number.
+  const notes = [...(stale ? [stale] : []), ...(output.notes ?? []), ...(charge.note !== undefined ? [charge.note] : [])];
   const envelopeOf = (data: unknown, truncated: boolean) => ({
     success: true as const,
     data,
     metadata: {
-      timestamp: new Date().toISOString(),
+      timestamp: now.toISOString(),
       credits_used: charge.credits,
       remaining_credits: charge.remaining,
       request_id: call.requestId,
       source: output.source,
       data_as_of: output.data_as_of ?? null,
+      stale: stale !== undefined,
       truncated,
       ...(output.next_cursor !== undefined ? { next_cursor: output.next_cursor } : {}),
-      ...(output.notes !== undefined && output.notes.length > 0 ? { notes: output.notes } : {}),
+      ...(notes.length > 0 ? { notes } : {}),
     },
   });
   let envelope = envelopeOf(output.data, output.truncated ?? false);

@@ -32,6 +32,7 @@ import {
 } from '../tasks/protocol.ts';
 import type { TaskError, TaskRow, TaskStore } from '../tasks/store.ts';
 import type { Classified, Reserved } from './context.ts';
+import { creditsFor } from './delivery.ts';
 import { runTool, successResult } from './run-tool.ts';
 
 export interface TaskSettings {
@@ -115,7 +116,9 @@ export class TaskRunner {
     let state: 'completed' | 'failed';
     try {
       const output = await runTool(call, { usage, timeoutMs: settings.timeoutMs, clientGone: signal });
-      const free = output.empty === true || call.cost === 0;
+      // The one pricing rule (delivery.ts): no data, no charge. A cut page run as a task is charged in
+      // full: task_finish settles the whole reservation or refunds it.
+      const free = creditsFor(call.cost, output).credits === 0;
       const remaining = call.decision.balance + (free ? call.cost : 0);
       const result = successResult(call, output, { credits: free ? 0 : call.cost, remaining });
       // 2025-11-25: a task's result names its task.

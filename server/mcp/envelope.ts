@@ -47,3 +47,22 @@ export function capResult(data: unknown, limit = RESULT_CHAR_LIMIT): Capped {
     if (JSON.stringify(copy).length <= limit) return { data: copy, truncated: true };
   }
 }
+
+/**
+ * Every server's data is daily (closes, TVL, posts, blocks read now): an answer whose data is more
+ * than this many days older than the answer is stale. get_capabilities states it; the envelope
+ * says `metadata.stale` on every answer.
+ */
+export const STALE_AFTER_DAYS = 2;
+
+const DAY_MS = 86_400_000;
+
+/** The first note of a stale answer (its data_as_of more than STALE_AFTER_DAYS before `now`), or undefined. */
+export function staleness(dataAsOf: string | null, now: Date): string | undefined {
+  if (dataAsOf === null) return undefined;
+  const asOf = Date.parse(dataAsOf);
+  if (Number.isNaN(asOf)) return undefined;
+  const days = Math.floor((now.getTime() - asOf) / DAY_MS);
+  if (days <= STALE_AFTER_DAYS) return undefined;
+  return `Stale data: this answer rests on data as of ${dataAsOf}, ${days} days before ${now.toISOString().slice(0, 10)}, older than the ${STALE_AFTER_DAYS} days this service calls current. Read it as history, not as the state of the market now.`;
+}

@@ -58,10 +58,23 @@ export interface ToolOutput<D = unknown> {
    */
   notes?: string[];
   /**
-   * True when the answer holds no data for what was asked (no posts, no calls, no rows): the
-   * gateway charges nothing for it (refund, `metadata.credits_used: 0`).
+   * True when the answer holds no data for what was asked (no posts, no calls, no rows, no
+   * holders): the gateway charges nothing for it (refund, `metadata.credits_used: 0`).
    */
   empty?: boolean;
+  /**
+   * A list answer's page (from common/paging.ts): `held` items from `offset` of the `limit` asked
+   * for, `cut` when it stopped early to fit the answer's size. The gateway charges a page of no
+   * items nothing, and a cut page for what it holds (gateway/delivery.ts, creditsFor).
+   */
+  page?: PageShare;
+}
+
+export interface PageShare {
+  offset: number;
+  held: number;
+  limit: number;
+  cut: boolean;
 }
 
 /** What a tool that changes state says about itself (MCP tool annotations); reads need nothing. */

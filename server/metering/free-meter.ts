@@ -22,4 +22,8 @@ export class FreeMeter implements CreditMeter {
   }
 
   settle(_requestId: string): void {}
+
+  settlePart(_requestId: string, _credits: number, _note: string): Promise<number | null> {
+    return Promise.resolve(null);
+  }
 }

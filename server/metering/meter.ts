@@ -42,6 +42,12 @@ export interface CreditMeter {
   refund(requestId: string, note: string): Promise<number | null>;
   /** The answer reached the client: the reservation is charged for good. */
   settle(requestId: string): void;
+  /**
+   * The answer reached the client and is charged `credits`, less than was reserved (a page cut
+   * for size): the rest is given back at once (a refund row) and the reservation resolved as
+   * charged. Returns the balance after, or null if the reservation was already resolved.
+   */
+  settlePart(requestId: string, credits: number, note: string): Promise<number | null>;
 }
 
 export interface MeterOptions {
@@ -173,6 +179,33 @@ export class Meter implements CreditMeter {
       return res.rows[0]?.balance ?? null;
     } catch (err) {
       this.#opts.onFailure?.('refund');
+      throw err;
+    }
+  }
+
+  async settlePart(requestId: string, credits: number, note: string): Promise<number | null> {
+    try {
+      // One statement: the reservation resolved, the balance (top-up credits first, as the
+      // reservation spent them last) and the refund row change together or not at all.
+      const res = await this.#db.query<{ balance: number }>(
+        `WITH r AS (
+           UPDATE credit_ledger SET resolved_at = clock_timestamp(), resolution = 'charged'
+            WHERE request_id = $1 AND kind = 'reserve' AND resolved_at IS NULL
+           RETURNING account_id, server, tool, key_id, greatest(0, -delta - $2) AS back,
+                     least(greatest(0, -delta - $2), -coalesce(topup_delta, 0)) AS topup_back
+         ), a AS (
+           UPDATE accounts SET balance = accounts.balance + r.back, topup = accounts.topup + r.topup_back, updated_at = clock_timestamp()
+             FROM r WHERE accounts.id = r.account_id AND r.back > 0
+           RETURNING accounts.balance
+         )
+         INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
+         SELECT r.account_id, $1, 'refund', r.back, a.balance, r.server, r.tool, r.key_id, $3 FROM r, a
+         RETURNING balance_after AS balance`,
+        [requestId, credits, note],
+      );
+      return res.rows[0]?.balance ?? null;
+    } catch (err) {
+      this.#opts.onFailure?.('settle');
       throw err;
     }
   }

@@ -29,10 +29,12 @@ export class SqlUsageReader implements UsageReader {
     const a = acc.rows[0];
     if (!a) throw new ApiError('NOT_FOUND', 'No such account.', { account: accountId });
     const rows = await this.#db.query<{ server: string; tool: string; calls: number; credits: number }>(
-      `SELECT server, tool, count(*)::int AS calls, coalesce(-sum(delta), 0)::int AS credits
-         FROM credit_ledger
-        WHERE account_id = $1 AND kind = 'reserve' AND created_at >= $2 AND resolution IS DISTINCT FROM 'refunded'
-        GROUP BY server, tool ORDER BY server, tool`,
+      `SELECT l.server, l.tool, count(*)::int AS calls, coalesce(-sum(l.delta + coalesce(part.delta, 0)), 0)::int AS credits
+         FROM credit_ledger l
+         -- A page cut for size was charged part of its reservation: the rest came back as a refund row.
+         LEFT JOIN credit_ledger part ON part.request_id = l.request_id AND part.kind = 'refund'
+        WHERE l.account_id = $1 AND l.kind = 'reserve' AND l.created_at >= $2 AND l.resolution IS DISTINCT FROM 'refunded'
+        GROUP BY l.server, l.tool ORDER BY l.server, l.tool`,
       [accountId, a.period_start],
     );
     const byServer = new Map<string, { server: string; calls: number; credits: number }>();

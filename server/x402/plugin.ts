@@ -36,7 +36,7 @@ import { ConnectLimiter } from '../gateway/rate-limit.ts';
 import { relay } from '../gateway/relay.ts';
 import { route } from '../gateway/route.ts';
 import { runTool, successResult } from '../gateway/run-tool.ts';
-import { CLIENT_GONE, Delivery, type Payment } from '../gateway/delivery.ts';
+import { CLIENT_GONE, creditsFor, Delivery, type Payment } from '../gateway/delivery.ts';
 import type { Facilitator } from './facilitator.ts';
 
 /** The account id x402 calls run under (they have none): the nil UUID, never a real account. */
@@ -260,8 +260,10 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       await delivery.release('tool failed');
       throw toApiError(err);
     }
-    // An answer with no data for what was asked is not charged (as on /mcp): it is not settled.
-    if (output.empty === true) await delivery.release('the answer held no data');
+    // An answer with no data for what was asked is not charged (the rule of /mcp, delivery.ts): it
+    // is not settled. A page cut for size is settled in full here: an x402 "exact" authorization
+    // moves its whole amount or nothing.
+    if (creditsFor(call.call.tool.credits, output).credits === 0) await delivery.release('the answer held no data');
     if (!(await delivery.handOver())) {
       if (trail) trail.outcome = CLIENT_GONE;
       return reply.code(499).send();

@@ -151,6 +151,8 @@ function argumentsFor(tool: RegisteredTool, addresses: { wallet: string; other: 
         return addresses.tx;
       case 'signature':
         return 'function balanceOf(address) view returns (uint256)';
+      case 'args':
+        return [addresses.wallet];
       case 'handle':
         return 'coindesk';
       case 'project':

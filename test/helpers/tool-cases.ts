@@ -1,8 +1,12 @@
 // Every tool of every endpoint with arguments a user would send, on the offline snapshot and a
 // seeded devnet (anvil): what test/mcp/output-schemas calls, and where other suites take one real
 // call per server from (test/oauth/mcp-remote).
-import type { DevnetManifest } from '../../server/devnet/devnet.ts';
+import { startDevnet, type Devnet, type DevnetManifest } from '../../server/devnet/devnet.ts';
 import type { ServerName } from '../../server/mcp/names.ts';
+import type { RunningService } from '../../server/runtime.ts';
+import { writeManifest } from './chain.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+import { createAccountWithKey, createUnlimitedPlan, startTestService } from './service.ts';
 
 export type Args = Record<string, unknown>;
 /** '' is the all-in-one endpoint ({base}/mcp), whose own tools are the three free ones; 'discover' its discovery mode ({base}/mcp/discover). */
@@ -129,3 +133,38 @@ export const CASES: Record<Endpoint, Record<string, (m: DevnetManifest) => Args>
   },
 };
 
+
+/** What the every-tool suites run against: a seeded devnet, the service on it (no bench tools), and a premium key. */
+export interface ToolsService {
+  devnet: Devnet;
+  db: TestDatabase;
+  svc: RunningService;
+  key: string;
+  stop(): Promise<void>;
+}
+
+export async function startToolsService(): Promise<ToolsService> {
+  const devnet = await startDevnet();
+  const db = await createTestDatabase();
+  // Named premium: the alert rule cap is per plan name (premium's is 500; an unknown plan gets free's 3).
+  await createUnlimitedPlan(db, 'premium', 100_000);
+  // The tools users get: no bench tools.
+  const svc = await startTestService(db.url, {
+    CRYPTOMCP_BENCH_TOOLS: undefined,
+    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
+    DEVNET_MANIFEST: writeManifest(devnet.manifest),
+    TOOL_TIMEOUT_MS: '120000',
+  });
+  const { key } = await createAccountWithKey(db, { plan: 'premium' });
+  return {
+    devnet,
+    db,
+    svc,
+    key,
+    stop: async () => {
+      await svc.close();
+      await db.drop();
+      await devnet.stop();
+    },
+  };
+}

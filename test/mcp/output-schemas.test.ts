@@ -12,11 +12,9 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { writeManifest } from '../helpers/chain.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { createAccountWithKey, createUnlimitedPlan, mcpClient, mcpClientV2, startTestService } from '../helpers/service.ts';
-import { ALERT_STATE, CASES, FREE, type Endpoint } from '../helpers/tool-cases.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
+import { mcpClient, mcpClientV2 } from '../helpers/service.ts';
+import { ALERT_STATE, CASES, FREE, startToolsService, type Endpoint, type ToolsService } from '../helpers/tool-cases.ts';
 
 
 /** The discovery relay answers with the data of the tool it calls, whose schema describe_tool gives: its own is an open record. */
@@ -32,11 +30,12 @@ const METADATA = {
     request_id: { type: 'string', minLength: 1 },
     source: { type: 'string', minLength: 1 },
     data_as_of: { type: ['string', 'null'] },
+    stale: { type: 'boolean' },
     truncated: { type: 'boolean' },
     next_cursor: { type: 'string' },
     notes: { type: 'array', items: { type: 'string' } },
   },
-  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'truncated'],
+  required: ['timestamp', 'credits_used', 'remaining_credits', 'request_id', 'source', 'data_as_of', 'stale', 'truncated'],
   additionalProperties: false,
 };
 
@@ -72,8 +71,8 @@ interface Listed {
   outputSchema?: { properties?: { data?: Record<string, unknown> } } & Record<string, unknown>;
 }
 
+let tools: ToolsService;
 let devnet: Devnet;
-let db: TestDatabase;
 let svc: RunningService;
 let key: string;
 const v1 = new Map<Endpoint, Client>();
@@ -82,18 +81,8 @@ const listings = new Map<Endpoint, Listed[]>();
 const ENDPOINTS: Endpoint[] = [...SERVER_NAMES, '', 'discover'];
 
 beforeAll(async () => {
-  devnet = await startDevnet();
-  db = await createTestDatabase();
-  // Named premium: the alert rule cap is per plan name (premium's is 500; an unknown plan gets free's 3).
-  await createUnlimitedPlan(db, 'premium', 100_000);
-  // The tools users get: no bench tools.
-  svc = await startTestService(db.url, {
-    CRYPTOMCP_BENCH_TOOLS: undefined,
-    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
-    DEVNET_MANIFEST: writeManifest(devnet.manifest),
-    TOOL_TIMEOUT_MS: '120000',
-  });
-  ({ key } = await createAccountWithKey(db, { plan: 'premium' }));
+  tools = await startToolsService();
+  ({ devnet, svc, key } = tools);
   for (const endpoint of ENDPOINTS) {
     const client = await mcpClient(svc.url, endpoint, key);
     // Listing first: the clients validate answers against the schemas they listed.
@@ -106,9 +95,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   for (const c of [...v1.values(), ...v2.values()]) await c.close();
-  await svc?.close();
-  await db?.drop();
-  await devnet?.stop();
+  await tools?.stop();
 });
 
 const label = (e: Endpoint) => (e === '' ? 'all-in-one' : e === 'discover' ? 'all-in-one discovery mode' : e);

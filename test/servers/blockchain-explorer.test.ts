@@ -173,6 +173,10 @@ describe('get_token_transfers and get_transaction', () => {
     expect(env.data.logs).toEqual([{ event: 'Transfer', contract: token.address, args: { from: t.from, to: t.to, value: t.amount } }]);
     expect(Number(env.data.fee.native)).toBeGreaterThan(0);
     expect(env.data.from_label).toBe('Devnet deployer');
+    // Issue 35 item 8: the fee is priced at a dated ETH price, so the answer is as old as that price.
+    const fee = (env.data as unknown as { fee: { usd_price: { as_of: string } | null } }).fee;
+    expect(fee.usd_price).not.toBeNull();
+    expect(env.metadata.data_as_of).toBe(fee.usd_price!.as_of);
   });
 
   it('a transaction that does not exist is 404 NOT_FOUND', async () => {
@@ -217,7 +221,7 @@ describe('read_contract and get_contract_info', () => {
     const url = `${suite.svc.url}/mcp/blockchain-explorer`;
     expect((await post(url, toolCall('get_contract_info', { address: devnet.manifest.accounts[3]!.address }), h)).status).toBe(404);
     expect((await post(url, toolCall('read_contract', { address: devnet.manifest.tokens[0]!.address, signature: 'not a function at all' }), h)).status).toBe(400);
-    const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)' }), h);
+    const reverting = await post(url, toolCall('read_contract', { address: devnet.manifest.accounts[3]!.address, signature: 'function symbol() view returns (string)', args: [] }), h);
     expect(reverting.status).toBe(400);
     expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
   });

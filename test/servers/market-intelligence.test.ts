@@ -261,6 +261,36 @@ describe('get_asset_metrics and get_correlation_matrix', () => {
     expect(env.data.vs_benchmark.correlation).toBeCloseTo(corr(logReturns(ethCloses), rb), 9);
   });
 
+  // Issue 35 item 6: ETH fell 2.6% over the year; the answer said "+18.9% annualised return" (a mean
+  // of simple returns × 365, not named so) and Sharpe +0.29 on a second volatility (of simple returns).
+  it("ETH's return over the year is its geometric return (-2.6%), its Sharpe ratio is negative and divides by the one volatility of the answer (log returns)", async () => {
+    const eth = [...yahooCloses('ETH', '2024-02-12', '2025-02-11').values()];
+    const total = eth[eth.length - 1]! / eth[0]! - 1;
+    const env = await call<{
+      realised_volatility: { daily: number; annualised: number };
+      returns: { total: number; annualised_geometric: number; mean_daily_log: number };
+      sharpe: Record<string, unknown> & { sharpe: number };
+    }>('get_asset_metrics', { asset: 'eth', window_days: 365 });
+    expect(env.data.returns.total).toBeCloseTo(total, 12);
+    expect(env.data.returns.total).toBeCloseTo(-0.0257, 4);
+    // 365 days spanned: the annualised geometric return is the total.
+    expect(env.data.returns.annualised_geometric).toBeCloseTo(total, 12);
+    const meanLog = logReturns(eth).reduce((a, b) => a + b, 0) / (eth.length - 1);
+    expect(env.data.returns.mean_daily_log).toBeCloseTo(meanLog, 14);
+    expect(env.data.sharpe.sharpe).toBeCloseTo((meanLog / env.data.realised_volatility.daily) * Math.sqrt(365), 12);
+    expect(env.data.sharpe.sharpe).toBeLessThan(0);
+    // One volatility per answer: the Sharpe block carries none of its own.
+    expect(Object.keys(env.data.sharpe).sort()).toEqual(['method', 'risk_free_rate', 'sharpe']);
+  });
+
+  it('data_as_of is the oldest figure: BTC against an ETH benchmark ending 2025-02-11 is as of 2025-02-11, with a note', async () => {
+    const env = await call<{ window: { to: string }; vs_benchmark: { to: string } }>('get_asset_metrics', { asset: 'btc', benchmark: 'eth', window_days: 365 });
+    expect(env.data.window.to).toBe('2025-12-09');
+    expect(env.data.vs_benchmark.to).toBe('2025-02-11');
+    expect(env.metadata.data_as_of).toBe('2025-02-11');
+    expect((env.metadata as { notes?: string[] }).notes?.join(' ')).toContain('beta and correlation to ethereum stop at 2025-02-11');
+  });
+
   it('the correlation matrix is symmetric with a unit diagonal and ends on the last common day', async () => {
     const env = await call<{ ids: string[]; matrix: number[][]; window: { to: string } }>('get_correlation_matrix', {
       assets: ['btc', 'eth', 'sol'],
@@ -319,5 +349,46 @@ describe('MARKET_DATA=live against an API that serves only /simple/price', () =>
       await live.close();
       await new Promise((r) => upstream.close(r));
     }
+  });
+});
+
+// Issue 35 items 6 (volume sources) and 8 (validation and messages).
+describe('volumes name their source; batches, ranges and weeks say what they hold', () => {
+  it('get_prices names what each volume counts, warns when a single-market volume sits beside an aggregate, and answers the known ids beside an unknown one', async () => {
+    const env = await call<{ prices: { asset_id: string; volume_source: string | null }[]; unknown: { asset: string; close_matches: unknown[] }[] }>('get_prices', {
+      assets: ['bitcoin', 'ethereum', 'notacoin'],
+    });
+    expect(env.data.prices.map((p) => p.asset_id)).toEqual(['bitcoin', 'ethereum']);
+    expect(env.data.prices[0]!.volume_source).toContain('CryptoCompare daily BTC/USD volume: USD-quoted markets only');
+    expect(env.data.prices[1]!.volume_source).toContain('an aggregate over exchanges');
+    expect(env.data.unknown).toEqual([expect.objectContaining({ asset: 'notacoin' })]);
+    const notes = (env.metadata as { notes?: string[] }).notes?.join(' ') ?? '';
+    expect(notes).toContain('Volumes count different things: BTC from a single market or pair, ETH aggregated over exchanges');
+    expect(notes).toContain('unknown here: notacoin');
+  });
+
+  it('get_prices with only unknown ids is still a 404 naming them, free', async () => {
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_prices', { assets: ['notacoin'] }), { 'x-api-key': key });
+    expect(res.status).toBe(404);
+  });
+
+  it('get_ohlcv before the data starts is a 404 giving both ends of the data', async () => {
+    const res = await post(`${svc.url}/mcp/market-intelligence`, toolCall('get_ohlcv', { asset: 'bitcoin', from: '2005-01-01', to: '2005-02-01' }), { 'x-api-key': key });
+    expect(res.status).toBe(404);
+    const error = (res.body as { error: { message: string; details: Record<string, unknown> } }).error;
+    expect(error.message).toContain('its data runs from 2010-07-17 to 2025-12-09');
+    expect(error.details).toMatchObject({ data_from: '2010-07-17', as_of: '2025-12-09' });
+  });
+
+  it('get_ohlcv with a far `to` says where the data stops, and flags the partial last week', async () => {
+    const env = await call<{ candles: { date: string; partial_week_days?: number }[] }>('get_ohlcv', { asset: 'bitcoin', interval: 'weekly', from: '2025-11-24', to: '2027-01-01' });
+    expect(env.data.candles.map((c) => [c.date, c.partial_week_days])).toEqual([
+      ['2025-11-24', undefined],
+      ['2025-12-01', undefined],
+      ['2025-12-08', 2],
+    ]);
+    const notes = (env.metadata as { notes?: string[] }).notes ?? [];
+    expect(notes).toContain("to 2027-01-01 is after the data's last day: the candles stop at 2025-12-09.");
+    expect(notes.join(' ')).toContain('The week of 2025-12-08 holds 2 of its 7 days');
   });
 });

@@ -113,8 +113,8 @@ describe('the other price-prediction tools', () => {
 
   it("get_technical_indicators reads up to BTC's last raw close", async () => {
     const btc = rawBtcLast();
-    const env = await call<{ indicators: { asOf: string; close: number; rsi: { latest: { value: number } } } }>('get_technical_indicators', { asset: 'btc' });
-    expect(env.data.indicators).toMatchObject({ asOf: btc.date, close: btc.close });
+    const env = await call<{ indicators: { as_of: string; close: number; rsi: { latest: { value: number } } } }>('get_technical_indicators', { asset: 'btc' });
+    expect(env.data.indicators).toMatchObject({ as_of: btc.date, close: btc.close });
     expect(env.data.indicators.rsi.latest.value).toBeGreaterThan(0);
     expect(env.data.indicators.rsi.latest.value).toBeLessThan(100);
   });
@@ -126,11 +126,11 @@ describe('the other price-prediction tools', () => {
     const levels = await call<{ levels: { price: number }[] }>('get_support_resistance', { asset: 'btc' });
     const prices = levels.data.levels.map((l) => l.price);
     expect(prices).toEqual([...prices].sort((a, b) => a - b));
-    const scenario = await call<{ price: number; targets: { btcMove: number; targetPrice: number }[]; beta: { beta: number } }>('scenario_analysis', {
+    const scenario = await call<{ price: number; targets: { btc_move: number; target_price: number }[]; beta: { beta: number } }>('scenario_analysis', {
       asset: 'sol',
       btc_moves: [0.1],
     });
-    expect(scenario.data.targets[0]!.targetPrice).toBeCloseTo(scenario.data.price * 1.1 ** scenario.data.beta.beta, 6);
+    expect(scenario.data.targets[0]!.target_price).toBeCloseTo(scenario.data.price * 1.1 ** scenario.data.beta.beta, 6);
   });
 
   it('get_prediction_track_record on the snapshot is the rolling-origin backtest, labelled as such', async () => {

@@ -46,6 +46,29 @@ describe('get_project_profile by everyday name', () => {
     expect(['name_and_website', 'name_only']).toContain(d.token?.linked_by);
   });
 
+  // Issue 35 item 8: renamed projects and token tickers were 404; "maker" had token null though MKR is priced.
+  it.each([
+    ['EigenLayer', 'EigenCloud', 'renamed itself EigenCloud'],
+    ['Solend', 'Save', 'renamed itself Save'],
+    ['ldo', 'Lido', 'LDO is the token of Lido'],
+  ])('"%s" resolves to %s, the rule saying why', async (query, chosen, why) => {
+    const d = (await callHandler('project-intelligence', 'get_project_profile', { project: query })).data as Info;
+    expect(d.name).toBe(chosen);
+    expect(d.resolved_from!.chosen).toBe(chosen);
+    expect(d.resolved_from!.rule).toContain(why);
+  });
+
+  it('"maker" links its token MKR (the Maker asset, by the name it was asked for), priced', async () => {
+    const d = (await callHandler('project-intelligence', 'get_project_profile', { project: 'maker' })).data as Info & { token: { price_usd: number | null } };
+    expect(d.token?.symbol.toUpperCase()).toBe('MKR');
+    expect(d.token?.linked_by).toBe('name_only');
+    expect(d.token?.price_usd).toBeGreaterThan(0);
+  });
+
+  it('a name absent from the data is a 404 suggesting near names', async () => {
+    await expect(callHandler('project-intelligence', 'get_project_profile', { project: 'Kaminoo' })).rejects.toMatchObject({ code: 'NOT_FOUND', details: { close_matches: expect.arrayContaining([expect.objectContaining({ name: 'Kamino Lend' })]) } });
+  });
+
   it('a project whose TVL history is not in the snapshot gives its TVL on 2025-12-19 with that date and says so', async () => {
     const d = (await callHandler('project-intelligence', 'get_project_profile', { project: 'Aave V3' })).data as Info;
     expect(d.tvl_history).toMatchObject({ covered: false, tvl_usd: d.tvl_usd, as_of: '2025-12-19' });

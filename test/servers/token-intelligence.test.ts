@@ -124,6 +124,20 @@ describe('get_holder_analysis', () => {
     }
   });
 
+  // Issue 35 item 7: an empty holder analysis reported Gini/HHI/top-10 as 0 (perfectly even) and was charged.
+  it('a range with no transfer counts no holder: concentration null (not 0), and the call is free', async () => {
+    const before = await balanceOf(suite.db, suite.accountId);
+    const env = await suite.call<{ holders_counted: number; top_holders: unknown[]; concentration: { top10_share: number | null; hhi: number | null; gini: number | null } }>(
+      'get_holder_analysis',
+      { token: token('DPT').address, from_block: 0, to_block: 0 },
+    );
+    expect(env.data.holders_counted).toBe(0);
+    expect(env.data.top_holders).toEqual([]);
+    expect(env.data.concentration).toEqual({ top10_share: null, hhi: null, gini: null });
+    expect(env.metadata.credits_used).toBe(0);
+    expect(await balanceOf(suite.db, suite.accountId)).toBe(before);
+  });
+
   it('refuses a block range over the bound, saying the bound', async () => {
     const res = await callRaw('get_holder_analysis', { token: token('DPT').address, from_block: 0, to_block: 20_000 });
     expect(res.status).toBe(400);

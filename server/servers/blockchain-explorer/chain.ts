@@ -3,7 +3,7 @@ import { formatEther, type Block } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { chainSchema, evmNetwork, gwei, hashSchema, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
+import { anyChainSchema, chainSchema, evmNetwork, gwei, hashSchema, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
 import { addressLabel, evmChain } from '../common/outputs.ts';
 import { solanaSummary, solanaSummaryOutput } from './solana.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -67,17 +67,17 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_block',
       title: 'Block',
-      description: 'Returns a block by number, by hash, or the last one at or before a time.',
+      description: 'Returns a block by number, by hash, the last one at or before a time, or (with none of them) the latest block.',
       input: z
         .object({
           chain: chainSchema,
-          number: z.number().int().min(0).optional(),
+          number: z.number().int().min(0).optional().describe('At most one of number, hash or timestamp; none: the latest block.'),
           hash: hashSchema.optional(),
           timestamp: z.string().datetime({ offset: true }).optional().describe('ISO 8601: the last block at or before this time.'),
         })
         .strict()
-        .refine((a) => [a.number, a.hash, a.timestamp].filter((x) => x !== undefined).length === 1, {
-          message: 'give exactly one of number, hash or timestamp',
+        .refine((a) => [a.number, a.hash, a.timestamp].filter((x) => x !== undefined).length <= 1, {
+          message: 'give at most one of number, hash or timestamp (none: the latest block)',
           path: ['number'],
         }),
       output: z.object({
@@ -101,8 +101,9 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
         const block = await rpc(network, async () => {
           if (args.number !== undefined) return client.getBlock({ blockNumber: BigInt(args.number) });
           if (args.hash !== undefined) return client.getBlock({ blockHash: args.hash as `0x${string}` });
+          if (args.timestamp === undefined) return client.getBlock();
           // The last block at or before the time: binary search on block timestamps.
-          const target = BigInt(Math.floor(Date.parse(args.timestamp!) / 1000));
+          const target = BigInt(Math.floor(Date.parse(args.timestamp) / 1000));
           const latest = await client.getBlock();
           if (latest.timestamp <= target) return latest;
           let lo = 0n;
@@ -125,7 +126,7 @@ export function chainTools(deps: ServerDeps): ToolDefinition[] {
       title: 'Address summary',
       description:
         "Returns an address's native balance, nonce, whether it is a contract, its label, and its first and last activity (with a block-explorer API); on Solana its SOL, token accounts and last activity.",
-      input: z.object({ chain: chainSchema, address: walletAddressSchema }).strict(),
+      input: z.object({ chain: anyChainSchema, address: walletAddressSchema }).strict(),
       output: z.union([
         z.object({
           chain: evmChain,

@@ -24,7 +24,7 @@ export function contractTools({ evm, labels }: ServerDeps): ToolDefinition[] {
           chain: chainSchema,
           address: addressSchema,
           signature: z.string().trim().min(10).max(500).describe('Human-readable ABI: "function name(type,...) view returns (type,...)".'),
-          args: z.array(z.union([z.string().max(1000), z.number(), z.boolean()])).max(20).default([]),
+          args: z.array(z.union([z.string().max(1000), z.number(), z.boolean()])).max(20).describe("The function's arguments in order, as many as its signature takes ([] for none)."),
           block: z.number().int().min(0).optional().describe('Read at this block (default: latest).'),
         })
         .strict(),

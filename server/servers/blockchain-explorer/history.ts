@@ -5,7 +5,7 @@ import { formatEther, getAddress, type Address, type Block, type Transaction } f
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { chainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
+import { anyChainSchema, evmNetwork, requireFamily, rpc, walletAddressSchema } from '../common/evm.ts';
 import { pastHead } from '../common/onchain.ts';
 import { cursorSchema, decodeCursor, encodeCursor, limitSchema, page } from '../common/paging.ts';
 import { evmChain } from '../common/outputs.ts';
@@ -31,7 +31,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
       description: `Returns an address's transactions, newest first, paginated: its whole history from a block-explorer API when configured, else a scan of at most ${MAX_SCAN_BLOCKS} recent blocks (default ${DEFAULT_SCAN_BLOCKS}); on Solana, its signatures. Values in the native coin.`,
       input: z
         .object({
-          chain: chainSchema,
+          chain: anyChainSchema,
           address: walletAddressSchema,
           from_block: z.number().int().min(0).optional().describe(`Scan only: default ${DEFAULT_SCAN_BLOCKS} blocks before to_block.`),
           to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
@@ -96,6 +96,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
             data_as_of: null,
             next_cursor: more ? encodeCursor(next) : undefined,
             truncated: fitted.truncated,
+            page: { ...fitted.share, offset },
           };
         }
 
@@ -143,7 +144,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
               method_id: t.input.length >= 10 ? t.input.slice(0, 10) : null,
             })),
         );
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
@@ -158,6 +159,7 @@ export function historyTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: null,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

@@ -2,7 +2,7 @@
 import { decodeEventLog, decodeFunctionData, erc20Abi, formatEther, getAddress, type Address, type Hash, type Hex, type Log } from 'viem';
 import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
-import { addressSchema, chainSchema, evmNetwork, gwei, requireFamily, rpc, txIdSchema } from '../common/evm.ts';
+import { addressSchema, anyChainSchema, chainSchema, evmNetwork, gwei, requireFamily, rpc, txIdSchema } from '../common/evm.ts';
 import { MAX_BLOCK_RANGE, resolveBlockRange, transferLogs } from '../common/onchain.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -11,6 +11,9 @@ import { NATIVE } from '../common/native.ts';
 import { evmChain, nativeFee } from '../common/outputs.ts';
 
 
+/** Blocks one call scans for every token's transfers (neither token nor address given). */
+const UNFILTERED_BLOCKS = 10;
+
 export function transferTools(deps: ServerDeps): ToolDefinition[] {
   const { evm, labels, market, chainCache } = deps;
   const labelOf = (a: string | null | undefined) => (a ? (labels.get(a)?.label ?? null) : null);
@@ -18,19 +21,18 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_token_transfers',
       title: 'Token transfers',
-      description: `Returns the ERC-20 transfers of a token and/or an address over at most ${MAX_BLOCK_RANGE} blocks, oldest first, labelled, paginated. Values in the token's smallest unit.`,
+      description: `Returns the ERC-20 transfers of a token and/or an address over at most ${MAX_BLOCK_RANGE} blocks (with neither, every token's transfers over at most ${UNFILTERED_BLOCKS} blocks), oldest first, labelled, paginated. Values in the token's smallest unit.`,
       input: z
         .object({
           chain: chainSchema,
           token: addressSchema.optional().describe('The token contract.'),
           address: addressSchema.optional().describe('Transfers from or to this address.'),
-          from_block: z.number().int().min(0).optional().describe(`Default: ${MAX_BLOCK_RANGE} blocks before to_block.`),
+          from_block: z.number().int().min(0).optional().describe(`Default: ${MAX_BLOCK_RANGE} blocks before to_block (${UNFILTERED_BLOCKS} with neither token nor address).`),
           to_block: z.number().int().min(0).optional().describe('Default: the latest block.'),
           limit: limitSchema,
           cursor: cursorSchema,
         })
-        .strict()
-        .refine((a) => a.token !== undefined || a.address !== undefined, { message: 'give a token, an address, or both', path: ['token'] }),
+        .strict(),
       output: z.object({
         chain: evmChain,
         from_block: z.number(),
@@ -55,7 +57,9 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args) => {
         const network = evmNetwork(args.chain, 'get_token_transfers');
         const client = evm.client(network);
-        const { from, to } = await rpc(network, () => resolveBlockRange(client, args));
+        // Every token's transfers (no filter) are many per block: that scan covers a few blocks only.
+        const unfiltered = args.token === undefined && args.address === undefined;
+        const { from, to } = await rpc(network, () => resolveBlockRange(client, args, unfiltered ? { max: UNFILTERED_BLOCKS } : {}));
         const token = args.token as Address | undefined;
         const who = args.address as Address | undefined;
         const logs = await rpc(network, () => transferLogs(client, { token, address: who, from, to }));
@@ -71,13 +75,14 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
           to_label: labelOf(l.to),
           value: l.value.toString(),
         }));
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         return {
           data: { chain: network, from_block: from, to_block: to, total: rows.length, transfers: items, note: 'value is in the token\'s smallest unit' },
           source: `rpc:${network}`,
           data_as_of: null,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
@@ -85,7 +90,7 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_transaction',
       title: 'Transaction',
       description: 'Returns a transaction: status, fee in the native coin and USD, its ERC-20 call and Transfer/Approval logs decoded, parties labelled.',
-      input: z.object({ chain: chainSchema, hash: txIdSchema.describe('A 0x transaction hash, or a Solana signature with chain solana.') }).strict(),
+      input: z.object({ chain: anyChainSchema, hash: txIdSchema.describe('A 0x transaction hash, or a Solana signature with chain solana.') }).strict(),
       output: z.union([
         z.object({
           chain: evmChain,
@@ -164,8 +169,10 @@ export function transferTools(deps: ServerDeps): ToolDefinition[] {
             call,
             logs: receipt.logs.map(decodeLog),
           },
-          source: `rpc:${network}`,
-          data_as_of: null,
+          source: quote ? `rpc:${network}+${quote.source}` : `rpc:${network}`,
+          // The transaction is read now; the fee's USD value rests on a dated price, the answer's oldest figure.
+          data_as_of: quote?.as_of ?? null,
+          ...(quote ? { notes: [`The fee's USD value uses ${native.symbol}'s price as of ${quote.as_of}, not the price on the day the fee was paid.`] } : {}),
         };
       },
     }),

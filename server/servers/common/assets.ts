@@ -17,21 +17,34 @@ export function resolveAsset(registry: AssetRegistry, query: string): AssetEntry
   );
 }
 
-/** Resolves many; all unknown ones are reported together (and nothing is charged). */
-export function resolveAssets(registry: AssetRegistry, queries: string[]): AssetEntry[] {
+/** An asset the user named that has no price history here, with the names closest to it. */
+export interface UnknownAsset {
+  asset: string;
+  reason: string;
+  close_matches: { id: string; symbol: string; name: string; has_prices: boolean }[];
+}
+
+/** Resolves many, keeping those found and listing the unknown ones (a batch answers what it can). */
+export function resolveSome(registry: AssetRegistry, queries: string[]): { found: AssetEntry[]; unknown: UnknownAsset[] } {
   const found: AssetEntry[] = [];
-  const missing: Record<string, unknown>[] = [];
+  const unknown: UnknownAsset[] = [];
   for (const q of queries) {
     try {
       const e = resolveAsset(registry, q);
       if (!found.some((f) => f.id === e.id)) found.push(e);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      missing.push(err.details);
+      unknown.push({ ...(err.details as Omit<UnknownAsset, 'reason'>), reason: err.message });
     }
   }
-  if (missing.length > 0) {
-    throw new ApiError('NOT_FOUND', `No price history for ${missing.map((m) => `"${String(m.asset)}"`).join(', ')}.`, { missing });
+  return { found, unknown };
+}
+
+/** Resolves many; all unknown ones are reported together (and nothing is charged). */
+export function resolveAssets(registry: AssetRegistry, queries: string[]): AssetEntry[] {
+  const { found, unknown } = resolveSome(registry, queries);
+  if (unknown.length > 0) {
+    throw new ApiError('NOT_FOUND', `No price history for ${unknown.map((m) => `"${m.asset}"`).join(', ')}.`, { missing: unknown.map(({ reason: _, ...m }) => m) });
   }
   return found;
 }

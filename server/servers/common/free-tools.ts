@@ -1,6 +1,7 @@
 // The three free tools every server has (DESIGN.md §4): get_capabilities, estimate_cost, get_usage.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
+import { STALE_AFTER_DAYS } from '../../mcp/envelope.ts';
 import { defineTool, type ServerModule, type ToolDefinition } from '../../mcp/tool.ts';
 
 export function freeTools(server: Pick<ServerModule, 'title' | 'description' | 'chains' | 'dataFreshness'> & { name: ServerModule['name'] | 'all' }): ToolDefinition[] {
@@ -17,6 +18,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         description: z.string(),
         chains: z.array(z.string()),
         data_freshness: z.string(),
+        stale_after_days: z.number().int().describe('An answer whose metadata.data_as_of is more than this many days old says metadata.stale: true, and says so first in metadata.notes.'),
         tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number() })),
       }),
       credits: 0,
@@ -27,6 +29,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
           description: server.description,
           chains: [...server.chains],
           data_freshness: server.dataFreshness,
+          stale_after_days: STALE_AFTER_DAYS,
           tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits })),
         },
         source: 'registry',

@@ -17,6 +17,7 @@ export const candle = z.object({
   close: z.number(),
   volume_usd: z.number().nullable(),
   source: z.string(),
+  partial_week_days: z.number().int().min(1).max(6).optional().describe('Weekly candles only: on a week the data covers in part (its last), the days it holds.'),
 });
 
 export const quote = z.object({
@@ -28,6 +29,7 @@ export const quote = z.object({
   change_7d_pct: z.number().nullable(),
   change_30d_pct: z.number().nullable(),
   volume_24h_usd: z.number().nullable(),
+  volume_source: z.string().nullable().describe('What volume_24h_usd counts (one market or an aggregate), from the source of its row.'),
   market_cap_usd: z.number().nullable(),
   market_cap_as_of: z.string().nullable().optional(),
   market_cap_note: z.string().optional(),

@@ -1,6 +1,7 @@
 // Cursor paging for list results (DESIGN.md §4: limit default 20, max 100, and a cursor).
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
+import type { PageShare } from '../../mcp/tool.ts';
 
 export const limitSchema = z.number().int().min(1).max(100).default(20).describe('Items per page (1-100).');
 export const cursorSchema = z.string().max(200).optional().describe('next_cursor from the previous page.');
@@ -30,6 +31,8 @@ export interface Page<T> {
   next_cursor?: string;
   /** True when the page stopped before `limit` items to fit the answer's size. */
   truncated: boolean;
+  /** What the page holds of what was asked: the tool returns it as its output's `page`, which prices the answer. */
+  share: PageShare;
 }
 
 /**
@@ -48,5 +51,6 @@ export function page<T>(items: readonly T[], limit: number, cursor: string | und
   }
   const next = offset + out.length;
   const truncated = out.length < Math.min(limit, Math.max(0, items.length - offset));
-  return next < items.length ? { items: out, next_cursor: encodeCursor(next), truncated } : { items: out, truncated };
+  const share = { offset, held: out.length, limit, cut: truncated };
+  return next < items.length ? { items: out, next_cursor: encodeCursor(next), truncated, share } : { items: out, truncated, share };
 }

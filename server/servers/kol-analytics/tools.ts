@@ -271,7 +271,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         const calls = extractCalls(inRange(kol.posts, kol.platform, args), { asset: asset?.id, includeRetweets: args.include_retweets })
           .filter((c) => args.stance === 'any' || c.stance === args.stance)
           .reverse();
-        const { items, next_cursor, truncated } = page(calls, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(calls, args.limit, args.cursor);
         return {
           data: {
             handle: kol.handle,
@@ -285,6 +285,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: asOf(kol.platform),
           next_cursor,
           truncated,
+          page: share,
           empty: calls.length === 0,
         };
       },
@@ -343,13 +344,14 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
             empty: true,
           };
         }
-        const { items, next_cursor, truncated } = page([...priced].reverse(), args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page([...priced].reverse(), args.limit, args.cursor);
         return {
           data: { ...base, covered: true as const, summary: summarise(priced), versus_base_rate: HORIZONS.map((_, i) => edgeOverBase(priced, i, baseOf(i))), price_history_covers: priceCoverage(priced.map((c) => c.asset)), scored_calls: items },
           source: `${src(kol.platform)}+snapshot:prices`,
           data_as_of: asOf(kol.platform),
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
@@ -408,7 +410,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
         if (uninformative) rows.splice(0, rows.length, ...rows.filter((r) => !scoredAuthors.btcOnly.has(r.handle)));
         rows.sort((a, b) => (rule.key(b) ?? -Infinity) - (rule.key(a) ?? -Infinity) || b.calls_scored - a.calls_scored || (a.handle < b.handle ? -1 : 1));
         const ranked = rows.map((r, i) => ({ rank: i + 1, ...r }));
-        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(ranked, args.limit, args.cursor);
         return {
           data: {
             platform: args.platform,
@@ -429,6 +431,7 @@ export function kolTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: asOf(args.platform),
           next_cursor,
           truncated,
+          page: share,
           empty: ranked.length === 0,
         };
       },

@@ -171,6 +171,8 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: deps.market.name === 'snapshot' ? 'snapshot' : deps.market.name,
           data_as_of: day,
+          // No mover on the side(s) asked for (a high volume floor, a flat day): nothing to charge for.
+          empty: (args.direction === 'losers' ? 0 : rising.length) + (args.direction === 'gainers' ? 0 : falling.length) === 0,
         };
       },
     }),

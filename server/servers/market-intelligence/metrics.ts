@@ -1,8 +1,9 @@
 // get_asset_metrics and get_correlation_matrix: risk and co-movement from daily closes.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { addDays } from '../../lib/dates.ts';
-import { betaAndCorrelation, correlationMatrix, distanceFromAllTimeHigh, maxDrawdown, realisedVolatility, sharpeRatio } from '../../analytics/risk.ts';
+import { addDays, daysBetween } from '../../lib/dates.ts';
+import { snakeKeys } from '../../lib/snake.ts';
+import { betaAndCorrelation, correlationMatrix, DAYS_PER_YEAR, distanceFromAllTimeHigh, maxDrawdown, realisedVolatility } from '../../analytics/risk.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { analyse } from '../common/analysis.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
@@ -20,7 +21,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
       name: 'get_asset_metrics',
       title: 'Asset risk and return metrics',
       description:
-        "Returns an asset's realised volatility, maximum drawdown, Sharpe ratio, beta and correlation to a benchmark (default BTC) over a window, and its distance from the all-time high. Ratios are fractions (0.25 = 25%), annualised over 365 days.",
+        "Returns an asset's realised volatility (of daily log returns), return over the window (total and geometric annualised), Sharpe ratio on the same log returns, maximum drawdown, beta and correlation to a benchmark (default BTC), and its distance from the all-time high. Ratios are fractions (0.25 = 25%), annualised over 365 days.",
       input: z
         .object({
           asset: assetSchema,
@@ -32,25 +33,31 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
       output: z.object({
         asset: assetRef,
         window: z.object({ from: z.string().optional(), to: z.string(), days: z.number().describe('Days of daily returns used: the window, or less where a break in the data cut it.') }),
-        realised_volatility: z.object({ daily: z.number(), annualised: z.number(), observations: z.number(), from: z.string(), to: z.string() }),
+        realised_volatility: z
+          .object({ daily: z.number(), annualised: z.number(), observations: z.number(), from: z.string(), to: z.string() })
+          .describe('Sample standard deviation of daily log returns; the one volatility of this answer (the Sharpe ratio divides by it).'),
+        returns: z.object({
+          total: z.number().describe('Last close over first close, minus 1.'),
+          annualised_geometric: z.number().describe('(1 + total)^(365 / days spanned) - 1: the steady yearly rate that compounds to the total.'),
+          mean_daily_log: z.number().describe('Mean daily log return (= ln(1 + total) / observations).'),
+          observations: z.number(),
+        }),
         max_drawdown: z.object({ depth: z.number(), peak: pricePoint, trough: pricePoint, recovered: pricePoint.nullable() }),
         sharpe: z.object({
           sharpe: z.number().nullable(),
-          annualisedReturn: z.number(),
-          annualisedVolatility: z.number(),
-          riskFreeRate: z.number(),
-          observations: z.number(),
+          risk_free_rate: z.number(),
+          method: z.string(),
         }),
         vs_benchmark: z.object({
           benchmark: z.string(),
           beta: z.number().nullable(),
           correlation: z.number().nullable(),
-          overlappingDays: z.number(),
+          overlapping_days: z.number(),
           observations: z.number(),
           from: z.string(),
           to: z.string(),
         }),
-        all_time_high: z.object({ ath: pricePoint, last: pricePoint, distance: z.number(), daysSinceAth: z.number() }),
+        all_time_high: z.object({ ath: pricePoint, last: pricePoint, distance: z.number(), days_since_ath: z.number() }),
         units: z.string(),
       }),
       credits: 2,
@@ -68,19 +75,38 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
         const benchNotes = window[0] && benchSeries.candles[0] && benchSeries.candles[0].date > window[0].date && benchSeries.gaps.length > 0
           ? [`${benchSeries.label} (the benchmark) has a break in its data: beta and correlation use only the days from ${benchSeries.candles[0].date}.`]
           : [];
-        const result = analyse('not enough history', () => ({
-          window: { from: window[0]?.date, to: series.as_of, days: window.length - 1 },
-          realised_volatility: realisedVolatility(window),
-          max_drawdown: maxDrawdown(window),
-          sharpe: sharpeRatio(window, args.risk_free_rate),
-          vs_benchmark: { benchmark: bench.id, ...betaAndCorrelation(window, benchWindow) },
-          all_time_high: distanceFromAllTimeHigh(series.all),
-        }));
+        const result = analyse('not enough history', () => {
+          const volatility = realisedVolatility(window);
+          const first = window[0]!;
+          const last = window[window.length - 1]!;
+          const total = last.close / first.close - 1;
+          const meanLog = Math.log(last.close / first.close) / volatility.observations;
+          const spanned = Math.max(1, daysBetween(first.date, last.date));
+          const dailyRiskFree = Math.log(1 + args.risk_free_rate) / DAYS_PER_YEAR;
+          return {
+            window: { from: first.date, to: series.as_of, days: window.length - 1 },
+            realised_volatility: volatility,
+            returns: { total, annualised_geometric: (1 + total) ** (DAYS_PER_YEAR / spanned) - 1, mean_daily_log: meanLog, observations: volatility.observations },
+            max_drawdown: maxDrawdown(window),
+            sharpe: {
+              sharpe: volatility.daily > 0 ? ((meanLog - dailyRiskFree) / volatility.daily) * Math.sqrt(DAYS_PER_YEAR) : null,
+              risk_free_rate: args.risk_free_rate,
+              method: 'mean daily log return minus ln(1 + risk_free_rate) / 365, over the realised volatility above (daily log returns), times √365: a negative return gives a negative Sharpe',
+            },
+            vs_benchmark: { benchmark: bench.id, ...snakeKeys(betaAndCorrelation(window, benchWindow)) },
+            all_time_high: snakeKeys(distanceFromAllTimeHigh(series.all)),
+          };
+        });
+        // The answer is as old as its oldest figure: beta and correlation stop where the benchmark does.
+        const benchTo = result.vs_benchmark.to;
+        const dated = benchTo < series.as_of
+          ? [`Figures rest on different dates: ${asset.symbol.toUpperCase()}'s volatility, return, drawdown and Sharpe ratio run to ${series.as_of}; its beta and correlation to ${bench.id} stop at ${benchTo}, where ${bench.id}'s closes end. data_as_of is the older.`]
+          : [];
         return {
           data: { asset: { id: asset.id, symbol: asset.symbol, name: asset.name }, ...result, units: 'fractions (0.25 = 25%); annualised with 365 days' },
-          source: series.source,
-          data_as_of: series.as_of,
-          notes: [...notes.map((n) => `${n} The all-time high is over all the data, break included.`), ...benchNotes],
+          source: series.source === benchSeries.source ? series.source : `${series.source}+${benchSeries.source}`,
+          data_as_of: benchTo < series.as_of ? benchTo : series.as_of,
+          notes: [...notes.map((n) => `${n} The all-time high is over all the data, break included.`), ...benchNotes, ...dated],
         };
       },
     }),
@@ -99,7 +125,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
         window: windowSchema,
         ids: z.array(z.string()),
         matrix: z.array(z.array(z.number().nullable())).describe('matrix[i][j]: correlation of ids[i] and ids[j]'),
-        overlappingDays: z.array(z.array(z.number())),
+        overlapping_days: z.array(z.array(z.number())),
         method: z.string(),
       }),
       credits: 2,
@@ -126,7 +152,7 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
           correlationMatrix(all.map((s, i) => ({ id: entries[i]!.id, candles: s.candles.filter((c) => c.date >= start && c.date <= end) }))),
         );
         return {
-          data: { window: { from: start, to: end, days: args.window_days }, ...matrix, method: 'Pearson correlation of daily log returns on common days' },
+          data: { window: { from: start, to: end, days: args.window_days }, ...snakeKeys(matrix), method: 'Pearson correlation of daily log returns on common days' },
           source: all[0]!.source,
           data_as_of: end,
         };

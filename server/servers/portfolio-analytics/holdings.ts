@@ -83,6 +83,15 @@ export async function scanPortfolio(deps: ServerDeps, addresses: string[], chain
   if (wanted.includes('solana') && solAddresses.length === 0 && chains) {
     throw new ApiError('INVALID_PARAMS', 'solana was asked for but no Solana address was given.', { issues: [{ path: 'chains', message: 'solana needs a base58 address' }] });
   }
+  // An address no chain asked for can read (a Solana address on ethereum) would answer $0 from nothing read.
+  const unreadable = chains
+    ? [...(wanted.some((c) => c !== 'solana') ? [] : evmAddresses.map((a) => ({ a, kind: 'an EVM address', needs: 'an EVM chain (ethereum, base, polygon, bsc)' }))), ...(wanted.includes('solana') ? [] : solAddresses.map((a) => ({ a, kind: 'a Solana address', needs: 'solana' })))]
+    : [];
+  if (unreadable.length > 0) {
+    throw new ApiError('INVALID_PARAMS', `${unreadable.map((u) => `${u.a} is ${u.kind}, which none of the chains asked for (${wanted.join(', ')}) can read: add ${u.needs}`).join('; ')}.`, {
+      issues: unreadable.map((u) => ({ path: 'chains', message: `${u.a}: add ${u.needs}` })),
+    });
+  }
   const raws: RawHolding[] = [];
   const chainInfo: PortfolioScan['chains'] = [];
   const unavailable: PortfolioScan['unavailable'] = [];

@@ -79,6 +79,8 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: sourceOf(scan),
           ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
+          // Nothing held on the chains read: no data for what was asked, which is free.
+          empty: all.length === 0,
         };
       },
     }),
@@ -148,6 +150,8 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
           data: { wallets, shared_assets: shared, window_days: args.window_days, chains: scan.chains, unavailable: scan.unavailable },
           source: sourceOf(scan),
           ...datedAnswer(scan.prices.dates.map((d) => ({ label: `${d.symbol} price`, as_of: d.as_of }))),
+          // Nothing held by any wallet on the chains read: no data for what was asked, which is free.
+          empty: wallets.every((w) => w.holdings === 0),
         };
       },
     }),

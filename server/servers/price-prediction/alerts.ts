@@ -22,16 +22,18 @@ interface Sample {
 const input = z
   .object({
     asset: z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".'),
-    condition: z.enum(['above', 'below', 'move']).describe('above / below: the price crosses `level` upwards / downwards; move: it moves `percent` either way within `window_minutes`.'),
-    level: z.number().positive().optional().describe('USD price level for above / below (must be positive).'),
-    percent: z.number().positive().max(1000).optional().describe('For move: the move in percent that fires (must be positive).'),
+    condition: z
+      .enum(['above', 'below', 'move'])
+      .default('move')
+      .describe('above / below: the price crosses `level` upwards / downwards (level required); move (default): it moves `percent` either way within `window_minutes`.'),
+    level: z.number().positive().optional().describe('USD price level, required for above / below (must be positive).'),
+    percent: z.number().positive().max(1000).default(10).describe('For move: the move in percent that fires (default 10).'),
     window_minutes: z.number().int().min(5).max(10_080).default(60).describe('For move: the window, 5 minutes to 7 days.'),
     ...alertRuleFields,
   })
   .strict()
   .superRefine((a, ctx) => {
     if (a.condition !== 'move' && a.level === undefined) ctx.addIssue({ code: 'custom', path: ['level'], message: `condition "${a.condition}" needs a positive level` });
-    if (a.condition === 'move' && a.percent === undefined) ctx.addIssue({ code: 'custom', path: ['percent'], message: 'condition "move" needs a positive percent' });
   });
 
 const sideOf = (price: number, level: number) => (price >= level ? 'above' : 'below');
@@ -52,7 +54,7 @@ export function priceAlertTools(deps: ServerDeps): ToolDefinition[] {
         const [quote] = await deps.market.quotes([asset.id], ctx.signal);
         const params: PriceParams =
           args.condition === 'move'
-            ? { asset: asset.id, symbol: asset.symbol, condition: 'move', percent: args.percent!, window_minutes: args.window_minutes }
+            ? { asset: asset.id, symbol: asset.symbol, condition: 'move', percent: args.percent, window_minutes: args.window_minutes }
             : { asset: asset.id, symbol: asset.symbol, condition: args.condition, level: args.level! };
         const state = quote ? (params.condition === 'move' ? { samples: [{ t: Date.now(), p: quote.price_usd }] } : { side: sideOf(quote.price_usd, params.level), price: quote.price_usd }) : {};
         const data = await createRule(deps.alerts, ctx, { kind: 'price', server: 'price-prediction', params: { ...params }, state, note: args.note, webhook_url: args.webhook_url });

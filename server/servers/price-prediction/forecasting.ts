@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { calledDirection, FIT_WINDOW, FORECAST_MODELS } from '../../analytics/forecast.ts';
 import { logReturns } from '../../analytics/garch.ts';
 import { addDays } from '../../lib/dates.ts';
+import { snakeKeys } from '../../lib/snake.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { LoggedForecastDay } from '../../forecasts/store.ts';
 import { analysed, jobOf } from '../common/analysis.ts';
@@ -219,8 +220,8 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
           alpha: z.number(),
           beta: z.number(),
           persistence: z.number(),
-          unconditionalVariance: z.number(),
-          logLikelihood: z.number(),
+          unconditional_variance: z.number(),
+          log_likelihood: z.number(),
           converged: z.boolean(),
           observations: z.number(),
         }),
@@ -235,7 +236,7 @@ export function forecastingTools({ market, forecasts, compute }: ServerDeps): To
         const returns = logReturns(candles.map((c) => c.close));
         const garch = await analysed('cannot fit GARCH', compute.run('garch', { returns, horizon: args.horizon }, jobOf(ctx)));
         const result = {
-          fit: garch.fit,
+          fit: snakeKeys(garch.fit),
           path: garch.path.daily_sigma.map((s, i) => ({ date: addDays(series.as_of, i + 1), daily_sigma: s, annualised_pct: garch.path.annualised_pct[i] })),
           var_95_1d: garch.var_95_1d,
         };

@@ -4,6 +4,7 @@ import { technicalIndicators } from '../../analytics/indicators.ts';
 import { supportResistance } from '../../analytics/levels.ts';
 import { betaAndCorrelation } from '../../analytics/risk.ts';
 import { compositeRule, scenarioTargets } from '../../analytics/signals.ts';
+import { snakeKeys } from '../../lib/snake.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import { analyse, analysed, jobOf } from '../common/analysis.ts';
@@ -17,18 +18,18 @@ export const assetSchema = z.string().trim().min(1).max(100).describe('An asset 
 /** An indicator's latest value (null when the history is too short for it) and its recent values, oldest first. */
 function reading<T extends z.ZodType>(value: T) {
   const dated = z.object({ date: day, value });
-  return z.object({ name: z.string(), requiredCandles: z.number(), latest: dated.nullable(), history: z.array(dated) });
+  return z.object({ name: z.string(), required_candles: z.number(), latest: dated.nullable(), history: z.array(dated) });
 }
 const numberReading = reading(z.number());
 
 const hitCount = z.object({
   signals: z.number(),
   hits: z.number(),
-  hitRate: z.number().nullable(),
+  hit_rate: z.number().nullable(),
   ci95: z.array(z.number()).nullable().describe('[low, high]'),
-  baseRate: z.number().nullable(),
-  excessOverBase: z.number().nullable(),
-  versusBase: z.enum(['above', 'below', 'indistinguishable']).nullable(),
+  base_rate: z.number().nullable(),
+  excess_over_base: z.number().nullable(),
+  versus_base: z.enum(['above', 'below', 'indistinguishable']).nullable(),
 });
 
 const pivots = z.object({
@@ -75,12 +76,12 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         asset: assetRef,
         as_of: day,
         indicators: z.object({
-          asOf: day,
+          as_of: day,
           close: z.number(),
-          candlesUsed: z.number(),
+          candles_used: z.number(),
           rsi: numberReading,
           macd: reading(z.object({ macd: z.number(), signal: z.number(), histogram: z.number() })),
-          bollinger: reading(z.object({ upper: z.number(), middle: z.number(), lower: z.number(), percentB: z.number(), bandwidth: z.number() })),
+          bollinger: reading(z.object({ upper: z.number(), middle: z.number(), lower: z.number(), percent_b: z.number(), bandwidth: z.number() })),
           ema: z.array(numberReading),
           sma: z.array(numberReading),
           atr: numberReading,
@@ -94,7 +95,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         const indicators = analyse('cannot compute indicators', () =>
           technicalIndicators(recent, { historyLength: args.history, emaPeriods: args.ema_periods, smaPeriods: args.sma_periods }),
         );
-        return { data: { asset, as_of: series.as_of, indicators }, source: series.source, data_as_of: series.as_of, notes };
+        return { data: { asset, as_of: series.as_of, indicators: snakeKeys(indicators) }, source: series.source, data_as_of: series.as_of, notes };
       },
     }),
     defineTool({
@@ -113,7 +114,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         asset: assetRef,
         rule: z.object({ name: z.string(), description: z.string() }),
         signal: z.object({
-          asOf: day,
+          as_of: day,
           close: z.number(),
           action: z.enum(['buy', 'hold', 'sell']),
           score: z.number().describe('-1 to 1'),
@@ -123,13 +124,13 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         }),
         historical_hit_rate: z.object({
           rule: z.string(),
-          horizonDays: z.number(),
+          horizon_days: z.number(),
           buy: hitCount,
           sell: hitCount,
           all: hitCount,
           baseline: z.object({ up: z.number().nullable(), down: z.number().nullable() }),
-          daysEvaluated: z.number(),
-          replayDaysRequested: z.number().nullable(),
+          days_evaluated: z.number(),
+          replay_days_requested: z.number().nullable(),
           from: day.nullable(),
           to: day.nullable(),
         }),
@@ -156,8 +157,8 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           data: {
             asset,
             rule: { name: compositeRule.name, description: compositeRule.description },
-            signal,
-            historical_hit_rate: record,
+            signal: snakeKeys(signal),
+            historical_hit_rate: snakeKeys(record),
             verdict: `Over ${record.daysEvaluated} replayed days (${record.from} to ${record.to}), ${said('buy', record.buy)}; ${said('sell', record.sell)}.`,
             ...(record.daysEvaluated < args.replay_days ? { note: `Only ${record.daysEvaluated} of the ${args.replay_days} days asked for have the rule's full 300-day history and a known outcome.` } : {}),
           },
@@ -182,19 +183,19 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       output: z.object({
         asset: assetRef,
         window_days: z.number(),
-        asOf: day,
+        as_of: day,
         close: z.number(),
         pivots,
         fractals: z.array(z.object({ date: day, kind: z.enum(['high', 'low']), price: z.number() })),
-        volumeProfile: z
+        volume_profile: z
           .object({
             bins: z.array(z.object({ low: z.number(), high: z.number(), volume: z.number() })),
-            pointOfControl: z.number(),
-            valueAreaLow: z.number(),
-            valueAreaHigh: z.number(),
-            valueAreaShare: z.number(),
-            totalVolume: z.number(),
-            candlesWithoutVolume: z.number(),
+            point_of_control: z.number(),
+            value_area_low: z.number(),
+            value_area_high: z.number(),
+            value_area_share: z.number(),
+            total_volume: z.number(),
+            candles_without_volume: z.number(),
           })
           .nullable()
           .describe('volumes in USD'),
@@ -213,7 +214,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const { candles, notes } = contiguousWindow(series, args.window_days);
         const levels = analyse('cannot find levels', () => supportResistance(candles, { pivotPeriod: args.pivot_period }));
-        return { data: { asset, window_days: args.window_days, ...levels }, source: series.source, data_as_of: series.as_of, notes };
+        return { data: { asset, window_days: args.window_days, ...snakeKeys(levels) }, source: series.source, data_as_of: series.as_of, notes };
       },
     }),
     defineTool({
@@ -235,12 +236,12 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
         beta: z.object({
           beta: z.number().nullable(),
           correlation: z.number().nullable(),
-          overlappingDays: z.number(),
+          overlapping_days: z.number(),
           observations: z.number(),
           from: day,
           to: day,
         }),
-        targets: z.array(z.object({ btcMove: z.number(), assetMove: z.number(), targetPrice: z.number() })).describe('moves as fractions'),
+        targets: z.array(z.object({ btc_move: z.number(), asset_move: z.number(), target_price: z.number() })).describe('moves as fractions'),
         method: z.string(),
       }),
       credits: 2,
@@ -255,7 +256,7 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
           return { beta: fit, targets: scenarioTargets(last.close, fit.beta, args.btc_moves) };
         });
         return {
-          data: { asset, price: last.close, price_date: last.date, ...result, method: 'target = price × (1 + BTC move)^beta' },
+          data: { asset, price: last.close, price_date: last.date, ...snakeKeys(result), method: 'target = price × (1 + BTC move)^beta' },
           source: series.source,
           data_as_of: series.as_of,
           notes,

@@ -32,7 +32,29 @@ export function sameChain(a: string, b: string): boolean {
  * Everyday names DefiLlama lists under another name: MakerDAO's CDP protocol is listed as Sky
  * (Sky Lending) since its 2024 rebrand.
  */
-const RENAMED: Record<string, string> = { maker: 'sky', makerdao: 'sky', 'maker dao': 'sky' };
+const RENAMED: Record<string, string> = { maker: 'sky', makerdao: 'sky', 'maker dao': 'sky', mkr: 'sky' };
+
+/**
+ * Names a user types for one protocol DefiLlama lists under another: a rebrand, or the project's
+ * token ticker. Each says why, in the answer's resolved_from.rule.
+ */
+const ALSO_KNOWN_AS: Record<string, { name: string; why: string }> = {
+  eigenlayer: { name: 'EigenCloud', why: 'EigenLayer renamed itself EigenCloud in 2025' },
+  eigen: { name: 'EigenCloud', why: 'EIGEN is the token of EigenLayer, now EigenCloud' },
+  solend: { name: 'Save', why: 'Solend renamed itself Save in 2024' },
+  ldo: { name: 'Lido', why: 'LDO is the token of Lido' },
+};
+
+/**
+ * The token of a project asked for by its former name, which its token still bears ("maker": the
+ * Maker token, MKR, of what DefiLlama lists as Sky): a priced registry asset of that name.
+ */
+export function formerNameToken(registry: AssetRegistry, query: string): LinkedToken | undefined {
+  const q = query.trim().toLowerCase();
+  if (!RENAMED[q]) return undefined;
+  const asset = registry.resolve(q).find((e) => e.has_prices && (e.name.toLowerCase() === q || e.symbol.toLowerCase() === q));
+  return asset ? { asset, linked_by: 'name_only' } : undefined;
+}
 
 export type ProjectFamily = z.infer<typeof familyShape>;
 
@@ -45,6 +67,12 @@ export function resolveProject(protocols: readonly Protocol[], query: string): {
   const q = query.trim().toLowerCase();
   const hit = protocols.find((p) => p.name.toLowerCase() === q) ?? protocols.find((p) => p.slug === slugOf(q));
   if (hit) return { protocol: hit };
+  const aka = ALSO_KNOWN_AS[q];
+  const renamed = aka ? protocols.find((p) => p.name === aka.name) : undefined;
+  if (aka && renamed) {
+    const member = { name: renamed.name, slug: renamed.slug, category: renamed.category, tvl_usd: renamed.tvl_usd };
+    return { protocol: renamed, family: { query, members: [member], chosen: renamed.name, rule: `${aka.why}: DefiLlama lists it as ${renamed.name}` } };
+  }
   const stem = RENAMED[q] ?? q;
   const members = protocols
     .filter((p) => p.name.toLowerCase().startsWith(`${stem} `))

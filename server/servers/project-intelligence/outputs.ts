@@ -40,7 +40,7 @@ export const familyShape = z
     chosen: z.string(),
     rule: z.string(),
   })
-  .describe('Present when the name stood for several listed protocols: the answer is for `chosen`.');
+  .describe('Present when the name stood for several listed protocols, or is another name of one (a rebrand, its token): the answer is for `chosen`.');
 
 export const categoryShape = z.object({
   category: z.string(),

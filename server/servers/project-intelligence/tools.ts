@@ -9,7 +9,7 @@ import type { Protocol, TvlHistory } from '../../providers/projects/types.ts';
 import { datedAnswer } from '../common/dating.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
-import { findChain, findProject, linkedProjectToken, resolveProject, sameChain } from './common.ts';
+import { findChain, findProject, formerNameToken, linkedProjectToken, resolveProject, sameChain } from './common.ts';
 import { dueDiligence } from './diligence.ts';
 import { dayRangeShape } from '../common/output-shapes-2.ts';
 import { categoryShape, familyShape, flagShape, historyStatsShape, notCoveredShape, projectHistoryShape, projectShape, tvlPointsShape } from './outputs.ts';
@@ -87,8 +87,8 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
               (args.min_tvl_usd === undefined || (p.tvl_usd ?? 0) >= args.min_tvl_usd),
           )
           .sort((a, b) => (b.tvl_usd ?? -1) - (a.tvl_usd ?? -1) || (a.name < b.name ? -1 : 1));
-        const { items, next_cursor, truncated } = page(hits, args.limit, args.cursor);
-        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor, truncated };
+        const { items, next_cursor, truncated, share } = page(hits, args.limit, args.cursor);
+        return { data: { total: hits.length, projects: items.map(projectView) }, source: sourceOf(list.source), data_as_of: list.as_of, next_cursor, truncated, page: share };
       },
     }),
     defineTool({
@@ -119,7 +119,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
       handler: async (args, ctx) => {
         const list = await protocols(ctx.signal);
         const { protocol: p, family } = resolveProject(list.protocols, args.project);
-        const [history, link] = [await projects.protocolTvl(p, ctx.signal), linkedProjectToken(market.registry, deps.tokens, p)];
+        const [history, link] = [await projects.protocolTvl(p, ctx.signal), linkedProjectToken(market.registry, deps.tokens, p) ?? formerNameToken(market.registry, args.project)];
         const token = link?.asset;
         const quote = token ? (await market.quotes([token.id], ctx.signal))[0] : undefined;
         const listed = deps.projectsData().listing2023.get(p.name.toLowerCase());
@@ -148,20 +148,20 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'get_tvl_history',
       title: 'TVL history',
-      description: 'Returns the daily TVL in USD of a project, a chain or all of DeFi, oldest first over a date range, paginated.',
+      description: 'Returns the daily TVL in USD of a project, a chain or (by default) all of DeFi, oldest first over a date range, paginated.',
       input: z
         .object({
           project: projectSchema.optional(),
           chain: chainSchema.optional(),
-          total: z.boolean().default(false).describe('True for the TVL of all of DeFi.'),
+          total: z.boolean().default(false).describe('True for the TVL of all of DeFi (also what neither project nor chain gives).'),
           from: ISO_DAY.optional(),
           to: ISO_DAY.optional(),
           limit: z.number().int().min(1).max(100).default(100),
           cursor: cursorSchema,
         })
         .strict()
-        .refine((a) => [a.project !== undefined, a.chain !== undefined, a.total].filter(Boolean).length === 1, {
-          message: 'give exactly one of project, chain or total',
+        .refine((a) => [a.project !== undefined, a.chain !== undefined, a.total].filter(Boolean).length <= 1, {
+          message: 'give at most one of project, chain or total (none: all of DeFi)',
           path: ['project'],
         })
         .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
@@ -196,13 +196,14 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           });
         }
         const points = all.filter((p) => (!args.from || p.date >= args.from) && (!args.to || p.date <= args.to));
-        const { items, next_cursor, truncated } = page(points, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(points, args.limit, args.cursor);
         return {
           data: { subject: history.subject, covered_range: { from: first, to: last }, total: points.length, points: items },
           source: sourceOf(history.source),
           data_as_of: last,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
@@ -304,7 +305,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           return { data: summarise(cat, byCat.get(cat)!), source: sourceOf(list.source), data_as_of: list.as_of };
         }
         const all = [...byCat.entries()].map(([c, ps]) => summarise(c, ps)).sort((a, b) => b.tvl_usd - a.tvl_usd || (a.category < b.category ? -1 : 1));
-        const { items, next_cursor, truncated } = page(all, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(all, args.limit, args.cursor);
         return {
           data: {
             categories_total: all.length,
@@ -316,6 +317,7 @@ export function projectTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: list.as_of,
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),

@@ -164,7 +164,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           unique_authors: r.authors.size,
           engagement: hasEngagement ? r.engagement : null,
         }));
-        const { items, next_cursor, truncated } = page(series, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(series, args.limit, args.cursor);
         return {
           data: {
             asset: asset ? brief(asset) : null,
@@ -183,6 +183,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           notes,
           next_cursor,
           truncated,
+          page: share,
           empty: posts.length === 0,
         };
       },
@@ -375,7 +376,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
         const ranked = posts
           .filter((p) => args.kind === 'all' || p.kind === args.kind)
           .sort((x, y) => (engagement(y) ?? 0) - (engagement(x) ?? 0) || (x.id < y.id ? -1 : 1));
-        const { items, next_cursor, truncated } = page(ranked, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(ranked, args.limit, args.cursor);
         // Nothing of the asked kind because the source holds none for these dates: say that, not "no one mentions it".
         const missing = ranked.length === 0 ? item_counts.absent_kinds[0] : undefined;
         const others = missing ? posts.length : 0;
@@ -402,6 +403,7 @@ export function socialTools({ social, market, compute }: ServerDeps): ToolDefini
           notes,
           next_cursor,
           truncated,
+          page: share,
           empty: ranked.length === 0,
         };
       },

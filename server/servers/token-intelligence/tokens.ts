@@ -239,7 +239,9 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
             kind: z.string().nullable(),
           }),
         ),
-        concentration: z.object({ top10_share: z.number(), hhi: z.number().describe('0-10000'), gini: z.number() }),
+        concentration: z
+          .object({ top10_share: z.number().nullable(), hhi: z.number().nullable().describe('0-10000'), gini: z.number().nullable() })
+          .describe('null with no holder counted: nothing is measured (0 would read as perfectly even).'),
         coverage: z.string(),
       }),
       credits: 3,
@@ -270,11 +272,13 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
                 kind: label?.kind ?? null,
               };
             }),
-            concentration: stats,
+            concentration: h.list.length > 0 ? stats : { top10_share: null, hhi: null, gini: null },
             coverage: `Holders are the addresses seen in Transfer logs of blocks ${h.range.from}..${h.range.to}; holders who did not move the token in that range are not counted. Shares are of the total supply at block ${h.range.to}.`,
           },
           source: `rpc:${network}`,
           data_as_of: null,
+          // No holder in the range: nothing was measured, which is free.
+          empty: h.list.length === 0,
         };
       },
     }),

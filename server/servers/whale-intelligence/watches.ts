@@ -10,7 +10,7 @@ import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 import type { SolanaTransaction } from '../../providers/solana/live.ts';
 import { MAX_WATCHES_PER_ACCOUNT, type Watch, type WatchMark } from '../../watchlists/types.ts';
-import { chainSchema } from '../common/evm.ts';
+import { anyChainSchema } from '../common/evm.ts';
 import { chainFailureShape, chainShape } from '../common/output-shapes-2.ts';
 import { failureOf } from '../common/unavailable.ts';
 import type { ServerDeps } from '../deps.ts';
@@ -34,7 +34,7 @@ type Chain = EvmNetwork | 'solana';
 
 /** chain + address, the address checked against the chain's format (INVALID_PARAMS naming `address`). */
 const target = {
-  chain: chainSchema.describe('ethereum, base, polygon, bsc or solana.'),
+  chain: anyChainSchema,
   address: z.string().trim().max(64).describe('A 0x address (EVM chains) or a base58 address (solana).'),
 };
 function checkAddress(a: { chain: Chain; address: string }, ctx: z.RefinementCtx): void {
@@ -353,6 +353,8 @@ export function watchTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: list.length ? [...byChain.keys()].map((c) => (c === 'solana' ? 'rpc:solana' : `rpc:${c}`)).join(',') : 'account',
           data_as_of: [evmAsOf, solAsOf].filter((d): d is string => d !== null).sort()[0] ?? null,
+          // Nothing moved (or nothing is watched): the scan found no news, which is free.
+          empty: activity.length === 0,
         };
       },
     }),

@@ -147,7 +147,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
               direction: direction(from, to),
             };
           });
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         const count = (d: string) => rows.filter((r) => r.direction === d).length;
         return {
           data: {
@@ -167,6 +167,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: pricesAsOf(facts.values()),
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
@@ -259,7 +260,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           inflow += e.inflow;
           outflow += e.outflow;
         }
-        const { items, next_cursor, truncated } = page(rows, args.limit, args.cursor);
+        const { items, next_cursor, truncated, share } = page(rows, args.limit, args.cursor);
         return {
           data: {
             chain: network,
@@ -277,6 +278,7 @@ export function whaleTools(deps: ServerDeps): ToolDefinition[] {
           data_as_of: pricesAsOf(facts.values()),
           next_cursor,
           truncated,
+          page: share,
         };
       },
     }),
