@@ -115,6 +115,15 @@ export interface KeyInfo {
   revoked_at: string | null;
   rotated_from: string | null;
   status: 'active' | 'revoked' | 'expired';
+  /** A paused key is refused (KEY_PAUSED) until resumed; it still counts as active. */
+  paused: boolean;
+  paused_at: string | null;
+  read_only: boolean;
+  credit_cap: number | null;
+  cap_period: 'day' | 'month';
+  /** Credits spent in the cap's current period (0 without a cap). */
+  cap_spent: number;
+  rate_limit_per_minute: number | null;
 }
 
 // The API's JSON shapes, declared once beside the server that builds them.
