@@ -317,6 +317,8 @@ describe('merging the account of a wallet into the signed-in one', () => {
     for (const n of ['1', '2']) await mine.post('/api/keys', { name: n });
     for (const n of ['3', '4']) await theirs.post('/api/keys', { name: n });
     const offer = await mergeOffer(mine, s);
+    // Said with the offer, before either wallet is asked to sign.
+    expect(offer.source.blocked).toMatchObject({ reason: 'key_limit', active_keys: 4, max_keys: 3, message: expect.stringContaining('Revoke 1 first') });
     const res = await mine.post('/api/merges', {
       offer_id: offer.id,
       signatures: [await signStatement(mine, { kind: 'evm', account: a }, offer.statement), await signStatement(mine, { kind: 'solana', wallet: s }, offer.statement)],

@@ -93,7 +93,15 @@ export interface WalletOffer {
   wallet: { family: 'evm' | 'solana'; chain: string; address: string };
   expires_at: string;
   statement?: string;
-  source?: { id: string; plan: string | null; balance: number; active_keys: number; wallets: Wallet[] };
+  source?: {
+    id: string;
+    plan: string | null;
+    balance: number;
+    active_keys: number;
+    wallets: Wallet[];
+    /** Why the merge cannot happen now (the plan's key cap), said before any wallet signs. */
+    blocked?: { reason: string; message: string } | null;
+  };
 }
 
 export interface NonceInfo {
