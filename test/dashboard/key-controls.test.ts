@@ -168,6 +168,18 @@ describe('audit log', () => {
     expect((await other.client.get('/api/audit')).body.entries.map((e: { action: string }) => e.action)).toEqual(['sign_in']);
   });
 
+  it('newest first by number, across a change of digit count (ids 998 to 1,003 are not sorted as text)', async () => {
+    const { client, keyId } = await accountWithKey();
+    await db.query(`SELECT setval('audit_log_id_seq', greatest(997, (SELECT max(id) FROM audit_log)))`);
+    for (let i = 0; i < 3; i++) {
+      await client.post(`/api/keys/${keyId}/pause`);
+      await client.post(`/api/keys/${keyId}/resume`);
+    }
+    const ids = (await client.get('/api/audit?limit=100')).body.entries.map((e: { id: string }) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(ids[0]).toBeGreaterThanOrEqual(1000);
+  });
+
   it('active sessions are listed and one can be ended from another (audited)', async () => {
     const { client } = await accountWithKey();
     const listed = await client.get('/api/sessions');

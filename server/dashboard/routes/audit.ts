@@ -33,7 +33,7 @@ export function auditRoutes(authed: FastifyInstance, deps: { db: Database }): vo
     const res = await deps.db.query<AuditRow>(
       `SELECT id::text, action, wallet, chain, request_id, target, details, created_at FROM audit_log
         WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
-        ORDER BY id DESC LIMIT $3`,
+        ORDER BY audit_log.id DESC LIMIT $3`,
       [sessionOf(request).account_id, q.cursor ?? null, q.limit + 1],
     );
     const rows = res.rows.slice(0, q.limit);

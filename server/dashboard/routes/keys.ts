@@ -62,7 +62,7 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
     const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
     // Servers, expiry and read-only are part of what the gateway checks: this pod's cached grants must go.
     deps.keys.clear();
-    await audit(db, request, 'key_update', key.id, { changed: Object.keys((request.body ?? {}) as object), ...controlsOf(key) });
+    await audit(db, request, 'key_update', key.id, { name: key.name, changed: Object.keys((request.body ?? {}) as object), ...controlsOf(key) });
     return { key: keyView(key) };
   });
 
