@@ -244,6 +244,12 @@ async function insertKey(
   return { key: inserted.rows[0]!, plaintext: generated.plaintext };
 }
 
+/** One key by id, with every column the views need (inside a caller's transaction). */
+export async function keyById(client: Pick<PoolClient, 'query'>, keyId: string): Promise<ApiKey | undefined> {
+  const res = await client.query<ApiKey>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = $1`, [keyId]);
+  return res.rows[0];
+}
+
 export async function keyListByAccount(db: Database, accountId: string): Promise<ApiKey[]> {
   if (!AccountIdSchema.safeParse(accountId).success) {
     throw new ApiError('INVALID_PARAMS', 'Account ids are UUIDs.', { issues: [{ path: 'account', message: 'expected a UUID' }] });
