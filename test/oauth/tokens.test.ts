@@ -275,6 +275,8 @@ describe('revocation', () => {
     const revoked = await t.browser.post(`/api/connections/${listed[0].id}/revoke`);
     expect(revoked.status).toBe(200);
     expect(revoked.body.connection.status).toBe('revoked');
+    const audited = (await t.browser.get('/api/audit')).body.entries[0];
+    expect(audited).toMatchObject({ action: 'connection_revoke', target: listed[0].id, details: { client: 'Raw Client' } });
     const res = await echo('market-intelligence', t.access_token);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
