@@ -928,7 +928,9 @@ BEGIN
   FOR i IN 1 .. n LOOP
     idx := i; outcome := NULL; balance := NULL; plan := NULL; requests_per_minute := NULL; burst := NULL;
     rl_remaining := NULL; rl_reset_seconds := NULL; retry_after_seconds := NULL; renewed := false;
-    key_cap := NULL; key_spent := NULL; key_cap_period := NULL; key_rate_limit := NULL;
+    IF c_id IS NOT NULL THEN
+      key_cap := NULL; key_spent := NULL; key_cap_period := NULL; key_rate_limit := NULL;
+    END IF;
     v_cost := p_costs[i];
     IF v_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', v_cost; END IF;
     k := array_position(a_id, p_accounts[i]);
@@ -944,8 +946,12 @@ BEGIN
       outcome := 'suspended'; RETURN NEXT; CONTINUE;
     END IF;
 
-    c := array_position(c_id, p_keys[i]);
-    v_key_tat := NULL;
+    -- Most statements hold no controlled key (c_id is NULL): they pay one test per call here.
+    c := NULL;
+    IF c_id IS NOT NULL THEN
+      v_key_tat := NULL;
+      c := array_position(c_id, p_keys[i]);
+    END IF;
     IF c IS NOT NULL THEN
       key_cap := c_cap[c]; key_spent := c_spent[c]; key_cap_period := c_period[c]; key_rate_limit := c_rpm[c];
       IF c_paused[c] THEN

@@ -190,3 +190,21 @@ describe('audit log', () => {
     expect((await client.get('/api/session')).status).toBe(401);
   });
 });
+
+describe('pods of the previous versions during a rolling upgrade', () => {
+  it('the 8-argument meter_reserve_batch (no deadline) and the 9-argument one, called as before, still reserve, and a paused key is refused through them too', async () => {
+    const { accountId, keyId, client } = await accountWithKey();
+    const args = (id: string) => [[accountId], [id], [1], [true], ['market-intelligence'], ['bench_echo'], [keyId]];
+    const eight = await db.query<{ outcome: string }>('SELECT outcome FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, NULL)', args('upgrade-8'));
+    const nine = await db.query<{ outcome: string }>(
+      'SELECT outcome FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, NULL, make_interval(secs => 61))',
+      args('upgrade-9'),
+    );
+    expect([eight.rows[0]!.outcome, nine.rows[0]!.outcome]).toEqual(['ok', 'ok']);
+    await client.post(`/api/keys/${keyId}/pause`);
+    const paused = await db.query<{ outcome: string }>('SELECT outcome FROM meter_reserve_batch($1, $2, $3, $4, $5, $6, $7, NULL)', args('upgrade-8b'));
+    expect(paused.rows[0]!.outcome).toBe('key_paused');
+    await db.query(`SELECT meter_refund(r) FROM unnest(ARRAY['upgrade-8', 'upgrade-9']) AS r`);
+  });
+});
+

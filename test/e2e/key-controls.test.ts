@@ -3,7 +3,8 @@
 // injected test wallet: a key is created, paused (a real call with it is refused, 403 KEY_PAUSED)
 // and resumed (it works), capped from the Limits panel (the call past the cap is refused and
 // nothing charged), and the Activity list shows each action with the wallet and a request id; the
-// page passes axe and does not scroll sideways at 1280 and 375 px.
+// page passes axe and does not scroll sideways at 1280 and 375 px; a revoked key's secret leaves
+// the new-key box.
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -98,6 +99,13 @@ describe.each(VIEWPORTS)('key controls at $width px', (viewport) => {
       await expectAccessibleIn(page);
       await expectNoOverflowIn(`keys page at ${viewport.width} px`, page);
       await page.screenshot({ path: path.join(ARTIFACTS, `key-controls-${viewport.width}.png`), fullPage: true });
+
+      // Revoking the key whose secret is on screen takes the secret off it.
+      await page.getByLabel(/^Name/).fill('temporary');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.getByTestId('new-key').waitFor();
+      await page.getByRole('button', { name: 'Revoke temporary' }).click();
+      await page.getByTestId('new-key').waitFor({ state: 'detached' });
     } finally {
       await context.close();
     }
