@@ -91,10 +91,10 @@ describe.each(VIEWPORTS)('key controls at $width px', (viewport) => {
       // The activity list, newest first, names each action with the wallet and a request id.
       await page.reload();
       const activity = page.getByTestId('audit-log');
-      await activity.locator('tr[data-action="key_update"]').waitFor();
-      const actions = await activity.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
+      await activity.locator('li[data-action="key_update"]').waitFor();
+      const actions = await activity.locator('li[data-action]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
       expect(actions, JSON.stringify(actions)).toEqual(['key_update', 'key_resume', 'key_pause', 'key_create', 'sign_in']);
-      expect(await activity.locator('tbody tr').first().textContent()).toMatch(/Changed a key · agent/);
+      expect(await activity.locator('li[data-action]').first().textContent()).toMatch(/Changed a key · agent by 0x/);
 
       await expectAccessibleIn(page);
       await expectNoOverflowIn(`keys page at ${viewport.width} px`, page);

@@ -74,31 +74,25 @@ export function AuditLog() {
       {entries === undefined && !error && <p className="muted" aria-live="polite">Loading activity…</p>}
       {entries && entries.length === 0 && <p className="muted">Nothing yet.</p>}
       {entries && entries.length > 0 && (
-        <div className="table-wrap">
-          <table className="responsive">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">What</th>
-                <th scope="col">Wallet</th>
-                <th scope="col">Request id</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((e) => (
-                <tr key={e.id} data-action={e.action}>
-                  <td data-label="When"><When iso={e.at} /></td>
-                  <td data-label="What" className="wrap">
-                    {ACTIONS[e.action] ?? e.action}
-                    {detail(e) && <span className="muted"> · {detail(e)}</span>}
-                  </td>
-                  <td data-label="Wallet">{e.wallet ? <code className="address">{short(e.wallet.address)}</code> : '—'}</td>
-                  <td data-label="Request id"><code className="small">{e.request_id ?? '—'}</code></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        // A list, not a table: each entry reads as one sentence on a phone as on a desk.
+        <ol className="plain activity">
+          {entries.map((e) => (
+            <li key={e.id} data-action={e.action}>
+              <When iso={e.at} /> · <strong>{ACTIONS[e.action] ?? e.action}</strong>
+              {detail(e) && <> · {detail(e)}</>}
+              {e.wallet && (
+                <>
+                  {' '}by <code className="address">{short(e.wallet.address)}</code>
+                </>
+              )}
+              {e.request_id && (
+                <span className="muted small">
+                  {' '}· request <code>{e.request_id}</code>
+                </span>
+              )}
+            </li>
+          ))}
+        </ol>
       )}
       {next && (
         <button type="button" onClick={() => void load(next)}>
