@@ -118,7 +118,7 @@ export function ActiveSessions() {
     void load();
   }, []);
   const end = async (s: SessionEntry) => {
-    if (!window.confirm(s.current ? 'Sign out of this browser?' : `End the session of ${short(s.wallet.address)} in that browser?`)) return;
+    if (!window.confirm(s.current ? 'End the session of this browser (you will be signed out)?' : `End the session of ${short(s.wallet.address)} in that browser?`)) return;
     try {
       await api('POST', `/sessions/${s.id}/revoke`);
       if (s.current) window.location.reload();
@@ -136,8 +136,8 @@ export function ActiveSessions() {
             <li key={s.id}>
               <code className="address">{short(s.wallet.address)}</code> · {s.user_agent ? s.user_agent.slice(0, 60) : 'unknown browser'} · last seen <When iso={s.last_seen_at} />
               {s.current && <strong> (this browser)</strong>}{' '}
-              <button type="button" className="link" onClick={() => void end(s)} aria-label={s.current ? 'Sign out of this browser' : `End session ${short(s.wallet.address)}`}>
-                {s.current ? 'Sign out' : 'End'}
+              <button type="button" className="link" onClick={() => void end(s)} aria-label={s.current ? 'End the session of this browser' : `End the session of ${short(s.wallet.address)}`}>
+                End
               </button>
             </li>
           ))}
