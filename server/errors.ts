@@ -21,9 +21,15 @@ export const ERRORS = {
   INVALID_API_KEY: { status: 401, message: 'The API key is not valid.' },
   API_KEY_EXPIRED: { status: 401, message: 'The API key has expired.' },
   API_KEY_REVOKED: { status: 401, message: 'The API key has been revoked.' },
+  // A Bearer value that is not an API key and no live OAuth access token (expired, revoked, unknown):
+  // the client should refresh it or connect again (with WWW-Authenticate error="invalid_token").
+  INVALID_TOKEN: { status: 401, message: 'The OAuth access token is not valid (expired, revoked or unknown); refresh it or connect again.' },
   KEY_SCOPE_FORBIDDEN: { status: 403, message: 'This API key is not allowed to use this server.' },
   PLAN_FORBIDDEN: { status: 403, message: 'Your plan does not include this server.' },
   ACCOUNT_SUSPENDED: { status: 403, message: 'The account is suspended.' },
+  // A key's own controls (the dashboard's Keys page): paused, capped per period.
+  KEY_PAUSED: { status: 403, message: 'This API key is paused; resume it in the dashboard to use it again.' },
+  KEY_CAP_REACHED: { status: 403, message: "This API key has spent its credit cap for the period; raise or remove the cap in the dashboard, or wait for the next period." },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Use POST with a JSON-RPC body.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   INVALID_REQUEST: { status: 400, message: 'The request body is not a valid JSON-RPC message.' },

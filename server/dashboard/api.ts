@@ -5,7 +5,7 @@
 // server/oauth/consent.ts).
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Plan } from '../accounts/plans.ts';
 import type { DashboardConfig } from '../config.ts';
 import type { Database } from '../db/pool.ts';
@@ -18,10 +18,12 @@ import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
 import type { PublicOrigins } from '../origin.ts';
 import type { Payments } from '../payments/orders.ts';
+import { audit } from './audit.ts';
 import { refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
 import { requestLogSweep } from './requestLog.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { configRoutes } from './routes/config.ts';
 import { keyRoutes } from './routes/keys.ts';
 import { orderRoutes } from './routes/orders.ts';
@@ -91,7 +93,13 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     signIn: signIn({ db, settings, origins, evm: deps.evm }),
     nonceLimit: nonceRateLimit(settings.signInLimit),
   };
-  const consent = deps.oauth && { db, oauth: deps.oauth.server, tokens: deps.oauth.tokens };
+  const consent = deps.oauth && {
+    db,
+    oauth: deps.oauth.server,
+    tokens: deps.oauth.tokens,
+    onRevoked: (request: FastifyRequest, c: { id: string; client_name: string | null; client_id: string }) =>
+      audit(db, request, 'connection_revoke', c.id, { client: c.client_name ?? c.client_id }),
+  };
 
   configRoutes(app, { registry: deps.registry, origins, settings });
   if (consent) consentPublicRoutes(app, consent);
@@ -116,6 +124,7 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     usageRoutes(authed, { db, usage: deps.usage, settings });
     requestRoutes(authed, { db, settings });
     webhookRoutes(authed, { db, allowPrivateWebhooks: deps.allowPrivateWebhooks ?? false });
+    auditRoutes(authed, { db });
     if (deps.payments) orderRoutes(authed, { db, payments: deps.payments, plans: deps.plans, keys: deps.keys, contact: settings.contact });
     planRoutes(authed, { db, plans: deps.plans, payments: deps.payments, settings });
   });

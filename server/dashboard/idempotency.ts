@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
-import { keyCreateIn, type ApiKey, type KeySettings } from '../keys/store.ts';
+import { keyById, keyCreateIn, type ApiKey, type KeySettings } from '../keys/store.ts';
 
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -47,12 +47,7 @@ export async function keyCreateIdempotent(
           issues: [{ path: 'Idempotency-Key', message: 'already used with another request body' }],
         });
       }
-      const key = await client.query<ApiKey>(
-        `SELECT id, account_id, prefix, name, description, servers, expires_at, revoked_at, last_used_at, created_at, rotated_from
-           FROM api_keys WHERE id = $1`,
-        [first.key_id],
-      );
-      return { replayed: true, key: key.rows[0]! };
+      return { replayed: true, key: (await keyById(client, first.key_id))! };
     }
     const created = await keyCreateIn(client, accountId, settings, now);
     await client.query(

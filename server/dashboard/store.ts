@@ -96,6 +96,29 @@ export async function sessionRevoke(db: Database, id: string): Promise<void> {
   await db.query('UPDATE dashboard_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1', [id]);
 }
 
+/** The account's live sessions, newest first (no token, no CSRF token). */
+export async function sessionListByAccount(db: Database, accountId: string) {
+  const res = await db.query<{ id: string; wallet_family: WalletFamily; wallet_address: string; user_agent: string | null; created_at: Date; last_seen_at: Date; expires_at: Date }>(
+    `SELECT id, wallet_family, wallet_address, user_agent, created_at, last_seen_at, expires_at FROM dashboard_sessions
+      WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > now() ORDER BY last_seen_at DESC`,
+    [accountId],
+  );
+  return res.rows.map((r) => ({
+    id: r.id,
+    wallet: { family: r.wallet_family, address: r.wallet_address },
+    user_agent: r.user_agent,
+    created_at: r.created_at.toISOString(),
+    last_seen_at: r.last_seen_at.toISOString(),
+    expires_at: r.expires_at.toISOString(),
+  }));
+}
+
+/** Ends one live session of the account; false if it has none with that id. */
+export async function sessionRevokeOfAccount(db: Database, accountId: string, id: string): Promise<boolean> {
+  const res = await db.query('UPDATE dashboard_sessions SET revoked_at = now() WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL', [id, accountId]);
+  return (res.rowCount ?? 0) > 0;
+}
+
 /** Attempts by this client within the window (the sign-in rate limit counts these). */
 export async function attemptCountRecent(db: Database, client: string, windowSeconds: number): Promise<{ count: number; oldest: Date | null }> {
   const res = await db.query<{ count: number; oldest: Date | null }>(

@@ -147,13 +147,40 @@ CREATE TABLE api_keys (
   last_used_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   rotated_from uuid,
+  paused_at timestamp with time zone,
+  read_only boolean NOT NULL DEFAULT false,
+  credit_cap integer,
+  cap_period text NOT NULL DEFAULT 'month'::text,
+  cap_spent integer NOT NULL DEFAULT 0,
+  cap_window timestamp with time zone,
+  rate_limit_per_minute integer,
+  rl_tat timestamp with time zone,
+  CONSTRAINT api_keys_cap_period_check CHECK (cap_period = ANY (ARRAY['day'::text, 'month'::text])),
+  CONSTRAINT api_keys_cap_spent_check CHECK (cap_spent >= 0),
+  CONSTRAINT api_keys_credit_cap_check CHECK (credit_cap > 0),
   CONSTRAINT api_keys_description_check CHECK (char_length(description) <= 500),
   CONSTRAINT api_keys_hash_check CHECK (octet_length(hash) = 32),
   CONSTRAINT api_keys_name_check CHECK (char_length(name) >= 1 AND char_length(name) <= 64),
+  CONSTRAINT api_keys_rate_limit_per_minute_check CHECK (rate_limit_per_minute >= 1 AND rate_limit_per_minute <= 100000),
   CONSTRAINT api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
   CONSTRAINT api_keys_rotated_from_fkey FOREIGN KEY (rotated_from) REFERENCES api_keys(id) ON DELETE SET NULL,
   CONSTRAINT api_keys_pkey PRIMARY KEY (id),
   CONSTRAINT api_keys_hash_key UNIQUE (hash)
+);
+
+CREATE TABLE audit_log (
+  id bigint NOT NULL DEFAULT nextval('audit_log_id_seq'::regclass),
+  account_id uuid NOT NULL,
+  action text NOT NULL,
+  wallet text,
+  chain text,
+  request_id text,
+  target text,
+  details jsonb NOT NULL DEFAULT '{}'::jsonb,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT audit_log_action_check CHECK (char_length(action) >= 1 AND char_length(action) <= 64),
+  CONSTRAINT audit_log_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE,
+  CONSTRAINT audit_log_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE credit_ledger (
@@ -566,6 +593,8 @@ CREATE INDEX alert_rules_account ON public.alert_rules USING btree (account_id, 
 CREATE INDEX alert_rules_due ON public.alert_rules USING btree (next_evaluation_at) WHERE (status = 'active'::text);
 CREATE INDEX alerts_account ON public.alerts USING btree (account_id, id);
 CREATE INDEX api_keys_account ON public.api_keys USING btree (account_id);
+CREATE INDEX api_keys_controlled ON public.api_keys USING btree (id) WHERE ((paused_at IS NOT NULL) OR (credit_cap IS NOT NULL) OR (rate_limit_per_minute IS NOT NULL));
+CREATE INDEX audit_log_account ON public.audit_log USING btree (account_id, id DESC);
 CREATE INDEX credit_ledger_account_time ON public.credit_ledger USING btree (account_id, created_at);
 CREATE INDEX credit_ledger_unresolved ON public.credit_ledger USING btree (created_at) WHERE ((kind = 'reserve'::text) AND (resolved_at IS NULL));
 CREATE INDEX dashboard_idempotency_created ON public.dashboard_idempotency USING btree (created_at);
@@ -808,6 +837,14 @@ BEGIN
   RETURN v_id;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.key_cap_window(p_period text, p_at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT date_trunc(CASE WHEN p_period = 'day' THEN 'day' ELSE 'month' END, p_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+$function$;
+
 CREATE OR REPLACE FUNCTION public.meter_async_commit()
  RETURNS void
  LANGUAGE sql
@@ -831,6 +868,9 @@ BEGIN
   UPDATE accounts SET balance = accounts.balance - r.delta, topup = accounts.topup - coalesce(r.topup_delta, 0),
          updated_at = clock_timestamp()
    WHERE id = r.account_id RETURNING accounts.balance INTO v_balance;
+  -- Under the account's lock just taken, like every other writer of cap_spent.
+  UPDATE api_keys SET cap_spent = greatest(0, cap_spent + r.delta)
+   WHERE id = r.key_id AND credit_cap IS NOT NULL AND cap_window IS NOT NULL AND r.created_at >= cap_window;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
   VALUES (r.account_id, p_request_id, 'refund', -r.delta, v_balance, r.server, r.tool, r.key_id, p_note);
   RETURN v_balance;
@@ -867,14 +907,14 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
- RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean, key_cap integer, key_spent integer, key_cap_period text, key_rate_limit integer)
  LANGUAGE sql
 AS $function$
   SELECT * FROM meter_reserve_batch(p_accounts, p_request_ids, p_costs, p_records, p_servers, p_tools, p_keys, p_now, NULL::interval);
 $function$;
 
 CREATE OR REPLACE FUNCTION public.meter_reserve_batch(p_accounts uuid[], p_request_ids text[], p_costs integer[], p_records boolean[], p_servers text[], p_tools text[], p_keys uuid[], p_now timestamp with time zone, p_stale_after interval)
- RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean)
+ RETURNS TABLE(idx integer, outcome text, balance integer, plan text, requests_per_minute integer, burst integer, rl_remaining integer, rl_reset_seconds double precision, retry_after_seconds double precision, renewed boolean, key_cap integer, key_spent integer, key_cap_period text, key_rate_limit integer)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
@@ -884,6 +924,12 @@ DECLARE
   a_id uuid[]; a_balance integer[]; a_tat timestamptz[]; a_status text[]; a_plan text[];
   a_rpm integer[]; a_burst integer[]; a_renewal text[]; a_period_end timestamptz[]; a_paid_until timestamptz[];
   a_topup integer[]; a_changed boolean[]; a_renewed boolean[];
+  -- The keys with a control (pause, cap, rate limit), read after the accounts are locked.
+  c_id uuid[]; c_paused boolean[]; c_cap integer[]; c_period text[]; c_spent integer[]; c_window timestamptz[];
+  c_rpm integer[]; c_tat timestamptz[]; c_changed boolean[];
+  c integer;
+  v_key_tat timestamptz;
+  v_key_ahead double precision;
   v_replayed text[];
   l_account uuid[] := '{}'; l_request text[] := '{}'; l_delta integer[] := '{}'; l_balance integer[] := '{}';
   l_server text[] := '{}'; l_tool text[] := '{}'; l_key uuid[] := '{}'; l_topup integer[] := '{}';
@@ -913,6 +959,21 @@ BEGIN
   a_changed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
   a_renewed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
 
+  -- Read under the accounts' locks: every writer of cap_spent and rl_tat holds the key's account
+  -- lock, and a pause committed before this statement took the locks is seen here.
+  -- Locked in id order, as keyTouchMany locks them: the two never deadlock.
+  SELECT array_agg(s.id), array_agg(s.paused_at IS NOT NULL), array_agg(s.credit_cap), array_agg(s.cap_period),
+         array_agg(CASE WHEN s.cap_window IS NOT DISTINCT FROM key_cap_window(s.cap_period, v_now) THEN s.cap_spent ELSE 0 END),
+         array_agg(key_cap_window(s.cap_period, v_now)), array_agg(s.rate_limit_per_minute), array_agg(s.rl_tat)
+    INTO c_id, c_paused, c_cap, c_period, c_spent, c_window, c_rpm, c_tat
+    FROM (SELECT k2.id, k2.paused_at, k2.credit_cap, k2.cap_period, k2.cap_spent, k2.cap_window, k2.rate_limit_per_minute, k2.rl_tat
+            FROM api_keys k2
+           WHERE k2.id = ANY (p_keys)
+             AND (k2.paused_at IS NOT NULL OR k2.credit_cap IS NOT NULL OR k2.rate_limit_per_minute IS NOT NULL)
+           ORDER BY k2.id
+             FOR UPDATE OF k2) AS s;
+  c_changed := array_fill(false, ARRAY[coalesce(array_length(c_id, 1), 0)]);
+
   -- Lazy renewal (rare): monthly accounts whose period ended, and paid plans whose paid time ran out.
   FOR k IN 1 .. coalesce(array_length(a_id, 1), 0) LOOP
     IF (a_renewal[k] = 'monthly' AND (a_period_end[k] IS NULL OR a_period_end[k] <= v_now))
@@ -931,6 +992,9 @@ BEGIN
   FOR i IN 1 .. n LOOP
     idx := i; outcome := NULL; balance := NULL; plan := NULL; requests_per_minute := NULL; burst := NULL;
     rl_remaining := NULL; rl_reset_seconds := NULL; retry_after_seconds := NULL; renewed := false;
+    IF c_id IS NOT NULL THEN
+      key_cap := NULL; key_spent := NULL; key_cap_period := NULL; key_rate_limit := NULL;
+    END IF;
     v_cost := p_costs[i];
     IF v_cost < 0 THEN RAISE EXCEPTION 'cost must be >= 0, got %', v_cost; END IF;
     k := array_position(a_id, p_accounts[i]);
@@ -944,6 +1008,34 @@ BEGIN
     END IF;
     IF a_status[k] <> 'active' THEN
       outcome := 'suspended'; RETURN NEXT; CONTINUE;
+    END IF;
+
+    -- Most statements hold no controlled key (c_id is NULL): they pay one test per call here.
+    c := NULL;
+    IF c_id IS NOT NULL THEN
+      v_key_tat := NULL;
+      c := array_position(c_id, p_keys[i]);
+    END IF;
+    IF c IS NOT NULL THEN
+      key_cap := c_cap[c]; key_spent := c_spent[c]; key_cap_period := c_period[c]; key_rate_limit := c_rpm[c];
+      IF c_paused[c] THEN
+        outcome := 'key_paused'; RETURN NEXT; CONTINUE;
+      END IF;
+      IF c_cap[c] IS NOT NULL AND c_spent[c] + v_cost > c_cap[c] THEN
+        outcome := 'key_cap_reached'; RETURN NEXT; CONTINUE;
+      END IF;
+      IF c_rpm[c] IS NOT NULL THEN
+        -- A minute's worth at once, then one per 60/limit seconds.
+        v_key_tat := greatest(c_tat[c], v_now) + make_interval(secs => 60.0 / c_rpm[c]);
+        v_key_ahead := extract(epoch FROM v_key_tat - v_now);
+        IF v_key_ahead > 60.0 + 1e-6 THEN
+          outcome := 'key_rate_limited';
+          rl_remaining := 0;
+          retry_after_seconds := v_key_ahead - 60.0;
+          rl_reset_seconds := v_key_ahead - 60.0 / c_rpm[c];
+          RETURN NEXT; CONTINUE;
+        END IF;
+      END IF;
     END IF;
 
     v_interval := 60.0 / a_rpm[k];
@@ -961,6 +1053,9 @@ BEGIN
     rl_reset_seconds := v_ahead;
     a_tat[k] := v_new_tat;
     a_changed[k] := true;
+    IF v_key_tat IS NOT NULL THEN
+      c_tat[c] := v_key_tat; c_changed[c] := true;
+    END IF;
 
     IF a_balance[k] < v_cost THEN
       outcome := 'insufficient_credits';
@@ -974,6 +1069,10 @@ BEGIN
         l_delta := l_delta || -v_cost; l_balance := l_balance || a_balance[k];
         l_server := l_server || p_servers[i]; l_tool := l_tool || p_tools[i]; l_key := l_key || p_keys[i];
         l_topup := l_topup || (v_topup - a_topup[k]);
+        IF c IS NOT NULL AND c_cap[c] IS NOT NULL THEN
+          c_spent[c] := c_spent[c] + v_cost; c_changed[c] := true;
+          key_spent := c_spent[c];
+        END IF;
       END IF;
       a_topup[k] := v_topup;
     END IF;
@@ -984,6 +1083,12 @@ BEGIN
   UPDATE accounts a SET balance = u.balance, topup = u.topup, rl_tat = u.tat, updated_at = v_now
     FROM unnest(a_id, a_balance, a_topup, a_tat, a_changed) AS u(id, balance, topup, tat, changed)
    WHERE a.id = u.id AND u.changed;
+  IF true = ANY (c_changed) THEN
+    UPDATE api_keys k2 SET cap_spent = u.spent, cap_window = CASE WHEN k2.credit_cap IS NULL THEN k2.cap_window ELSE u.win END,
+           rl_tat = coalesce(u.tat, k2.rl_tat)
+      FROM unnest(c_id, c_spent, c_window, c_tat, c_changed) AS u(id, spent, win, tat, changed)
+     WHERE k2.id = u.id AND u.changed;
+  END IF;
   INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, topup_delta, created_at, stale_at)
   SELECT u.account_id, u.request_id, 'reserve', u.delta, u.balance_after, u.server, u.tool, u.key_id, nullif(u.topup_delta, 0), v_now,
          v_now + p_stale_after

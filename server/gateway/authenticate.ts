@@ -23,6 +23,11 @@ export async function authenticate(
   const resolver = tokens && presented?.via === 'bearer' && !presented.value.startsWith('cmcp_') ? tokens : keys;
   const check = await resolver.resolve(presented?.value, around);
   if (check.ok) return { grant: check.grant, resolver };
+  // An OAuth access token is never "an API key": a dead one says so in OAuth's terms (RFC 6750 §3.1).
+  if (resolver === tokens && check.code !== 'MISSING_API_KEY') {
+    const reason = check.code === 'API_KEY_EXPIRED' ? 'expired' : check.code === 'API_KEY_REVOKED' ? 'revoked' : 'unknown';
+    throw new ApiError('INVALID_TOKEN', undefined, { reason, ...(check.code === 'API_KEY_EXPIRED' && { expired_at: check.expiredAt.toISOString() }) });
+  }
   if (check.code === 'API_KEY_EXPIRED') throw new ApiError(check.code, undefined, { expired_at: check.expiredAt.toISOString() });
   throw new ApiError(check.code);
 }

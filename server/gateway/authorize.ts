@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
 import type { KeyGrant } from '../keys/store.ts';
 import type { AllInOne } from '../mcp/registry.ts';
 import type { ServerName } from '../mcp/names.ts';
-import type { Authorized, Routed } from './context.ts';
+import type { Authorized, Classified, Routed } from './context.ts';
 
 export function authorize(routed: Routed, grant: KeyGrant): Authorized {
   const refused = serverRefusal(routed.server.name, grant);
@@ -50,4 +50,15 @@ export function toolOutsideGrant(authorized: Authorized, allInOne: AllInOne, bod
   if (authorized.server.tools.has(name)) return undefined;
   const home = allInOne.homeOf(name);
   return home ? serverRefusal(home, authorized.grant) : undefined;
+}
+
+/** A read-only key calling a tool that writes (alert rules, watches): 403, before anything is reserved. */
+export function writeOutsideGrant(call: Classified): ApiError | undefined {
+  if (call.call.kind !== 'tools/call' || !call.grant.read_only) return undefined;
+  if (call.call.tool.definition.annotations?.readOnlyHint !== false) return undefined;
+  return new ApiError('KEY_SCOPE_FORBIDDEN', 'This API key is read-only: it cannot call tools that change anything.', {
+    server: call.call.tool.server,
+    tool: call.call.tool.name,
+    scope: 'read_only',
+  });
 }

@@ -1,9 +1,10 @@
 // Stage 7 (DESIGN.md §3 rows 6-7): one round trip reserves a tools/call's credits, after the
-// plan's rate limit, lazy renewal and the balance have been checked in the same statement.
+// plan's rate limit, lazy renewal and the balance have been checked in the same statement, and the
+// key's own controls (pause, credit cap, rate limit: migration 0016) with them.
 import { ApiError } from '../errors.ts';
 import type { CreditMeter, MeterDecision } from '../metering/meter.ts';
 import type { Classified, Reserved } from './context.ts';
-import { planRateLimited } from './rate-limit.ts';
+import { keyRateLimited, planRateLimited } from './rate-limit.ts';
 
 export type Reservation =
   | { ok: true; reserved: Reserved & { call: { kind: 'tools/call' } } }
@@ -28,10 +29,32 @@ export async function reserve(meter: CreditMeter, call: Classified & { call: { k
       return { ok: false, error: new ApiError('INSUFFICIENT_CREDITS', undefined, { required: cost, available: decision.balance }), decision };
     case 'suspended':
       return { ok: false, error: new ApiError('ACCOUNT_SUSPENDED'), decision };
+    case 'key_paused':
+      return { ok: false, error: new ApiError('KEY_PAUSED', undefined, { key_id: call.grant.key_id }), decision };
+    case 'key_cap_reached':
+      return { ok: false, error: keyCapReached(decision, cost, new Date()), decision };
+    case 'key_rate_limited':
+      return { ok: false, error: keyRateLimited(decision), decision };
     case 'account_not_found':
       return { ok: false, error: new ApiError('INVALID_API_KEY'), decision };
     case 'ok':
     case 'replayed':
       return { ok: true, reserved: { ...call, decision, cost } };
   }
+}
+
+/** The key's cap refuses this call: what it allows, what was spent, and when the period starts again (UTC). */
+function keyCapReached(decision: MeterDecision, required: number, now: Date): ApiError {
+  const period = decision.key?.period ?? 'month';
+  const resets =
+    period === 'day'
+      ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)
+      : Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return new ApiError('KEY_CAP_REACHED', undefined, {
+    cap: decision.key?.cap ?? null,
+    spent: decision.key?.spent ?? null,
+    required,
+    period,
+    resets_at: new Date(resets).toISOString(),
+  });
 }

@@ -15,7 +15,7 @@ import { methodLabel, type Metrics } from '../metrics.ts';
 import { endMcpSpan, httpSpanOf, inSpan, startMcpSpan, traceExemplar, withSpan } from '../telemetry/tracing.ts';
 import { ProtocolAnswerer, type ProtocolAnswer } from './answer.ts';
 import { authenticate, presentedCredential } from './authenticate.ts';
-import { authorize, authorizeAll, toolOutsideGrant } from './authorize.ts';
+import { authorize, authorizeAll, toolOutsideGrant, writeOutsideGrant } from './authorize.ts';
 import { classify } from './classify.ts';
 import type { Authorized, Classified, Trail } from './context.ts';
 import { reserve } from './meter.ts';
@@ -70,7 +70,10 @@ const REJECTION_CODES: ReadonlySet<string> = new Set([
   'INVALID_API_KEY',
   'API_KEY_EXPIRED',
   'API_KEY_REVOKED',
+  'INVALID_TOKEN',
   'KEY_SCOPE_FORBIDDEN',
+  'KEY_PAUSED',
+  'KEY_CAP_REACHED',
   'PLAN_FORBIDDEN',
   'ACCOUNT_SUSPENDED',
   'RATE_LIMITED',
@@ -176,6 +179,8 @@ export async function gatewayPlugin(app: FastifyInstance, deps: GatewayDeps): Pr
       // Metered, logged and counted under the server the tool belongs to, on every path.
       trail.server = call.call.tool.server;
     }
+    const readOnly = writeOutsideGrant(call);
+    if (readOnly) throw readOnly;
     trail.span = startMcpSpan(
       {
         method: methodLabel(trail.method),

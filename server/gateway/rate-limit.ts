@@ -59,3 +59,14 @@ export function planRateLimited(decision: MeterDecision): ApiError {
     { 'retry-after': String(retryAfter) },
   );
 }
+
+/** The key's own rate limit (set in the dashboard) refuses a tools/call, decided by the metering statement. */
+export function keyRateLimited(decision: MeterDecision): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(decision.retryAfterSeconds));
+  return new ApiError(
+    'RATE_LIMITED',
+    'Too many requests for this API key (its own rate limit); retry later.',
+    { limit_per_minute: decision.key?.rateLimitPerMinute ?? null, retry_after_seconds: retryAfter, bucket: 'key' },
+    { 'retry-after': String(retryAfter) },
+  );
+}

@@ -7,7 +7,26 @@
 // at once; ones nobody resolved (the pod died) are refunded by a sweep.
 import type { Database } from '../db/pool.ts';
 
-export type MeterOutcome = 'ok' | 'replayed' | 'rate_limited' | 'insufficient_credits' | 'suspended' | 'account_not_found';
+export type MeterOutcome =
+  | 'ok'
+  | 'replayed'
+  | 'rate_limited'
+  | 'insufficient_credits'
+  | 'suspended'
+  | 'account_not_found'
+  /** The key's own controls (migration 0016): paused, its credit cap for the period, its rate limit. */
+  | 'key_paused'
+  | 'key_cap_reached'
+  | 'key_rate_limited';
+
+/** The key's controls as the metering statement saw them (null where the key has none). */
+export interface KeyControlDecision {
+  cap: number | null;
+  /** Credits the key has spent in the cap's current period (after this call, if it was admitted). */
+  spent: number | null;
+  period: 'day' | 'month' | null;
+  rateLimitPerMinute: number | null;
+}
 
 export interface MeterDecision {
   outcome: MeterOutcome;
@@ -20,8 +39,10 @@ export interface MeterDecision {
   rateRemaining: number;
   /** Seconds until the rate limit is fully replenished. */
   rateResetSeconds: number;
-  /** For 'rate_limited': seconds until one more request is admitted. */
+  /** For 'rate_limited' and 'key_rate_limited': seconds until one more request is admitted. */
   retryAfterSeconds: number;
+  /** Absent where no key controls apply (x402, the free meter). */
+  key?: KeyControlDecision;
 }
 
 export interface ReserveInput {
@@ -87,6 +108,10 @@ interface ReserveRow {
   retry_after_seconds: number | null;
   /** This statement renewed the account (set on one row per renewed account). */
   renewed: boolean;
+  key_cap: number | null;
+  key_spent: number | null;
+  key_cap_period: 'day' | 'month' | null;
+  key_rate_limit: number | null;
 }
 
 export class Meter implements CreditMeter {
@@ -167,6 +192,7 @@ export class Meter implements CreditMeter {
         rateRemaining: row.rl_remaining ?? 0,
         rateResetSeconds: row.rl_reset_seconds ?? 0,
         retryAfterSeconds: row.retry_after_seconds ?? 0,
+        key: { cap: row.key_cap, spent: row.key_spent, period: row.key_cap_period, rateLimitPerMinute: row.key_rate_limit },
       });
     }
     if (renewed > 0) this.#opts.onRenewals?.(renewed);

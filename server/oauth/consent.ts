@@ -27,6 +27,8 @@ export interface ConsentDeps {
   oauth: OAuthServer;
   /** The gateway's token lookups, cleared on this pod when a connection is revoked. */
   tokens: KeyResolver | undefined;
+  /** Told of each connection the user revoked (the dashboard writes it to its audit log). */
+  onRevoked?: (request: FastifyRequest, connection: Connection) => Promise<void>;
 }
 
 /** The interaction the browser's cookie names, which must be the one in the address. */
@@ -196,6 +198,7 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
     const connection = await connectionRevoke(db, accountOf(request), request.params.id);
     // Token lookups are cached briefly; drop this pod's cache so the revocation is immediate here.
     deps.tokens?.clear();
+    await deps.onRevoked?.(request, connection);
     return { connection: connectionView(connection) };
   });
 }

@@ -162,7 +162,7 @@ export interface TokenGrant extends KeyGrant {
 export async function tokenGrantByHash(db: Database, hash: Buffer): Promise<TokenGrant | undefined> {
   const res = await db.query<TokenGrant>(
     `SELECT c.id AS key_id, c.account_id, c.servers AS connection_servers, c.servers AS key_servers,
-            t.expires_at, c.revoked_at, t.payload->>'aud' AS audience,
+            t.expires_at, c.revoked_at, false AS read_only, t.payload->>'aud' AS audience,
             a.status AS account_status, a.plan, p.servers AS plan_servers, p.requests_per_minute, p.burst, a.balance
        FROM oauth_artifacts t
        JOIN oauth_connections c ON c.grant_id = t.grant_id

@@ -76,6 +76,7 @@ function anonymousGrant(config: X402Config): KeyGrant {
     expires_at: null,
     revoked_at: null,
     account_status: 'active',
+    read_only: false,
     plan: 'x402',
     plan_servers: [...SERVER_NAMES],
     requests_per_minute: config.rateLimit.requestsPerMinute,

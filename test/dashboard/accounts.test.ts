@@ -151,6 +151,9 @@ describe('merging the account of a wallet into the signed-in one', () => {
     expect(merged.body.merged).toMatchObject({ source_account_id: y, target_account_id: x, credits: 0, free_credits_not_moved: by, keys: 1, wallets: 1, balance: bx });
     expect(merged.body.account.balance).toBe(bx);
     expect(merged.body.account.wallets.map((w: { address: string }) => w.address)).toEqual([a.address.toLowerCase(), s.address]);
+    // The merge is in the target account's audit log, with the wallet merged in.
+    const merge = (await mine.get('/api/audit')).body.entries.find((e: { action: string }) => e.action === 'account_merge');
+    expect(merge).toMatchObject({ target: y, details: { wallet: `solana:${s.address}` }, wallet: { family: 'evm', address: a.address.toLowerCase() } });
 
     expect(await balanceOf(db, x)).toBe(bx);
     expect(await balanceOf(db, y)).toBe(0);
@@ -317,6 +320,8 @@ describe('merging the account of a wallet into the signed-in one', () => {
     for (const n of ['1', '2']) await mine.post('/api/keys', { name: n });
     for (const n of ['3', '4']) await theirs.post('/api/keys', { name: n });
     const offer = await mergeOffer(mine, s);
+    // Said with the offer, before either wallet is asked to sign.
+    expect(offer.source.blocked).toMatchObject({ reason: 'key_limit', active_keys: 4, max_keys: 3, message: expect.stringContaining('Revoke 1 first') });
     const res = await mine.post('/api/merges', {
       offer_id: offer.id,
       signatures: [await signStatement(mine, { kind: 'evm', account: a }, offer.statement), await signStatement(mine, { kind: 'solana', wallet: s }, offer.statement)],
@@ -351,6 +356,10 @@ describe('unlinking a wallet', () => {
 
     const last = await client.post('/api/wallets/unlink', { family: 'evm', address: a.address });
     expect(last.body.error).toMatchObject({ code: 'UNLINK_REFUSED', details: { reason: 'last_wallet' } });
+    // Audited: the link, the Solana wallet's own sign-in, the unlink (refusals are not actions).
+    const actions = (await client.get('/api/audit')).body.entries.map((e: { action: string; target: string | null }) => `${e.action} ${e.target ?? ''}`.trim());
+    expect(actions.filter((x: string) => !x.startsWith('sign_in'))).toEqual([`wallet_unlink solana:${s.address}`, `wallet_link solana:${s.address}`]);
+    expect(actions.filter((x: string) => x.startsWith('sign_in'))).toHaveLength(2);
   });
 
   it('of two sessions unlinking each other\'s wallet at once, one wallet always stays', async () => {

@@ -149,8 +149,17 @@ describe('the stale-reservation sweep', () => {
     // Younger than the age: the sweep leaves it alone (an answer could still be on its way).
     expect(await svc.meter.refundStale()).toBe(0);
     expect(await unresolved(account.id)).toBe(1);
+    // Its deadline is the age past the reservation (set by the reserving pod, 0015).
+    const { rows } = await db.query<{ age_ms: number }>(
+      `SELECT extract(epoch FROM stale_at - created_at) * 1000 AS age_ms FROM credit_ledger WHERE request_id = $1 AND kind = 'reserve'`,
+      [`orphan-${account.id}`],
+    );
+    expect(Number(rows[0]!.age_ms)).toBe(STALE_AFTER_MS);
     // Made older than the age: refunded, once.
-    await db.query(`UPDATE credit_ledger SET created_at = created_at - make_interval(secs => $2) WHERE request_id = $1`, [`orphan-${account.id}`, STALE_AFTER_MS / 1000 + 1]);
+    await db.query(
+      `UPDATE credit_ledger SET created_at = created_at - make_interval(secs => $2), stale_at = stale_at - make_interval(secs => $2) WHERE request_id = $1`,
+      [`orphan-${account.id}`, STALE_AFTER_MS / 1000 + 1],
+    );
     expect(await svc.meter.refundStale()).toBe(1);
     expect(await svc.meter.refundStale()).toBe(0);
     await expectBalanced(account.id, 150);

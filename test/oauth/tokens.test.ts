@@ -160,13 +160,13 @@ describe('replicas', () => {
 });
 
 describe('401 says where to log in', () => {
-  it('an unknown Bearer token: 401 with resource_metadata and error="invalid_token", envelope unchanged', async () => {
+  it('an unknown Bearer token: 401 with resource_metadata and error="invalid_token", envelope code INVALID_TOKEN (not an API key error)', async () => {
     const res = await echo('whale-intelligence', 'A'.repeat(43));
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/whale-intelligence", error="invalid_token"`,
     );
-    expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_API_KEY', message: expect.any(String), details: { request_id: expect.any(String) } } });
+    expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_TOKEN', message: expect.any(String), details: { request_id: expect.any(String) } } });
   });
 
   it('no credential: 401 MISSING_API_KEY with resource_metadata only', async () => {
@@ -176,14 +176,14 @@ describe('401 says where to log in', () => {
     expect(res.body).toMatchObject({ error: { code: 'MISSING_API_KEY' } });
   });
 
-  it('an expired access token is 401 API_KEY_EXPIRED', async () => {
+  it('an expired access token is 401 INVALID_TOKEN (reason expired)', async () => {
     const t = await connect(base, wallet(), { resource: `${base}/mcp/market-intelligence` });
     // Short-lived tokens, without waiting an hour: the stored expiry is moved into the past.
     await db.query(`UPDATE oauth_artifacts SET expires_at = now() - interval '1 second' WHERE model = 'AccessToken'`);
     afterTtl();
     const res = await echo('market-intelligence', t.access_token);
     expect(res.status).toBe(401);
-    expect(res.body).toMatchObject({ error: { code: 'API_KEY_EXPIRED' } });
+    expect(res.body).toMatchObject({ error: { code: 'INVALID_TOKEN', details: { reason: 'expired' } } });
   });
 });
 
@@ -275,9 +275,12 @@ describe('revocation', () => {
     const revoked = await t.browser.post(`/api/connections/${listed[0].id}/revoke`);
     expect(revoked.status).toBe(200);
     expect(revoked.body.connection.status).toBe('revoked');
+    const audited = (await t.browser.get('/api/audit')).body.entries[0];
+    expect(audited).toMatchObject({ action: 'connection_revoke', target: listed[0].id, details: { client: 'Raw Client' } });
     const res = await echo('market-intelligence', t.access_token);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(res.body, 'a revoked connection is an OAuth token error, not an API key one').toMatchObject({ error: { code: 'INVALID_TOKEN' } });
     const refresh = await tokenRequest(base, { grant_type: 'refresh_token', refresh_token: t.refresh_token, client_id: t.clientId });
     expect(refresh.body.error).toBe('invalid_grant');
   });

@@ -137,6 +137,9 @@ describe('buying a plan on chain', () => {
     expect(await ledgerSum(db, buyer.accountId)).toBe(row.balance);
     // The session reflects it at once.
     expect((await buyer.client.get('/api/session')).body.account).toMatchObject({ plan: 'basic', balance: 5000 });
+    // The paid order is in the account's audit log (the refused early submission is not).
+    const purchases = (await buyer.client.get('/api/audit')).body.entries.filter((e: { action: string }) => e.action === 'plan_purchase');
+    expect(purchases).toEqual([expect.objectContaining({ target: o.id, details: expect.objectContaining({ item: 'basic', chain: 'ethereum', status: 'paid' }) })]);
   });
 
   it('the same hash submitted again — for the same order or another — is refused and credited once', async () => {

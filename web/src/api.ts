@@ -93,7 +93,15 @@ export interface WalletOffer {
   wallet: { family: 'evm' | 'solana'; chain: string; address: string };
   expires_at: string;
   statement?: string;
-  source?: { id: string; plan: string | null; balance: number; active_keys: number; wallets: Wallet[] };
+  source?: {
+    id: string;
+    plan: string | null;
+    balance: number;
+    active_keys: number;
+    wallets: Wallet[];
+    /** Why the merge cannot happen now (the plan's key cap), said before any wallet signs. */
+    blocked?: { reason: string; message: string } | null;
+  };
 }
 
 export interface NonceInfo {
@@ -115,6 +123,15 @@ export interface KeyInfo {
   revoked_at: string | null;
   rotated_from: string | null;
   status: 'active' | 'revoked' | 'expired';
+  /** A paused key is refused (KEY_PAUSED) until resumed; it still counts as active. */
+  paused: boolean;
+  paused_at: string | null;
+  read_only: boolean;
+  credit_cap: number | null;
+  cap_period: 'day' | 'month';
+  /** Credits spent in the cap's current period (0 without a cap). */
+  cap_spent: number;
+  rate_limit_per_minute: number | null;
 }
 
 // The API's JSON shapes, declared once beside the server that builds them.

@@ -1,16 +1,18 @@
 // An account's API keys: list, create (idempotent with an Idempotency-Key), edit, revoke and
-// rotate. They go through server/keys/store.ts, the gateway's own code, so a key made here works
-// on /mcp at once, and each change drops this pod's cached grants.
+// rotate, pause and resume. They go through server/keys/store.ts, the gateway's own code, so a key
+// made here works on /mcp at once, and each change drops this pod's cached grants. Each change is
+// written to the audit log.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Plan } from '../../accounts/plans.ts';
 import type { Database } from '../../db/pool.ts';
 import { ApiError } from '../../errors.ts';
 import type { KeyResolver } from '../../keys/resolver.ts';
-import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keyUpdate, type ApiKey } from '../../keys/store.ts';
+import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keySetPaused, keyUpdate, type ApiKey } from '../../keys/store.ts';
 import { refuseControlCharacters } from '../../lib/text.ts';
 import { parseBody } from '../body.ts';
 import { credentialStatus } from '../../lib/credentials.ts';
+import { audit } from '../audit.ts';
 import { keyCreateIdempotent, parseIdempotencyKey } from '../idempotency.ts';
 import { accountOf, sessionOf } from '../session.ts';
 
@@ -38,10 +40,12 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
     if (idempotencyKey === undefined) {
       const { key, plaintext } = await keyCreate(db, accountId, settings);
+      await audit(db, request, 'key_create', key.id, { name: key.name, ...controlsOf(key) });
       return reply.code(201).send({ key: keyView(key), plaintext });
     }
     const result = await keyCreateIdempotent(db, accountId, idempotencyKey, settings);
     if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send({ key: keyView(result.key), plaintext: null, replayed: true });
+    await audit(db, request, 'key_create', result.key.id, { name: result.key.name, ...controlsOf(result.key) });
     return reply.code(201).send({ key: keyView(result.key), plaintext: result.plaintext });
   });
 
@@ -56,8 +60,9 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
   authed.patch('/keys/:id', async (request) => {
     refuseControlCharacters(request.body, KEY_TEXT);
     const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
-    // Servers and expiry are part of what the gateway checks: this pod's cached grants must go.
+    // Servers, expiry and read-only are part of what the gateway checks: this pod's cached grants must go.
     deps.keys.clear();
+    await audit(db, request, 'key_update', key.id, { name: key.name, changed: Object.keys((request.body ?? {}) as object), ...controlsOf(key) });
     return { key: keyView(key) };
   });
 
@@ -65,14 +70,25 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
     const key = await keyRevoke(db, (await ownedKey(request)).id);
     // The gateway caches key lookups briefly; drop this pod's cache so the revocation is immediate here.
     deps.keys.clear();
+    await audit(db, request, 'key_revoke', key.id, { name: key.name });
     return { key: keyView(key) };
   });
+
+  // Pause and resume: enforced by the metering statement itself, so on every replica at once.
+  for (const [path, paused] of [['pause', true], ['resume', false]] as const) {
+    authed.post(`/keys/:id/${path}`, async (request) => {
+      const key = await keySetPaused(db, sessionOf(request).account_id, (await ownedKey(request)).id, paused);
+      await audit(db, request, paused ? 'key_pause' : 'key_resume', key.id, { name: key.name });
+      return { key: keyView(key) };
+    });
+  }
 
   authed.post('/keys/:id/rotate', async (request, reply) => {
     const { grace_seconds } = parseBody(RotateBody, request.body);
     const old = await ownedKey(request);
     const rotated = await keyRotate(db, sessionOf(request).account_id, old.id, grace_seconds);
     deps.keys.clear();
+    await audit(db, request, 'key_rotate', rotated.key.id, { replaced: old.id, grace_seconds });
     return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
   });
 }
@@ -90,5 +106,19 @@ function keyView(k: ApiKey) {
     revoked_at: k.revoked_at?.toISOString() ?? null,
     rotated_from: k.rotated_from,
     status: credentialStatus(k),
+    paused: k.paused_at !== null,
+    paused_at: k.paused_at?.toISOString() ?? null,
+    ...controlsOf(k),
+    // Counted while a cap is set, for the period that started at cap_window.
+    cap_spent: k.credit_cap !== null && k.cap_window !== null && k.cap_window.getTime() >= capWindowStart(k.cap_period, new Date()) ? k.cap_spent : 0,
   };
+}
+
+function controlsOf(k: ApiKey) {
+  return { read_only: k.read_only, credit_cap: k.credit_cap, cap_period: k.cap_period, rate_limit_per_minute: k.rate_limit_per_minute };
+}
+
+/** The start of the cap's current period (UTC), as key_cap_window computes it in SQL. */
+function capWindowStart(period: 'day' | 'month', now: Date): number {
+  return period === 'day' ? Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) : Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
 }

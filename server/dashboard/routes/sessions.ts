@@ -1,16 +1,19 @@
 // Browser sessions: a nonce, the wallet sign-in that opens a session (or, signed in already, offers
 // to link a new wallet), the session itself and sign-out.
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { accountIdByWallet } from '../../accounts/accounts.ts';
 import type { Plan } from '../../accounts/plans.ts';
 import type { DashboardConfig } from '../../config.ts';
 import type { Database } from '../../db/pool.ts';
+import { ApiError } from '../../errors.ts';
 import type { PublicOrigins } from '../../origin.ts';
+import { audit, auditInsert } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { offerCreate, offerView } from '../offers.ts';
 import { accountForWallet, accountOf, cookieOptions, NONCE_COOKIE, planCredits, SESSION_COOKIE, sessionOf, sessionView } from '../session.ts';
 import { nonceView, SignInBody, type NonceLimit, type SignIn } from '../signIn.ts';
-import { attemptRecord, nonceCreate, sessionByToken, sessionCreate, sessionRevoke } from '../store.ts';
+import { attemptRecord, nonceCreate, sessionByToken, sessionCreate, sessionListByAccount, sessionRevoke, sessionRevokeOfAccount } from '../store.ts';
 
 export interface SessionRouteDeps {
   db: Database;
@@ -67,6 +70,14 @@ export function signInRoutes(app: FastifyInstance, deps: SessionRouteDeps): void
       userAgent: request.headers['user-agent'],
     });
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
+    await auditInsert(db, {
+      account_id: account.id,
+      action: 'sign_in',
+      wallet: { family: wallet.family, address: wallet.address },
+      request_id: request.id,
+      target: session.id,
+      details: { created },
+    });
     reply.setCookie(SESSION_COOKIE, token, cookieOptions(origins, '/api', settings.sessionTtlSeconds));
     return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(deps.plans, account.plan)));
   });
@@ -84,7 +95,27 @@ export function sessionRoutes(authed: FastifyInstance, deps: Pick<SessionRouteDe
 
   authed.post('/auth/sign-out', async (request, reply) => {
     await sessionRevoke(db, sessionOf(request).id);
+    await audit(db, request, 'sign_out', sessionOf(request).id);
     reply.clearCookie(SESSION_COOKIE, { path: '/api' });
     return { signed_out: true };
+  });
+
+  // The account's active sessions (browsers signed in), and ending one from another.
+  authed.get('/sessions', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const current = sessionOf(request);
+    const sessions = await sessionListByAccount(db, current.account_id);
+    return { sessions: sessions.map((s) => ({ ...s, current: s.id === current.id })) };
+  });
+
+  authed.post('/sessions/:id/revoke', async (request, reply) => {
+    const { id } = parseBody(z.object({ id: z.string().uuid() }), request.params);
+    const current = sessionOf(request);
+    if (!(await sessionRevokeOfAccount(db, current.account_id, id))) {
+      throw new ApiError('NOT_FOUND', 'No active session with this id on your account.', { session: id });
+    }
+    await audit(db, request, 'session_revoke', id);
+    if (id === current.id) reply.clearCookie(SESSION_COOKIE, { path: '/api' });
+    return { revoked: true, current: id === current.id };
   });
 }

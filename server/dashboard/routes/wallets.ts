@@ -8,6 +8,7 @@ import { accountMerge, accountUnlinkWallet } from '../../accounts/merge.ts';
 import { ApiError } from '../../errors.ts';
 import type { KeyResolver } from '../../keys/resolver.ts';
 import { keyListByAccount } from '../../keys/store.ts';
+import { audit } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { credentialStatus } from '../../lib/credentials.ts';
 import { mergeStatement, offerCreate, offerGet, offerUse, offerView } from '../offers.ts';
@@ -60,19 +61,38 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'merge_offered' });
       throw new ApiError('WALLET_IN_USE', 'This wallet already has a cryptomcp account of its own; it can be merged into yours.', {
         wallet: wallet.address,
-        offer: offerView(offer, await mergePreview(owner)),
+        offer: offerView(offer, await mergePreview(owner, session.account_id)),
       });
     }
     const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address, wallet.contract);
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
+    await audit(db, request, 'wallet_link', `${wallet.family}:${wallet.address}`, { chain: wallet.chain });
     return reply.code(201).send({ wallets: account.wallets.map(walletView) });
   });
 
-  /** What a merge would bring: the other account's plan, balance, keys and wallets. */
-  const mergePreview = async (accountId: string) => {
+  /**
+   * What a merge would bring: the other account's plan, balance, keys and wallets; and, when the
+   * plan's key cap forbids it, why (shown before either wallet is asked to sign). accountMerge
+   * checks the cap again under its locks.
+   */
+  const mergePreview = async (accountId: string, targetId: string) => {
     const other = await accountGet(db, accountId);
     const keys = await keyListByAccount(db, accountId);
+    const activeHere = (await keyListByAccount(db, targetId)).filter((k) => credentialStatus(k) === 'active').length;
+    const activeThere = keys.filter((k) => credentialStatus(k) === 'active').length;
+    const target = await accountGet(db, targetId);
+    const maxKeys = (await deps.plans()).find((p) => p.name === target?.plan)?.max_keys;
+    const blocked =
+      maxKeys !== undefined && activeHere + activeThere > maxKeys
+        ? {
+            reason: 'key_limit',
+            message: `Together the two accounts hold ${activeHere + activeThere} active keys and your plan allows ${maxKeys}. Revoke ${activeHere + activeThere - maxKeys} first, then merge.`,
+            active_keys: activeHere + activeThere,
+            max_keys: maxKeys,
+          }
+        : null;
     return {
+      blocked,
       plan: other?.plan ?? null,
       balance: other?.balance ?? 0,
       // On the free plan only top-up credits move: the free allowance is one per account.
@@ -87,6 +107,7 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
     const session = sessionOf(request);
     const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
     const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address, offer.contract);
+    await audit(db, request, 'wallet_link', `${offer.family}:${offer.address}`, { chain: offer.chain });
     return reply.code(201).send({ wallets: account.wallets.map(walletView) });
   });
 
@@ -135,6 +156,7 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
     }
     const merged = await accountMerge(db, { id: offer.id, source: offer.source_account_id!, target: session.account_id, wallet: offer });
     await offerUse(db, offer.id, session.id, 'merge');
+    await audit(db, request, 'account_merge', offer.source_account_id, { wallet: `${offer.family}:${offer.address}`, ...merged });
     // Keys changed account: this pod's cached grants must go (other pods' expire within the key cache TTL).
     deps.keys.clear();
     await attemptRecord(db, { client: request.ip, family: offer.family, address: offer.address, outcome: 'ok', reason: 'merge' });
@@ -147,6 +169,7 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
     const session = sessionOf(request);
     const wallet = { family: body.family, address: body.family === 'evm' ? body.address.toLowerCase() : body.address };
     await accountUnlinkWallet(db, session.account_id, wallet, { family: session.wallet_family, address: session.wallet_address });
+    await audit(db, request, 'wallet_unlink', `${wallet.family}:${wallet.address}`);
     const account = (await accountGet(db, session.account_id))!;
     return { wallets: account.wallets.map(walletView) };
   });

@@ -1,11 +1,14 @@
 // Create keys (name, description, expiry with a 90-day suggestion, server subset), show a new key
-// once with a copy button, list keys, edit, revoke and rotate (with a grace period the user chooses).
+// once with a copy button, list keys, edit, revoke and rotate (with a grace period the user chooses);
+// pause, cap, rate-limit and make read-only (KeyControls.tsx); the account's activity (AuditLog.tsx).
 // One request per click: a busy state blocks a second submit, and each creation carries an
 // Idempotency-Key, so even a retried request cannot make a second key.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describeError, newIdempotencyKey, type DashboardConfig, type KeyInfo } from '../api.ts';
+import { ActiveSessions, AuditLog } from './AuditLog.tsx';
 import { CopyButton } from './CopyButton.tsx';
 import { ServerChoices } from './ServerChoices.tsx';
+import { KeyControlSummary, KeyLimits, PauseButton } from './KeyControls.tsx';
 import { When } from './When.tsx';
 
 export interface NewKey {
@@ -91,7 +94,7 @@ function EditKey({ config, keyInfo, onSaved, onCancel }: { config: DashboardConf
   );
 }
 
-export function KeysPage({ config, onCreated, onChange }: { config: DashboardConfig; onCreated: (k: NewKey) => void; onChange: () => void }) {
+export function KeysPage({ config, onCreated, onChange }: { config: DashboardConfig; onCreated: (k: NewKey | undefined) => void; onChange: () => void }) {
   const [keys, setKeys] = useState<KeyInfo[]>();
   const [maxKeys, setMaxKeys] = useState<number | null>(null);
   const [shown, setShown] = useState<NewKey>();
@@ -106,6 +109,9 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
   const [pending, setPending] = useState<string>();
   const [showInactive, setShowInactive] = useState(false);
   const [editing, setEditing] = useState<KeyInfo>();
+  const [limiting, setLimiting] = useState<KeyInfo>();
+  // Bumped after each action, so the activity list shows it.
+  const [changes, setChanges] = useState(0);
   // State updates land after the event: a ref stops a second click in the same frame.
   const inFlight = useRef(false);
   // The Idempotency-Key of the last creation attempt and the body it was for: a retry of the same
@@ -171,6 +177,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
     try {
       await action();
       await load();
+      setChanges((n) => n + 1);
     } catch (err) {
       setError(describeError(err));
     } finally {
@@ -182,6 +189,11 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
     if (!window.confirm(`Revoke "${key.name}" (${key.prefix}…)? Clients using it stop working at once.`)) return;
     void act(key, async () => {
       await api('POST', `/keys/${key.id}/revoke`);
+      // A revoked secret is not left on screen (nor offered by Quick start and Connect).
+      if (shown?.id === key.id) {
+        setShown(undefined);
+        onCreated(undefined);
+      }
     });
   };
 
@@ -243,6 +255,18 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
             }}
           />
         )}
+        {limiting && (
+          <KeyLimits
+            key={limiting.id}
+            keyInfo={limiting}
+            onCancel={() => setLimiting(undefined)}
+            onSaved={() => {
+              setLimiting(undefined);
+              void load();
+              setChanges((n) => n + 1);
+            }}
+          />
+        )}
         {keys === undefined && <p className="muted" aria-live="polite">Loading your keys…</p>}
         {keys && listed.length === 0 && <p className="muted">{keys.length === 0 ? 'No keys yet.' : 'No active keys.'}</p>}
         {listed.length > 0 && (
@@ -268,6 +292,7 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
                         <strong>{k.name}</strong>
                         {k.description && <div className="muted small">{k.description}</div>}
                         {keys!.some((other) => other.rotated_from === k.id) && <div className="muted small">Replaced by a rotation</div>}
+                        <KeyControlSummary k={k} />
                       </div>
                     </td>
                     <td data-label="Prefix"><code>{k.prefix}…</code></td>
@@ -275,7 +300,9 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
                     <td data-label="Created"><When iso={k.created_at} /></td>
                     <td data-label="Last used">{k.last_used_at ? <When iso={k.last_used_at} /> : 'never'}</td>
                     <td data-label="Expires">{k.expires_at ? <When iso={k.expires_at} /> : 'never'}</td>
-                    <td data-label="Status"><span className={`status ${k.status}`}>{k.status}</span></td>
+                    <td data-label="Status">
+                      <span className={`status ${k.status === 'active' && k.paused ? 'paused' : k.status}`}>{k.status === 'active' && k.paused ? 'paused' : k.status}</span>
+                    </td>
                     <td data-label="Actions">
                       {k.status === 'active' ? (
                         <div className="actions">
@@ -287,6 +314,10 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
                           </select>
                           <button type="button" disabled={pending !== undefined} onClick={() => setEditing(k)} aria-label={`Edit ${k.name}`}>
                             Edit
+                          </button>
+                          <PauseButton k={k} disabled={pending !== undefined} onError={setError} onDone={() => void load().then(() => setChanges((n) => n + 1))} />
+                          <button type="button" disabled={pending !== undefined} onClick={() => setLimiting(k)} aria-label={`Limits of ${k.name}`}>
+                            Limits
                           </button>
                           <button type="button" disabled={pending !== undefined} onClick={() => rotate(k)} aria-label={`Rotate ${k.name}`}>
                             {pending === k.id ? 'Working…' : 'Rotate'}
@@ -347,6 +378,8 @@ export function KeysPage({ config, onCreated, onChange }: { config: DashboardCon
         </form>
         <p role="alert" className="error">{error}</p>
       </section>
+      <AuditLog key={`audit-${changes}`} />
+      <ActiveSessions />
     </>
   );
 }

@@ -7,6 +7,13 @@ import { WalletPicker } from './WalletPickerLazy.tsx';
 
 type Signed = { family: 'evm' | 'solana'; message: string; signature: string };
 
+/** The address a sign-in message was signed for (its second line, in EIP-4361 and in Solana's sign-in message). */
+function signerOf(signed: Signed): string {
+  return (signed.message.split('\n')[1] ?? '').trim();
+}
+
+const sameAddress = (family: string, a: string, b: string) => (family === 'evm' ? a.toLowerCase() === b.toLowerCase() : a === b);
+
 const credits = (n: number) => `${n.toLocaleString('en-US')} credit${n === 1 ? '' : 's'}`;
 
 /** The merge of an offered wallet's account: a preview, then a signature from each wallet, then the merge. */
@@ -45,7 +52,13 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
         as a separate login{moved < source.balance ? '; what is left of its free allowance stays behind, since the free allowance comes once per account' : ''};
         this account stays on the {session.account.plan} plan. Both wallets sign the merge; signing costs nothing.
       </p>
-      {step === 'preview' && (
+      {step === 'preview' && source.blocked && (
+        <>
+          <p role="alert" className="error" data-testid="merge-blocked">{source.blocked.message}</p>
+          <button type="button" onClick={onCancel}>Close</button>
+        </>
+      )}
+      {step === 'preview' && !source.blocked && (
         <div className="actions">
           <button type="button" onClick={() => setStep('target')}>Merge into this account</button>
           <button type="button" onClick={onCancel}>Cancel</button>
@@ -59,7 +72,15 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
             mode="sign"
             statement={offer.statement}
             onDone={(signed) => {
-              setTargetSignature(signed as Signed);
+              const s = signed as Signed;
+              const signer = signerOf(s);
+              // Step 1 is this account's wallet: another wallet's signature would only fail at the end.
+              if (!session.account.wallets.some((w) => sameAddress(s.family, w.address, signer))) {
+                setError(`That signature is from ${short(signer)}, which is not a wallet of this account. Sign with ${short(session.wallet.address)} or another wallet linked here.`);
+                return;
+              }
+              setError(undefined);
+              setTargetSignature(s);
               setStep('source');
             }}
           />
@@ -69,7 +90,19 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
       {step === 'source' && (
         <>
           <p><strong>Step 2 of 2:</strong> sign with <code className="address">{offer.wallet.address}</code>, the wallet of the account being merged.</p>
-          <WalletPicker config={config} mode="sign" statement={offer.statement} onDone={(signed) => void merge(signed as Signed)} />
+          <WalletPicker
+            config={config}
+            mode="sign"
+            statement={offer.statement}
+            onDone={(signed) => {
+              const s = signed as Signed;
+              if (!sameAddress(s.family, signerOf(s), offer.wallet.address)) {
+                setError(`That signature is from ${short(signerOf(s))}; step 2 needs ${short(offer.wallet.address)}, the wallet of the account being merged.`);
+                return;
+              }
+              void merge(s);
+            }}
+          />
           <button type="button" onClick={onCancel}>Cancel</button>
         </>
       )}
