@@ -956,6 +956,10 @@ BEGIN
            WHERE a.id = ANY (p_accounts)
            ORDER BY a.id
              FOR UPDATE OF a) AS s;
+  -- The database's clock is read again once the accounts are locked: a statement that waited for
+  -- another's locks would otherwise measure the rate against a time before that one's, and see
+  -- the other's calls as ahead of it by the wait (the tenth call of a burst of ten refused).
+  IF p_now IS NULL THEN v_now := clock_timestamp(); END IF;
   a_changed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
   a_renewed := array_fill(false, ARRAY[coalesce(array_length(a_id, 1), 0)]);
 

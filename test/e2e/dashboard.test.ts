@@ -437,6 +437,8 @@ describe('dashboard in Chromium', () => {
       { link: 'Connect a client', ready: () => page.getByTestId('client-config').waitFor() },
       { link: 'Usage', ready: () => Promise.all([page.getByTestId('by-tool').waitFor(), page.getByTestId('outcome-totals').waitFor()]) },
       { link: 'Plans', ready: () => page.getByRole('heading', { name: 'Wallets on this account' }).waitFor() },
+      { link: 'Connected apps', ready: () => page.getByTestId('no-apps').or(page.getByTestId('connected-apps')).waitFor() },
+      { link: 'Webhooks', ready: () => page.getByTestId('no-webhooks').or(page.getByRole('heading', { name: 'Your endpoints' })).first().waitFor() },
     ];
     try {
       for (const viewport of VIEWPORTS) {

@@ -168,6 +168,8 @@ describe('buying a plan in the browser', () => {
     expect(account.rows[0]).toMatchObject({ plan: 'basic', balance: 5000 });
     expect(await ledgerSum(db, account.rows[0]!.id)).toBe(5000);
 
+    // The purchase panel is a modal dialog: it stays with its "Paid" line until closed.
+    await page.getByTestId('purchase-dialog').getByRole('button', { name: 'Close' }).click();
     // Usage lists the purchase with its receipt.
     await page.getByRole('link', { name: 'Usage' }).click();
     const purchases = page.getByTestId('purchases');

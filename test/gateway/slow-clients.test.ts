@@ -160,7 +160,10 @@ describe('the stale-reservation sweep', () => {
       `UPDATE credit_ledger SET created_at = created_at - make_interval(secs => $2), stale_at = stale_at - make_interval(secs => $2) WHERE request_id = $1`,
       [`orphan-${account.id}`, STALE_AFTER_MS / 1000 + 1],
     );
-    expect(await svc.meter.refundStale()).toBe(1);
+    // Refunded once: by this sweep, or by the 100 ms sweep of another service of this file on the
+    // same database (each period keeps its own series), whichever came first.
+    await svc.meter.refundStale();
+    expect(await unresolved(account.id)).toBe(0);
     expect(await svc.meter.refundStale()).toBe(0);
     await expectBalanced(account.id, 150);
   });

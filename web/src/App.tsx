@@ -192,7 +192,7 @@ export function App() {
               </ul>
             </nav>
             <div className="who">
-              <span className="balance" data-testid="header-balance">{shown.account.balance.toLocaleString('en-US')} credits</span>
+              <span className="balance" data-testid="header-balance">{shown.account.balance.toLocaleString('en-US')} {shown.account.balance === 1 ? 'credit' : 'credits'}</span>
               <span title={shown.wallet.address}>{short(shown.wallet.address)}</span>
               <button type="button" className="link" aria-haspopup="dialog" aria-expanded={switching} onClick={() => setSwitching(!switching)}>
                 Switch wallet
