@@ -6,6 +6,7 @@
 import type { Plan } from '../accounts/plans.ts';
 import type { CreditPack } from '../config.ts';
 import type { Registry } from '../mcp/registry.ts';
+import { escapeHtml } from '../lib/text.ts';
 
 export interface LandingInput {
   origin: string;
@@ -15,9 +16,8 @@ export interface LandingInput {
   payments: { packs: CreditPack[]; chains: { chain: string }[]; x402: { usd_micros_per_credit: number; path: string } | null } | undefined;
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Text and attribute values: plan names come from PlanPolicy resources, so nothing is trusted. */
-export const esc = (value: string | number): string => String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+export const esc = escapeHtml;
 
 export const dollars = (cents: number): string => `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 const n = (v: number) => v.toLocaleString('en-US');

@@ -13,6 +13,7 @@ import { csvLine } from '../../lib/csv.ts';
 import { audit } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { sessionOf } from '../session.ts';
+import { escapeHtml } from '../../lib/text.ts';
 
 const OrderBody = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64), chain: z.string().min(1).max(16) });
 const QuoteQuery = z.object({ kind: z.enum(['plan', 'pack']), item: z.string().min(1).max(64) });
@@ -69,8 +70,7 @@ export function purchasesCsv(purchases: Purchase[]): string {
   return [csvLine(header), ...rows].join('');
 }
 
-const html = (s: string | number | null) =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const html = (s: string | number | null) => escapeHtml(s ?? '');
 
 /** Who sold it: the service's public origin, its contact when configured, and the wallet paid. */
 export interface Seller {
