@@ -146,7 +146,7 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
     expect(untyped.map((t) => t.name), `${label(endpoint)}: tools whose outputSchema leaves data untyped`).toEqual([]);
   });
 
-  it.each(Object.keys(CASES[endpoint]))("%s: its real answer validates against its listed outputSchema (Ajv 2020-12, closed to undocumented fields, the v1 and v2 SDK clients)", async (tool) => {
+  it.each(Object.keys(CASES[endpoint]))("%s: its real answer validates against its listed outputSchema (Ajv 2020-12, the v1 and v2 SDK clients) and against its strict one (every field required, none undocumented)", async (tool) => {
     const listed = listings.get(endpoint)!.find((t) => t.name === tool);
     expect(listed?.outputSchema, `${tool} is not listed with an outputSchema`).toBeDefined();
     const args = CASES[endpoint][tool]!(devnet.manifest);
