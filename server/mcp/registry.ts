@@ -216,12 +216,13 @@ const VALUE_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
 /**
  * The outputSchema as tools/list publishes it, from the strict one (the registry keeps both): what
  * issue 32 asks an output schema to say is the fields, their types, units and nullability, and that
- * is what stays. Gone are the `required` arrays: every field a handler returns is always present
- * (its zod schema has no optional output field, and the strict schema, with them, is what the
- * tests validate every real answer against), and a field that may be empty says so by its null
- * type. A union of objects (zod's discriminated union: `covered: false` | `covered: true`) lists
- * the fields every branch holds alike once, beside the choice of what each branch adds (its
- * discriminator among them), in place of every branch repeating them.
+ * is what stays. Gone are the `required` arrays, which listed nearly every field: a field that may
+ * be empty says so by its null type, and the few a handler may leave out (zod's `.optional()`)
+ * say "Optional." first in their description, so the rest are known to be always there. The strict
+ * schema, with them, is what the tests validate every real answer against as well. A union of
+ * objects (zod's discriminated union: `covered: false` | `covered: true`) lists the fields every
+ * branch holds alike once, beside the choice of what each branch adds (its discriminator among
+ * them), in place of every branch repeating them.
  */
 export function publishedOutputSchema<T>(strict: T): T {
   return published(strict) as T;
@@ -231,13 +232,22 @@ function published(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(published);
   if (!isRecord(node)) return node;
   const out: Record<string, unknown> = {};
+  const present = Array.isArray(node.required) ? new Set(node.required) : undefined;
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'required' && Array.isArray(v)) continue;
+    if (k === 'required' && present) continue;
     out[k] = VALUE_KEYWORDS.has(k) ? v
-      : (k === 'properties' || k === '$defs') && isRecord(v) ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, published(sub)]))
+      : k === '$defs' && isRecord(v) ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, published(sub)]))
+      : k === 'properties' && isRecord(v) ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, present && !present.has(name) ? optional(published(sub)) : published(sub)]))
       : published(v);
   }
   return sharedFieldsOnce(out);
+}
+
+/** A field its object may leave out, as the published schema says it (it has no `required`). */
+function optional(field: unknown): unknown {
+  if (!isRecord(field)) return field;
+  const said = typeof field.description === 'string' ? ` ${field.description}` : '';
+  return { ...field, description: `Optional.${said}` };
 }
 
 /**

@@ -27,6 +27,8 @@ const tool = defineTool({
     range: point,
     previous: point.nullable(),
     when: z.iso.datetime(),
+    note: z.string().optional(),
+    hint: z.string().optional().describe('Only on Mondays.'),
   }),
   handler: () => Promise.reject(new Error('not called')),
 });
@@ -72,6 +74,8 @@ describe('tools/list schemas', () => {
             range: { $ref: '#/$defs/range' },
             previous: { anyOf: [{ $ref: '#/$defs/range' }, { type: 'null' }] },
             when: { type: 'string', format: 'date-time' },
+            note: { type: 'string' },
+            hint: { type: 'string', description: 'Only on Mondays.' },
           },
           required: ['price_usd', 'side', 'covered', 'range', 'previous', 'when'],
         },
@@ -81,11 +85,17 @@ describe('tools/list schemas', () => {
     });
   });
 
-  it('the listed outputSchema is the strict one without its required arrays', () => {
+  it('the listed outputSchema is the strict one without its required arrays, a field that may be left out saying "Optional." first', () => {
     const strict = listed.get('get_thing')!.strictOutputSchema;
+    const data = omitRequired((strict.properties as Record<string, unknown>).data) as { properties: Record<string, unknown> };
     expect(listing.outputSchema).toEqual({
       type: 'object',
-      properties: { data: omitRequired((strict.properties as Record<string, unknown>).data) },
+      properties: {
+        data: {
+          ...data,
+          properties: { ...data.properties, note: { type: 'string', description: 'Optional.' }, hint: { type: 'string', description: 'Optional. Only on Mondays.' } },
+        },
+      },
       $defs: { range: { type: 'object', properties: { from: { type: 'string' }, to: { type: 'string' } } } },
     });
     expect(JSON.stringify(listing.outputSchema)).not.toContain('"required"');
