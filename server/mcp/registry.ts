@@ -252,8 +252,8 @@ function optional(field: unknown): unknown {
 
 /**
  * `oneOf`/`anyOf` of object schemas that hold some fields alike: those fields once, as the
- * object's, and each branch with only its own (each keeps at least one, its discriminator, so a
- * branch never matches what another one should). Unchanged when nothing is shared.
+ * object's, and each branch with only its own. The same to a validator: a field shared alike is
+ * checked the same whichever branch it is read in. Unchanged when nothing is shared.
  */
 function sharedFieldsOnce(node: Record<string, unknown>): Record<string, unknown> {
   const keyword = Array.isArray(node.oneOf) ? 'oneOf' : Array.isArray(node.anyOf) ? 'anyOf' : undefined;
@@ -266,7 +266,6 @@ function sharedFieldsOnce(node: Record<string, unknown>): Record<string, unknown
   if (shared.length === 0) return node;
   const isShared = new Set(shared.map(([name]) => name));
   const own = fields.map((f) => Object.fromEntries(Object.entries(f).filter(([name]) => !isShared.has(name))));
-  if (own.some((f) => Object.keys(f).length === 0)) return node;
   return {
     ...omit(node, keyword),
     type: 'object',
