@@ -18,7 +18,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         description: z.string(),
         chains: z.array(z.string()),
         data_freshness: z.string(),
-        stale_after_days: z.number().int().describe('An answer whose metadata.data_as_of is more than this many days old says metadata.stale: true, and says so first in metadata.notes.'),
+        stale_after_days: z.number().int().describe('Days after data_as_of at which an answer says metadata.stale: true.'),
         tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number() })),
       }),
       credits: 0,
@@ -43,7 +43,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
       description: "Returns a tool call's cost in credits and whether its arguments would be accepted.",
       input: z
         .object({
-          tool: z.string().min(1).max(64).describe('Name of a tool of this server.'),
+          tool: z.string().min(1).max(64).describe('A tool of this server.'),
           arguments: z.record(z.string(), z.unknown()).optional(),
         })
         .strict(),
