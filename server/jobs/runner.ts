@@ -30,6 +30,8 @@ export interface JobRunnerOptions {
   concurrency: number;
   onJob?: (task: string, outcome: JobOutcome, seconds: number) => void;
   log?: (line: string) => void;
+  /** How often this replica renews its recurring series (SERIES_CHECK_MS); a series lives 3 of these without renewal. */
+  seriesCheckMs?: number;
 }
 
 export interface JobRunner {
@@ -78,11 +80,11 @@ const queueSeries = (pool: pg.Pool, task: string, run: SeriesPayload, jobKeyMode
   jobAdd(pool, task, run, { jobKey: seriesKey(task, run.every_ms), maxAttempts: 1, runAt: new Date(Date.now() + run.every_ms), jobKeyMode });
 const isSeries = (payload: unknown): payload is SeriesPayload =>
   typeof payload === 'object' && payload !== null && typeof (payload as SeriesPayload).every_ms === 'number';
-/** How long a series lives without a replica of its period renewing it. */
-const SERIES_ALIVE_MS = 3 * SERIES_CHECK_MS;
-
 export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner> {
   const { pool } = opts;
+  const seriesCheckMs = opts.seriesCheckMs ?? SERIES_CHECK_MS;
+  /** How long a series lives without a replica of its period renewing it. */
+  const seriesAliveMs = 3 * seriesCheckMs;
   const taskList: TaskList = {};
   for (const [name, task] of Object.entries(opts.tasks)) {
     taskList[name] = async (payload, helpers) => {
@@ -107,12 +109,12 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   // process (which may have run with another period, or died holding the run's lock) does not
   // hold this one back. Later checks only re-create a missing series ('preserve_run_at').
   const ensureSeries = async (jobKeyMode: 'replace' | 'preserve_run_at') => {
-    for (const r of opts.recurring) await queueSeries(pool, r.task, { every_ms: r.everyMs, alive_until: Date.now() + SERIES_ALIVE_MS }, jobKeyMode);
+    for (const r of opts.recurring) await queueSeries(pool, r.task, { every_ms: r.everyMs, alive_until: Date.now() + seriesAliveMs }, jobKeyMode);
   };
   await ensureSeries('replace');
   const keeper = setInterval(() => {
     ensureSeries('preserve_run_at').catch(() => {});
-  }, SERIES_CHECK_MS);
+  }, seriesCheckMs);
   keeper.unref();
   const options = {
     pgPool: pool,

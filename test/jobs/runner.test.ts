@@ -4,7 +4,7 @@
 // run however many replicas start it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type Database } from '../../server/db/pool.ts';
-import { jobAdd, startJobRunner, type JobRunner, type JobTask } from '../../server/jobs/runner.ts';
+import { jobAdd, startJobRunner, type JobRunner, type JobRunnerOptions, type JobTask } from '../../server/jobs/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 let db: TestDatabase;
@@ -19,10 +19,15 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function replica(tasks: Record<string, JobTask>, recurring: { task: string; everyMs: number }[] = [], onJob?: (task: string, outcome: string) => void): Promise<JobRunner> {
+async function replica(
+  tasks: Record<string, JobTask>,
+  recurring: { task: string; everyMs: number }[] = [],
+  onJob?: (task: string, outcome: string) => void,
+  extra: Pick<JobRunnerOptions, 'seriesCheckMs'> = {},
+): Promise<JobRunner> {
   const pool = createDatabase({ url: db.url, max: 6 });
   pools.push(pool);
-  const runner = await startJobRunner({ pool: pool.pool, tasks, recurring, pollIntervalMs: 50, concurrency: 3, onJob });
+  const runner = await startJobRunner({ pool: pool.pool, tasks, recurring, pollIntervalMs: 50, concurrency: 3, onJob, ...extra });
   runners.push(runner);
   return runner;
 }
@@ -85,5 +90,23 @@ describe('the job runner', () => {
     await until('twenty runs within the fast period', () => runsBy.fast + runsBy.slow >= 20, 15_000);
     const keys = await db.query<{ key: string }>("SELECT key FROM graphile_worker.jobs WHERE task_identifier = 'sweep_like' AND key IS NOT NULL ORDER BY key");
     expect(keys.rows.map((r) => r.key)).toEqual(['sweep_like@100ms', 'sweep_like@60000ms']);
+  }, 30_000);
+
+  it('a series no live replica of its period renews ends: another replica runs it until its alive_until, then it is not queued again', async () => {
+    let runs = 0;
+    const tasks: Record<string, JobTask> = {
+      orphan: async () => {
+        runs++;
+      },
+    };
+    // The replica whose period this is renews the series every 200 ms (it lives 600 ms unrenewed)...
+    const owner = await replica(tasks, [{ task: 'orphan', everyMs: 100 }], undefined, { seriesCheckMs: 200 });
+    // ...and another replica (a different Deployment: it knows the task, not this period) takes runs too.
+    await replica(tasks, []);
+    await until('the series runs', () => runs >= 3);
+    await owner.stop();
+    // Whoever takes a run queues the next one only until the series' alive_until: without it the
+    // other replica would keep the series going for ever. Once no run is pending, none can come.
+    await until('the series ended', async () => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = 'orphan@100ms'")).rows[0]!.n === 0, 15_000);
   }, 30_000);
 });
