@@ -70,7 +70,7 @@ describe('merging an account with a wrong signature', () => {
         const target = await signIn(page, 'Test Solana Wallet');
         expect(target).not.toBe(source);
         const state = async () => ({
-          evmOwner: await accountIdByWallet(db, 'evm', evm.address.toLowerCase()),
+          evmOwner: await accountIdByWallet(db, 'ethereum', evm.address.toLowerCase()),
           keys: (await db.query<{ account_id: string }>('SELECT account_id FROM api_keys WHERE name = $1 AND account_id IN ($2, $3)', ['evm bot', source, target])).rows.map((r) => r.account_id),
           balances: [await balanceOf(db, source), await balanceOf(db, target)],
           merges: (await db.query("SELECT 1 FROM audit_log WHERE action = 'account_merge' AND account_id IN ($1, $2)", [source, target])).rowCount,
@@ -109,7 +109,7 @@ describe('merging an account with a wrong signature', () => {
         await dialog.getByText('Step 2 of 2').waitFor();
         await dialog.getByRole('button', { name: 'Test Wallet', exact: true }).click();
         await page.getByTestId('wallets-note').getByText(/^Merged: /).waitFor();
-        expect(await accountIdByWallet(db, 'evm', evm.address.toLowerCase())).toBe(target);
+        expect(await accountIdByWallet(db, 'ethereum', evm.address.toLowerCase())).toBe(target);
         expect((await state()).merges).toBe(1);
       } finally {
         await context.close();
