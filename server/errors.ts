@@ -30,6 +30,9 @@ export const ERRORS = {
   // A key's own controls (the dashboard's Keys page): paused, capped per period.
   KEY_PAUSED: { status: 403, message: 'This API key is paused; resume it in the dashboard to use it again.' },
   KEY_CAP_REACHED: { status: 403, message: "This API key has spent its credit cap for the period; raise or remove the cap in the dashboard, or wait for the next period." },
+  // A refusal of the metering statement this pod's code does not know (a newer statement met by
+  // a pod of the previous version during a rolling upgrade): refused as a refusal, never a 500.
+  REQUEST_REFUSED: { status: 403, message: 'This call was refused by a control of your account or API key; see the dashboard.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Use POST with a JSON-RPC body.' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   INVALID_REQUEST: { status: 400, message: 'The request body is not a valid JSON-RPC message.' },

@@ -45,7 +45,7 @@ import { AlertListener } from './alerts/listen.ts';
 import { alertsEvaluateDue, WEBHOOK_RETRY_SCHEDULE_MS, webhookDeliver } from './alerts/jobs.ts';
 import { TaskRunner } from './gateway/tasks.ts';
 import { TaskStore } from './tasks/store.ts';
-import { accountNoticeDeliver, accountNoticesScan } from './alerts/notices.ts';
+import { accountNoticesScan } from './alerts/notices.ts';
 import { startJobRunner, type JobRunner, type JobTask, type Recurring } from './jobs/runner.ts';
 import { dashboardHousekeeping } from './dashboard/api.ts';
 import { SqlWatchStore } from './watchlists/store.ts';
@@ -367,13 +367,6 @@ async function startOn(db: Database, config: Config, opts: StartOptions, log: (l
         hooks,
       }),
     account_notices: () => accountNoticesScan(db).then(() => {}),
-    account_notice_deliver: (payload, helpers) =>
-      accountNoticeDeliver(
-        db,
-        payload as { notice: number; endpoint: number },
-        { allowPrivate: config.alerts.webhookAllowPrivate, timeoutMs: config.alerts.webhookTimeoutMs },
-        () => helpers.job.attempts < helpers.job.max_attempts,
-      ),
   };
   const recurring: Recurring[] = [
     { task: 'metering_sweep', everyMs: config.sweepIntervalMs },

@@ -53,7 +53,10 @@ export async function webhookEndpointCreate(
 
 export interface DeliveryView {
   id: number;
-  alert_id: number;
+  /** What was sent: `alert.<kind>` with alert_id, or `account.<kind>` (a usage or lapse notice) with notice_id. */
+  event_type: string;
+  alert_id: number | null;
+  notice_id: number | null;
   title: string;
   status: string;
   attempts: { attempt: number; started_at: string; duration_ms: number; outcome: string; status_code: number | null; error: string | null }[];
@@ -66,19 +69,22 @@ export interface DeliveryView {
 export async function webhookDeliveryList(db: Database, accountId: string, endpointId: number, page: { before?: number; limit: number }): Promise<DeliveryView[] | null> {
   const owned = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2', [endpointId, accountId]);
   if (!owned.rowCount) return null;
-  const res = await db.query<{ id: string; alert_id: string; title: string; status: string; attempts: DeliveryView['attempts'] | null; next_attempt_at: Date | null; delivered_at: Date | null; created_at: Date }>(
-    `SELECT d.id, d.alert_id, a.title, d.status, d.next_attempt_at, d.delivered_at, d.created_at,
+  const res = await db.query<{ id: string; event_type: string; alert_id: string | null; notice_id: string | null; title: string; status: string; attempts: DeliveryView['attempts'] | null; next_attempt_at: Date | null; delivered_at: Date | null; created_at: Date }>(
+    `SELECT d.id, d.alert_id, d.notice_id, coalesce('alert.' || a.kind, 'account.' || n.kind) AS event_type, coalesce(a.title, n.title) AS title,
+            d.status, d.next_attempt_at, d.delivered_at, d.created_at,
             (SELECT jsonb_agg(jsonb_build_object('attempt', t.attempt, 'started_at', t.started_at, 'duration_ms', t.duration_ms, 'outcome', t.outcome,
                                                  'status_code', t.status_code, 'error', t.error) ORDER BY t.id)
                FROM webhook_attempts t WHERE t.delivery_id = d.id) AS attempts
-       FROM webhook_deliveries d JOIN alerts a ON a.id = d.alert_id
+       FROM webhook_deliveries d LEFT JOIN alerts a ON a.id = d.alert_id LEFT JOIN account_notices n ON n.id = d.notice_id
       WHERE d.endpoint_id = $1 AND ($2::bigint IS NULL OR d.id < $2)
       ORDER BY d.id DESC LIMIT $3`,
     [endpointId, page.before ?? null, page.limit],
   );
   return res.rows.map((r) => ({
     id: Number(r.id),
-    alert_id: Number(r.alert_id),
+    event_type: r.event_type,
+    alert_id: r.alert_id === null ? null : Number(r.alert_id),
+    notice_id: r.notice_id === null ? null : Number(r.notice_id),
     title: r.title,
     status: r.status,
     attempts: r.attempts ?? [],

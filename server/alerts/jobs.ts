@@ -1,7 +1,8 @@
 // The alert jobs (run by server/jobs on one replica each): evaluating the rules that are due, and
-// delivering an alert to a webhook endpoint with retries on a schedule. A fired alert is stored
-// once per (rule, event) by alert_insert, which also queues its delivery in the same
-// transaction; a delivery already made is never made again by a repeated job.
+// delivering an alert or an account notice (notices.ts) to a webhook endpoint with retries on a
+// schedule: the one webhook sender. A fired alert is stored once per (rule, event) by
+// alert_insert, which also queues its delivery in the same transaction (a notice likewise by
+// accountNoticesRecord); a delivery already made is never made again by a repeated job.
 import type { Database } from '../db/pool.ts';
 import { jobAdd } from '../jobs/runner.ts';
 import { toRule } from './store.ts';
@@ -89,7 +90,9 @@ interface DeliveryRow {
   attempts: number;
   round: number;
   account_id: string;
-  alert_id: string;
+  /** One of alert_id and notice_id is set (the delivery's event). */
+  alert_id: string | null;
+  notice_id: string | null;
   rule_id: string | null;
   kind: string;
   event_id: string;
@@ -112,7 +115,7 @@ export interface DeliverOptions {
 }
 
 /** The body POSTed for an alert: what an agent needs to act on it without another call. */
-export function alertMessage(d: Pick<DeliveryRow, 'alert_id' | 'rule_id' | 'kind' | 'event_id' | 'title' | 'data' | 'fired_at'>) {
+export function alertMessage(d: Pick<DeliveryRow, 'rule_id' | 'kind' | 'event_id' | 'title' | 'data' | 'fired_at'> & { alert_id: string }) {
   return {
     type: `alert.${d.kind}`,
     timestamp: d.fired_at.toISOString(),
@@ -120,32 +123,58 @@ export function alertMessage(d: Pick<DeliveryRow, 'alert_id' | 'rule_id' | 'kind
   };
 }
 
+/** The body POSTed for an account notice (notices.ts), in the same Standard Webhooks envelope. */
+export function noticeMessage(n: { id: string; kind: string; event_id: string; title: string; data: Record<string, unknown>; created_at: Date }) {
+  return {
+    type: `account.${n.kind}`,
+    timestamp: n.created_at.toISOString(),
+    data: { notice_id: Number(n.id), kind: n.kind, event_id: n.event_id, title: n.title, ...n.data },
+  };
+}
+
+/** The webhook-id header and body of a delivery's event: its alert's or its notice's. */
+function deliveryMessage(d: DeliveryRow): { id: string; body: string } {
+  if (d.notice_id !== null) {
+    return { id: `notice_${d.notice_id}`, body: JSON.stringify(noticeMessage({ ...d, id: d.notice_id, created_at: d.fired_at })) };
+  }
+  return { id: `alert_${d.alert_id}`, body: JSON.stringify(alertMessage({ ...d, alert_id: d.alert_id! })) };
+}
+
+/** Queues an attempt of a delivery (jobKey per delivery: a redelivery replaces a queued retry). */
+export async function webhookDeliveryQueue(client: Parameters<typeof jobAdd>[0], deliveryId: number, round: number, attempt: number, runAt?: Date): Promise<void> {
+  await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, round, attempt }, { jobKey: `webhook:${deliveryId}`, runAt, maxAttempts: 3 });
+}
+
 /**
- * One attempt of one delivery. A 2xx delivers it (and charges the account once); anything else
- * queues the next attempt after the schedule's delay, until the schedule is spent (failed). An
- * account without the credits for it is not sent to (unpaid).
+ * One attempt of one delivery. A 2xx delivers it (and charges the account once for an alert; a
+ * notice is free); anything else queues the next attempt after the schedule's delay, until the
+ * schedule is spent (failed). An account without the credits for an alert is not sent to
+ * (unpaid).
  */
 export async function webhookDeliver(db: Database, job: { delivery: number; round?: number }, opts: DeliverOptions): Promise<void> {
   const deliveryId = job.delivery;
   const round = job.round ?? 0;
   const res = await db.query<DeliveryRow>(
-    `SELECT d.id, d.status, d.attempts, d.round, d.account_id, a.id AS alert_id, a.rule_id, a.kind, a.event_id, a.title, a.data, a.fired_at,
+    `SELECT d.id, d.status, d.attempts, d.round, d.account_id, d.alert_id, d.notice_id, a.rule_id,
+            coalesce(a.kind, n.kind) AS kind, coalesce(a.event_id, n.event_id) AS event_id, coalesce(a.title, n.title) AS title,
+            coalesce(a.data, n.data) AS data, coalesce(a.fired_at, n.created_at) AS fired_at,
             e.url, e.secret, e.previous_secret, coalesce(e.previous_until > now(), false) AS previous_valid, acc.balance, r.server
-       FROM webhook_deliveries d JOIN alerts a ON a.id = d.alert_id JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       JOIN accounts acc ON acc.id = d.account_id LEFT JOIN alert_rules r ON r.id = a.rule_id
+       FROM webhook_deliveries d LEFT JOIN alerts a ON a.id = d.alert_id LEFT JOIN account_notices n ON n.id = d.notice_id
+       JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN accounts acc ON acc.id = d.account_id LEFT JOIN alert_rules r ON r.id = a.rule_id
       WHERE d.id = $1`,
     [deliveryId],
   );
   const d = res.rows[0];
   if (!d || d.status !== 'pending' || d.round !== round) return;
-  if (d.balance < ALERT_DELIVERY_CREDITS) {
+  const charged = d.alert_id !== null;
+  if (charged && d.balance < ALERT_DELIVERY_CREDITS) {
     await db.query("UPDATE webhook_deliveries SET status = 'unpaid', next_attempt_at = NULL WHERE id = $1 AND round = $2", [deliveryId, round]);
     return;
   }
   const attempt = d.attempts + 1;
   const startedAt = new Date();
   const secrets = d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret];
-  const result = await webhookSend(opts.policy, { url: d.url, secrets }, { id: `alert_${d.alert_id}`, at: startedAt, body: JSON.stringify(alertMessage(d)) });
+  const result = await webhookSend(opts.policy, { url: d.url, secrets }, { ...deliveryMessage(d), at: startedAt });
   opts.hooks.onAttempt?.(result.outcome);
   await db.query(
     'INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, outcome, status_code, error) VALUES ($1, $2, $3, $4, $5, $6, $7)',
@@ -154,9 +183,9 @@ export async function webhookDeliver(db: Database, job: { delivery: number; roun
   if (result.outcome === 'ok') {
     await db.transaction(async (client) => {
       await client.query("UPDATE webhook_deliveries SET status = 'delivered', attempts = $2, delivered_at = now(), next_attempt_at = NULL WHERE id = $1 AND round = $3", [deliveryId, attempt, round]);
-      await client.query('SELECT alert_delivery_charge($1, $2, $3, $4)', [d.account_id, `alert-delivery:${deliveryId}`, ALERT_DELIVERY_CREDITS, d.server ?? 'alerts']);
+      if (charged) await client.query('SELECT alert_delivery_charge($1, $2, $3, $4)', [d.account_id, `alert-delivery:${deliveryId}`, ALERT_DELIVERY_CREDITS, d.server ?? 'alerts']);
     });
-    opts.hooks.onDelivered?.('webhook', (Date.now() - d.fired_at.getTime()) / 1000);
+    if (charged) opts.hooks.onDelivered?.('webhook', (Date.now() - d.fired_at.getTime()) / 1000);
     return;
   }
   // A refused address is not retried: the URL will resolve the same way for the next attempt too.
@@ -168,13 +197,14 @@ export async function webhookDeliver(db: Database, job: { delivery: number; roun
   const next = new Date(startedAt.getTime() + delay);
   await db.transaction(async (client) => {
     const still = await client.query('UPDATE webhook_deliveries SET attempts = $2, next_attempt_at = $3 WHERE id = $1 AND round = $4', [deliveryId, attempt, next, round]);
-    if (still.rowCount) await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, round, attempt: attempt + 1 }, { jobKey: `webhook:${deliveryId}`, runAt: next, maxAttempts: 3 });
+    if (still.rowCount) await webhookDeliveryQueue(client, deliveryId, round, attempt + 1, next);
   });
 }
 
 /**
- * Sends a delivery again now (the dashboard's redeliver): a failed or unpaid one starts a new
- * round of the schedule; a delivered one is sent once more and not charged again. A new round
+ * Sends a delivery again now (the dashboard's redeliver), an alert's or a notice's: a failed or
+ * unpaid one starts a new round of the schedule; a delivered one is sent once more and not
+ * charged again. A new round
  * supersedes an attempt still under way, which then records its outcome but not the delivery's.
  */
 export async function webhookRedeliver(db: Database, accountId: string, deliveryId: number): Promise<boolean> {
@@ -184,7 +214,7 @@ export async function webhookRedeliver(db: Database, accountId: string, delivery
       [deliveryId, accountId],
     );
     if (!res.rows[0]) return false;
-    await jobAdd(client, 'webhook_deliver', { delivery: deliveryId, round: res.rows[0].round, attempt: 1 }, { jobKey: `webhook:${deliveryId}`, maxAttempts: 3 });
+    await webhookDeliveryQueue(client, deliveryId, res.rows[0].round, 1);
     return true;
   });
 }

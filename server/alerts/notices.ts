@@ -1,5 +1,6 @@
-// Notices about the account itself (issue 36, migration 0018), POSTed to every webhook endpoint of
-// the account (the ones its alert rules deliver to; server/alerts/webhooks.ts signs and sends):
+// Notices about the account itself (issue 36, migrations 0018 and 0019), POSTed to every webhook
+// endpoint of the account (the ones its alert rules deliver to) by the one webhook sender
+// (webhookDeliver in jobs.ts: its retry schedule, attempt log and the dashboard's redeliver):
 // - usage: the period's plan allowance 80, 90 and 100% spent (once per threshold per period);
 // - plan_lapse: a paid plan ends within LAPSE_NOTICE_DAYS with nothing bought after it, and
 //   then falls back to Free (it does not renew by itself).
@@ -8,13 +9,10 @@
 // scanning at once send it once. Unlike alerts, a notice costs no credits: it is about the
 // account running out, and would otherwise go unsent exactly when it matters.
 import type { Database } from '../db/pool.ts';
-import { jobAdd } from '../jobs/runner.ts';
-import { webhookSend, type WebhookPolicy } from './webhooks.ts';
+import { webhookDeliveryQueue } from './jobs.ts';
 
 export const USAGE_THRESHOLDS: readonly number[] = [80, 90, 100];
 export const LAPSE_NOTICE_DAYS = 7;
-/** Attempts of one notice delivery (graphile-worker's exponential backoff between them). */
-const DELIVERY_ATTEMPTS = 8;
 
 export type NoticeKind = 'usage' | 'plan_lapse';
 
@@ -101,14 +99,12 @@ export async function accountNoticesRecord(db: Database, notices: readonly Notic
       );
       const id = res.rows[0]?.id;
       if (id === undefined) return false;
-      const endpoints = await client.query<{ endpoint_id: string }>(
-        `INSERT INTO account_notice_deliveries (notice_id, endpoint_id)
-         SELECT $1, id FROM webhook_endpoints WHERE account_id = $2 RETURNING endpoint_id`,
+      const deliveries = await client.query<{ id: string }>(
+        `INSERT INTO webhook_deliveries (notice_id, endpoint_id, account_id, next_attempt_at)
+         SELECT $1, id, account_id, now() FROM webhook_endpoints WHERE account_id = $2 RETURNING id`,
         [id, n.account_id],
       );
-      for (const e of endpoints.rows) {
-        await jobAdd(client, 'account_notice_deliver', { notice: Number(id), endpoint: Number(e.endpoint_id) }, { jobKey: `notice:${id}:${e.endpoint_id}`, maxAttempts: DELIVERY_ATTEMPTS });
-      }
+      for (const d of deliveries.rows) await webhookDeliveryQueue(client, Number(d.id), 0, 1);
       return true;
     });
     if (isNew) recorded++;
@@ -119,45 +115,4 @@ export async function accountNoticesRecord(db: Database, notices: readonly Notic
 /** The recurring task: find what is due and record it. */
 export async function accountNoticesScan(db: Database): Promise<number> {
   return accountNoticesRecord(db, await accountNoticesDue(db));
-}
-
-/** The body POSTed: the Standard Webhooks envelope, as alerts have it (alerts/jobs.ts). */
-export function noticeMessage(n: { id: string; kind: NoticeKind; event_id: string; title: string; data: Record<string, unknown>; created_at: Date }) {
-  return {
-    type: `account.${n.kind}`,
-    timestamp: n.created_at.toISOString(),
-    data: { notice_id: Number(n.id), kind: n.kind, event_id: n.event_id, title: n.title, ...n.data },
-  };
-}
-
-/**
- * One attempt of one notice delivery. A 2xx delivers it; anything else throws, so the job runner
- * tries again with backoff until its attempts are spent (the row then says failed).
- */
-export async function accountNoticeDeliver(db: Database, job: { notice: number; endpoint: number }, policy: WebhookPolicy, attemptsLeft: () => boolean): Promise<void> {
-  const res = await db.query<{ id: string; kind: NoticeKind; event_id: string; title: string; data: Record<string, unknown>; created_at: Date; status: string; url: string; secret: string; previous_secret: string | null; previous_valid: boolean }>(
-    `SELECT n.id, n.kind, n.event_id, n.title, n.data, n.created_at, d.status, e.url, e.secret, e.previous_secret,
-            coalesce(e.previous_until > now(), false) AS previous_valid
-       FROM account_notice_deliveries d JOIN account_notices n ON n.id = d.notice_id JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.notice_id = $1 AND d.endpoint_id = $2`,
-    [job.notice, job.endpoint],
-  );
-  const d = res.rows[0];
-  if (!d || d.status !== 'pending') return;
-  const secrets = d.previous_secret && d.previous_valid ? [d.secret, d.previous_secret] : [d.secret];
-  const result = await webhookSend(policy, { url: d.url, secrets }, { id: `notice_${d.id}`, at: new Date(), body: JSON.stringify(noticeMessage(d)) });
-  if (result.outcome === 'ok') {
-    await db.query(
-      "UPDATE account_notice_deliveries SET status = 'delivered', attempts = attempts + 1, delivered_at = now(), last_error = NULL WHERE notice_id = $1 AND endpoint_id = $2",
-      [job.notice, job.endpoint],
-    );
-    return;
-  }
-  const error = 'error' in result ? result.error : `HTTP ${result.status}`;
-  const final = result.outcome === 'refused_address' || !attemptsLeft();
-  await db.query(
-    'UPDATE account_notice_deliveries SET attempts = attempts + 1, last_error = $3, status = $4 WHERE notice_id = $1 AND endpoint_id = $2',
-    [job.notice, job.endpoint, error.slice(0, 500), final ? 'failed' : 'pending'],
-  );
-  if (!final) throw new Error(`notice ${job.notice} to endpoint ${job.endpoint}: ${error}`);
 }

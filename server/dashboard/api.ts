@@ -16,9 +16,10 @@ import type { UsageReader } from '../mcp/tool.ts';
 import type { EvmNetwork } from '../providers/evm/chains.ts';
 import { consentPublicRoutes, consentSessionRoutes } from '../oauth/consent.ts';
 import type { OAuthServer } from '../oauth/server.ts';
+import type { Connection } from '../oauth/store.ts';
 import type { PublicOrigins } from '../origin.ts';
 import type { Payments } from '../payments/orders.ts';
-import { audit } from './audit.ts';
+import { audited } from './audit.ts';
 import { refuseNulInput } from './body.ts';
 import { idempotencySweep } from './idempotency.ts';
 import { offerSweep } from './offers.ts';
@@ -97,8 +98,8 @@ export async function dashboardApi(app: FastifyInstance, deps: DashboardDeps): P
     db,
     oauth: deps.oauth.server,
     tokens: deps.oauth.tokens,
-    onRevoked: (request: FastifyRequest, c: { id: string; client_name: string | null; client_id: string }) =>
-      audit(db, request, 'connection_revoke', c.id, { client: c.client_name ?? c.client_id }),
+    auditRevoke: (request: FastifyRequest, revoke: (tx: Database) => Promise<Connection>) =>
+      audited(db, request, revoke, (c) => ({ action: 'connection_revoke', target: c.id, details: { client: c.client_name ?? c.client_id } })),
   };
 
   configRoutes(app, { registry: deps.registry, origins, settings });

@@ -112,6 +112,34 @@ export function createDatabase({ url, max = 20, statementTimeoutMs = STATEMENT_T
   };
 }
 
+/**
+ * The Database of a transaction under way (`client` from db.transaction): its statements join
+ * that transaction, and its own transaction() is a savepoint inside it (rolled back alone if its
+ * fn throws). For running code written against Database, such as the stores, as one part of a
+ * larger unit that commits together (the dashboard's action and its audit row).
+ */
+export function joinTransaction(db: Database, client: pg.PoolClient): Database {
+  let savepoints = 0;
+  return {
+    pool: db.pool,
+    description: db.description,
+    query: (text, values) => client.query(text, values),
+    async transaction(fn) {
+      const name = `sp_${++savepoints}`;
+      await client.query(`SAVEPOINT ${name}`);
+      try {
+        const result = await fn(client);
+        await client.query(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (err) {
+        if (!isConnectionError(err)) await client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {});
+        throw err;
+      }
+    },
+    close: () => Promise.reject(new Error('a joined transaction is closed by its owner')),
+  };
+}
+
 function redact(url: string): string {
   try {
     const u = new URL(url);

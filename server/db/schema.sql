@@ -18,20 +18,6 @@ CREATE TABLE account_merges (
   CONSTRAINT account_merges_source_account_id_key UNIQUE (source_account_id)
 );
 
-CREATE TABLE account_notice_deliveries (
-  notice_id bigint NOT NULL,
-  endpoint_id bigint NOT NULL,
-  status text NOT NULL DEFAULT 'pending'::text,
-  attempts integer NOT NULL DEFAULT 0,
-  last_error text,
-  delivered_at timestamp with time zone,
-  CONSTRAINT account_notice_deliveries_last_error_check CHECK (char_length(last_error) <= 500),
-  CONSTRAINT account_notice_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])),
-  CONSTRAINT account_notice_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
-  CONSTRAINT account_notice_deliveries_notice_id_fkey FOREIGN KEY (notice_id) REFERENCES account_notices(id) ON DELETE CASCADE,
-  CONSTRAINT account_notice_deliveries_pkey PRIMARY KEY (notice_id, endpoint_id)
-);
-
 CREATE TABLE account_notices (
   id bigint NOT NULL DEFAULT nextval('account_notices_id_seq'::regclass),
   account_id uuid NOT NULL,
@@ -555,7 +541,7 @@ CREATE TABLE webhook_attempts (
 
 CREATE TABLE webhook_deliveries (
   id bigint NOT NULL DEFAULT nextval('webhook_deliveries_id_seq'::regclass),
-  alert_id bigint NOT NULL,
+  alert_id bigint,
   endpoint_id bigint NOT NULL,
   account_id uuid NOT NULL,
   status text NOT NULL DEFAULT 'pending'::text,
@@ -564,11 +550,15 @@ CREATE TABLE webhook_deliveries (
   next_attempt_at timestamp with time zone,
   delivered_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL DEFAULT clock_timestamp(),
+  notice_id bigint,
+  CONSTRAINT webhook_deliveries_one_event CHECK ((alert_id IS NULL) <> (notice_id IS NULL)),
   CONSTRAINT webhook_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text, 'unpaid'::text])),
   CONSTRAINT webhook_deliveries_alert_id_fkey FOREIGN KEY (alert_id) REFERENCES alerts(id) ON DELETE CASCADE,
   CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_notice_id_fkey FOREIGN KEY (notice_id) REFERENCES account_notices(id) ON DELETE CASCADE,
   CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
-  CONSTRAINT webhook_deliveries_alert_id_endpoint_id_key UNIQUE (alert_id, endpoint_id)
+  CONSTRAINT webhook_deliveries_alert_id_endpoint_id_key UNIQUE (alert_id, endpoint_id),
+  CONSTRAINT webhook_deliveries_notice_id_endpoint_id_key UNIQUE (notice_id, endpoint_id)
 );
 
 CREATE TABLE webhook_endpoints (

@@ -40,7 +40,24 @@ export async function reserve(meter: CreditMeter, call: Classified & { call: { k
     case 'ok':
     case 'replayed':
       return { ok: true, reserved: { ...call, decision, cost } };
+    default:
+      return { ok: false, error: unknownRefusal(decision.outcome as string, decision), decision };
   }
+}
+
+/**
+ * An outcome this code does not know: a refusal added to the metering statement after it was
+ * written, met by a pod of the previous version during a rolling upgrade (as key_paused and
+ * key_cap_reached once were). Only 'ok' and 'replayed' admit a call, so it is refused, as a 429
+ * with the decision's retry time when it names a rate, else as a 403 naming the outcome; never
+ * run, never a 500.
+ */
+function unknownRefusal(outcome: string, decision: MeterDecision): ApiError {
+  if (outcome.includes('rate')) {
+    const retryAfter = Math.max(1, Math.ceil(decision.retryAfterSeconds));
+    return new ApiError('RATE_LIMITED', 'Too many requests; retry later.', { retry_after_seconds: retryAfter, reason: outcome }, { 'retry-after': String(retryAfter) });
+  }
+  return new ApiError('REQUEST_REFUSED', undefined, { reason: outcome });
 }
 
 /** The key's cap refuses this call: what it allows, what was spent, and when the period starts again (UTC). */

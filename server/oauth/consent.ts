@@ -27,8 +27,11 @@ export interface ConsentDeps {
   oauth: OAuthServer;
   /** The gateway's token lookups, cleared on this pod when a connection is revoked. */
   tokens: KeyResolver | undefined;
-  /** Told of each connection the user revoked (the dashboard writes it to its audit log). */
-  onRevoked?: (request: FastifyRequest, connection: Connection) => Promise<void>;
+  /**
+   * Runs a revocation (given the Database to run it on) together with its audit row, so both
+   * commit or neither (the dashboard's audit log); without it the revocation runs alone.
+   */
+  auditRevoke?: (request: FastifyRequest, revoke: (tx: Database) => Promise<Connection>) => Promise<Connection>;
 }
 
 /** The interaction the browser's cookie names, which must be the one in the address. */
@@ -195,10 +198,10 @@ export function consentSessionRoutes(authed: FastifyInstance, deps: ConsentDeps,
   });
 
   authed.post<{ Params: { id: string } }>('/connections/:id/revoke', async (request) => {
-    const connection = await connectionRevoke(db, accountOf(request), request.params.id);
+    const revoke = (tx: Database) => connectionRevoke(tx, accountOf(request), request.params.id);
+    const connection = deps.auditRevoke ? await deps.auditRevoke(request, revoke) : await revoke(db);
     // Token lookups are cached briefly; drop this pod's cache so the revocation is immediate here.
     deps.tokens?.clear();
-    await deps.onRevoked?.(request, connection);
     return { connection: connectionView(connection) };
   });
 }

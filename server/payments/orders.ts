@@ -92,6 +92,14 @@ export class Payments {
       if (!plan || plan.price_cents === null || plan.price_cents <= 0) {
         throw new ApiError('NOT_FOUND', `No plan named "${request.item}" is for sale.`, { plan: request.item });
       }
+      // Plan time is sold by the month, and a one-time allowance has no months to buy or extend
+      // (a PlanPolicy may still give it a price: the dashboard offers no button for it either).
+      if (plan.renewal !== 'monthly') {
+        throw new ApiError('INVALID_PARAMS', `${plan.display_name} is a one-time allowance: it is not sold or extended by the month.`, {
+          issues: [{ path: 'item', message: 'a one-time plan cannot be bought by the month' }],
+          plan: request.item,
+        });
+      }
       return { credits: plan.credits, price: plan.price_cents };
     }
     const pack = this.#config.packs.find((p) => p.name === request.item);

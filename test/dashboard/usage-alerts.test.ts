@@ -3,7 +3,8 @@
 // balance runs out at the recent rate and the threshold reached; the account's webhook endpoints
 // get a signed notice at 80, 90 and 100% of the allowance, each once per period however often the
 // task runs; and a paid plan about to lapse to Free is warned about from 7 days before, by the
-// outlook and by one webhook.
+// outlook and by one webhook. A notice goes through the alerts' webhook sender: retried on its
+// schedule, listed in the endpoint's delivery log with its event type, redelivered signed, free.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSetPlan } from '../../server/accounts/accounts.ts';
 import { newWebhookSecret } from '../../server/alerts/webhooks.ts';
@@ -26,6 +27,7 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_PRIVATE: '1',
     ALERT_EVALUATE_INTERVAL_MS: '200',
     JOBS_POLL_INTERVAL_MS: '50',
+    WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100',
   });
   receiver = await startReceiver();
 });
@@ -37,12 +39,12 @@ afterAll(async () => {
 });
 
 /** A signed-in account on `plan`, with a key and the receiver as its webhook endpoint. */
-async function account(plan: string) {
+async function account(plan: string, to: Receiver = receiver) {
   const { client, accountId } = await signedInNewAccount(service.url);
   await accountSetPlan(db, accountId, plan);
   const key = (await client.post('/api/keys', { name: 'k' })).body.plaintext as string;
-  receiver.secret ??= newWebhookSecret();
-  await db.query('INSERT INTO webhook_endpoints (account_id, url, secret) VALUES ($1, $2, $3)', [accountId, receiver.url, receiver.secret]);
+  to.secret ??= newWebhookSecret();
+  await db.query('INSERT INTO webhook_endpoints (account_id, url, secret) VALUES ($1, $2, $3)', [accountId, to.url, to.secret]);
   const echo = async (n: number) => {
     for (let i = 0; i < n; i++) expect((await post(`${service.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'x' }), { 'x-api-key': key })).status).toBe(200);
   };
@@ -98,5 +100,44 @@ describe('usage alerts and the outlook', () => {
     expect((await later.client.get('/api/usage')).body.outlook).toMatchObject({ lapse_soon: false });
     await accountNoticesScan(db);
     expect((await db.query('SELECT 1 FROM account_notices WHERE account_id = $1', [later.accountId])).rowCount).toBe(0);
+  });
+
+  it('a usage notice goes through the one webhook sender: retried on the schedule, in the delivery log as account.usage, redelivered signed and free', async () => {
+    await createUnlimitedPlan(db, 'five', 5, { price_cents: 500 });
+    const own = await startReceiver({ failFirst: 1 });
+    try {
+      const a = await account('five', own);
+      await a.echo(4);
+      const notice = await eventually(() => own.received.find((r) => r.body.type === 'account.usage' && r.body.data.threshold_percent === 80));
+      expect(own.attempts.get(notice.id)).toBe(2);
+
+      // The delivery is recorded once the receiver's answer is (just after the receiver saw it).
+      const endpoints = await eventually(async () => {
+        const list = (await a.client.get('/api/webhooks')).body.webhooks as { id: number; url: string; deliveries: Record<string, number> }[];
+        return list[0]?.deliveries.delivered === 1 ? list : undefined;
+      });
+      expect(endpoints).toHaveLength(1);
+      expect(endpoints[0]!.deliveries).toEqual({ delivered: 1, pending: 0, failed: 0, unpaid: 0 });
+      const log = (await a.client.get(`/api/webhooks/${endpoints[0]!.id}/deliveries`)).body.deliveries;
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatchObject({ event_type: 'account.usage', alert_id: null, notice_id: notice.body.data.notice_id, title: notice.body.data.title, status: 'delivered' });
+      expect(log[0].attempts.map((t: { outcome: string; status_code: number }) => [t.outcome, t.status_code])).toEqual([['http_error', 500], ['ok', 204]]);
+      expect(notice.id).toBe(`notice_${notice.body.data.notice_id}`);
+
+      const balance = async () => (await db.query<{ balance: number }>('SELECT balance FROM accounts WHERE id = $1', [a.accountId])).rows[0]!.balance;
+      expect(await balance()).toBe(1);
+      const again = await a.client.post(`/api/webhooks/deliveries/${log[0].id}/redeliver`);
+      expect(again.status).toBe(202);
+      const [, resent] = await own.waitFor(2);
+      expect(resent!.id).toBe(notice.id);
+      expect(resent!.body).toEqual(notice.body);
+      expect(own.rejected).toBe(0);
+      await eventually(async () => (await a.client.get(`/api/webhooks/${endpoints[0]!.id}/deliveries`)).body.deliveries[0]?.status === 'delivered');
+      // A notice is free, however often it is sent.
+      expect(await balance()).toBe(1);
+      expect((await db.query("SELECT 1 FROM credit_ledger WHERE account_id = $1 AND tool = 'alert_delivery'", [a.accountId])).rowCount).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 });

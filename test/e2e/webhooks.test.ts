@@ -3,8 +3,9 @@
 // 1280 and 375 px: a person signs in with the injected wallet, adds an endpoint by URL and sees its
 // signing secret once; a whale rule naming that URL fires on a transfer, the local receiver
 // (which verifies the Standard Webhooks signature) fails twice and accepts the third attempt; the
-// delivery log shows the delivery with its three attempts; Redeliver sends it again; Rotate shows
-// a new secret once. axe-core finds no serious WCAG 2 A/AA issue and nothing overflows sideways.
+// delivery log shows the delivery with its three attempts; Redeliver sends it again; an account
+// notice (usage at 80%) sent to the endpoint is in the log as account.usage and is redelivered;
+// Rotate shows a new secret once. axe-core finds no serious WCAG 2 A/AA issue and nothing overflows sideways.
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,10 +16,12 @@ import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { buildWeb } from '../../scripts/build-web.ts';
+import { accountNoticesRecord } from '../../server/alerts/notices.ts';
 import { sendToExchange, writeManifest } from '../alerts/devnet-transfers.ts';
 import { startReceiver } from '../alerts/receiver.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService, toolCall } from '../helpers/service.ts';
+import { eventually } from '../helpers/wait.ts';
 import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 
@@ -131,6 +134,26 @@ describe('the Webhooks page in Chromium', () => {
         await page.getByText(/is being sent again/).waitFor();
         await receiver.waitFor(2);
         expect(receiver.rejected).toBe(0);
+
+        // An account notice (usage at 80%) goes to the same endpoint through the same sender: it is
+        // in the log as account.usage and Redeliver sends it again, signed.
+        const notice = { account_id: accountId, kind: 'usage' as const, event_id: `usage:e2e:80`, title: "80% of this period's Free credits used", data: { threshold_percent: 80 } };
+        expect(await accountNoticesRecord(db, [notice])).toBe(1);
+        const [, , noticed] = await receiver.waitFor(3);
+        expect(noticed!.body).toMatchObject({ type: 'account.usage', data: { event_id: notice.event_id } });
+        // Recorded as delivered just after the receiver answered: refresh the log once it is.
+        await eventually(async () => (await db.query("SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND notice_id IS NOT NULL AND status = 'delivered'", [accountId])).rowCount);
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        const noticeRow = log.locator('tbody tr', { hasText: 'account.usage' });
+        await noticeRow.getByText('delivered', { exact: true }).waitFor();
+        await noticeRow.getByText(notice.title).waitFor();
+        await noticeRow.getByRole('button', { name: /^Redeliver notice \d+$/ }).click();
+        await page.getByText(/The notice \d+ is being sent again/).waitFor();
+        const [, , , again] = await receiver.waitFor(4);
+        expect(again!.id).toBe(noticed!.id);
+        expect(receiver.rejected).toBe(0);
+        await expectAccessibleIn(page);
+        await expectNoOverflowIn(`delivery log with a notice ${viewport.width} px`, page);
 
         // Rotate: a new secret, shown once, different from the first.
         await page.getByRole('button', { name: `Rotate the secret of ${receiver.url}` }).click();

@@ -1,7 +1,7 @@
 // An account's API keys: list, create (idempotent with an Idempotency-Key), edit, revoke and
 // rotate, pause and resume. They go through server/keys/store.ts, the gateway's own code, so a key
 // made here works on /mcp at once, and each change drops this pod's cached grants. Each change is
-// written to the audit log.
+// written to the audit log in the same transaction.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Plan } from '../../accounts/plans.ts';
@@ -12,7 +12,7 @@ import { keyCreate, keyListByAccount, keyRevoke, keyRotate, keySetPaused, keyUpd
 import { refuseControlCharacters } from '../../lib/text.ts';
 import { parseBody } from '../body.ts';
 import { credentialStatus } from '../../lib/credentials.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 import { keyCreateIdempotent, parseIdempotencyKey } from '../idempotency.ts';
 import { accountOf, sessionOf } from '../session.ts';
 
@@ -39,13 +39,21 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
     const settings = (request.body ?? {}) as never;
     const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
     if (idempotencyKey === undefined) {
-      const { key, plaintext } = await keyCreate(db, accountId, settings);
-      await audit(db, request, 'key_create', key.id, { name: key.name, ...controlsOf(key) });
+      const { key, plaintext } = await audited(
+        db,
+        request,
+        (tx) => keyCreate(tx, accountId, settings),
+        ({ key: k }) => ({ action: 'key_create', target: k.id, details: { name: k.name, ...controlsOf(k) } }),
+      );
       return reply.code(201).send({ key: keyView(key), plaintext });
     }
-    const result = await keyCreateIdempotent(db, accountId, idempotencyKey, settings);
+    const result = await audited(
+      db,
+      request,
+      (tx) => keyCreateIdempotent(tx, accountId, idempotencyKey, settings),
+      (r) => (r.replayed ? null : { action: 'key_create', target: r.key.id, details: { name: r.key.name, ...controlsOf(r.key) } }),
+    );
     if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send({ key: keyView(result.key), plaintext: null, replayed: true });
-    await audit(db, request, 'key_create', result.key.id, { name: result.key.name, ...controlsOf(result.key) });
     return reply.code(201).send({ key: keyView(result.key), plaintext: result.plaintext });
   });
 
@@ -59,26 +67,36 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
   // Edit an active key's name, description, servers or expiry (null clears the last three).
   authed.patch('/keys/:id', async (request) => {
     refuseControlCharacters(request.body, KEY_TEXT);
-    const key = await keyUpdate(db, sessionOf(request).account_id, (await ownedKey(request)).id, (request.body ?? {}) as never);
+    const id = (await ownedKey(request)).id;
+    const key = await audited(
+      db,
+      request,
+      (tx) => keyUpdate(tx, sessionOf(request).account_id, id, (request.body ?? {}) as never),
+      (k) => ({ action: 'key_update', target: k.id, details: { name: k.name, changed: Object.keys((request.body ?? {}) as object), ...controlsOf(k) } }),
+    );
     // Servers, expiry and read-only are part of what the gateway checks: this pod's cached grants must go.
     deps.keys.clear();
-    await audit(db, request, 'key_update', key.id, { name: key.name, changed: Object.keys((request.body ?? {}) as object), ...controlsOf(key) });
     return { key: keyView(key) };
   });
 
   authed.post('/keys/:id/revoke', async (request) => {
-    const key = await keyRevoke(db, (await ownedKey(request)).id);
+    const id = (await ownedKey(request)).id;
+    const key = await audited(db, request, (tx) => keyRevoke(tx, id), (k) => ({ action: 'key_revoke', target: k.id, details: { name: k.name } }));
     // The gateway caches key lookups briefly; drop this pod's cache so the revocation is immediate here.
     deps.keys.clear();
-    await audit(db, request, 'key_revoke', key.id, { name: key.name });
     return { key: keyView(key) };
   });
 
   // Pause and resume: enforced by the metering statement itself, so on every replica at once.
   for (const [path, paused] of [['pause', true], ['resume', false]] as const) {
     authed.post(`/keys/:id/${path}`, async (request) => {
-      const key = await keySetPaused(db, sessionOf(request).account_id, (await ownedKey(request)).id, paused);
-      await audit(db, request, paused ? 'key_pause' : 'key_resume', key.id, { name: key.name });
+      const id = (await ownedKey(request)).id;
+      const key = await audited(
+        db,
+        request,
+        (tx) => keySetPaused(tx, sessionOf(request).account_id, id, paused),
+        (k) => ({ action: paused ? 'key_pause' : 'key_resume', target: k.id, details: { name: k.name } }),
+      );
       return { key: keyView(key) };
     });
   }
@@ -86,9 +104,13 @@ export function keyRoutes(authed: FastifyInstance, deps: { db: Database; plans: 
   authed.post('/keys/:id/rotate', async (request, reply) => {
     const { grace_seconds } = parseBody(RotateBody, request.body);
     const old = await ownedKey(request);
-    const rotated = await keyRotate(db, sessionOf(request).account_id, old.id, grace_seconds);
+    const rotated = await audited(
+      db,
+      request,
+      (tx) => keyRotate(tx, sessionOf(request).account_id, old.id, grace_seconds),
+      (r) => ({ action: 'key_rotate', target: r.key.id, details: { replaced: old.id, grace_seconds } }),
+    );
     deps.keys.clear();
-    await audit(db, request, 'key_rotate', rotated.key.id, { replaced: old.id, grace_seconds });
     return reply.code(201).send({ key: keyView(rotated.key), plaintext: rotated.plaintext, replaced: keyView(rotated.replaced) });
   });
 }

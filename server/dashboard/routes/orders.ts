@@ -10,7 +10,7 @@ import type { KeyResolver } from '../../keys/resolver.ts';
 import { formatUnits, orderView, type Payments } from '../../payments/orders.ts';
 import type { PurchaseJson } from '../../public-types.ts';
 import { csvLine } from '../../lib/csv.ts';
-import { audit } from '../audit.ts';
+import { auditObserved } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { sessionOf } from '../session.ts';
 import { escapeHtml } from '../../lib/text.ts';
@@ -159,7 +159,11 @@ export function orderRoutes(app: FastifyInstance, deps: OrderRouteDeps): void {
     const { tx_hash } = parseBody(SubmitBody, request.body);
     const paid = await payments.submit(accountIdOf(request), (request.params as { id: string }).id, tx_hash.trim());
     deps.keys.clear();
-    await audit(deps.db, request, 'plan_purchase', paid.order.id, { kind: paid.order.kind, item: paid.order.item, chain: paid.order.chain, tx_hash: tx_hash.trim(), status: paid.order.status });
+    await auditObserved(deps.db, request, {
+      action: 'plan_purchase',
+      target: paid.order.id,
+      details: { kind: paid.order.kind, item: paid.order.item, chain: paid.order.chain, tx_hash: tx_hash.trim(), status: paid.order.status },
+    });
     return { order: orderView(paid.order), account: { plan: paid.plan, balance: paid.balance, paid_until: paid.paid_until?.toISOString() ?? null } };
   });
 

@@ -8,7 +8,7 @@ import type { DashboardConfig } from '../../config.ts';
 import type { Database } from '../../db/pool.ts';
 import { ApiError } from '../../errors.ts';
 import type { PublicOrigins } from '../../origin.ts';
-import { audit, auditInsert } from '../audit.ts';
+import { audited, withAudit } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { offerCreate, offerView } from '../offers.ts';
 import { accountForWallet, accountOf, cookieOptions, NONCE_COOKIE, planCredits, SESSION_COOKIE, sessionOf, sessionView } from '../session.ts';
@@ -61,23 +61,29 @@ export function signInRoutes(app: FastifyInstance, deps: SessionRouteDeps): void
       await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link_offered' });
       return reply.code(202).send({ offer: offerView(offer) });
     }
-    const { account, created } = await accountForWallet(db, wallet);
-    const { session, token } = await sessionCreate(db, {
-      accountId: account.id,
-      family: wallet.family,
-      address: wallet.address,
-      ttlSeconds: settings.sessionTtlSeconds,
-      userAgent: request.headers['user-agent'],
-    });
+    const { account, created, session, token } = await withAudit(
+      db,
+      async (tx) => {
+        const found = await accountForWallet(tx, wallet);
+        const made = await sessionCreate(tx, {
+          accountId: found.account.id,
+          family: wallet.family,
+          address: wallet.address,
+          ttlSeconds: settings.sessionTtlSeconds,
+          userAgent: request.headers['user-agent'],
+        });
+        return { ...found, ...made };
+      },
+      (r) => ({
+        account_id: r.account.id,
+        action: 'sign_in',
+        wallet: { family: wallet.family, address: wallet.address },
+        request_id: request.id,
+        target: r.session.id,
+        details: { created: r.created },
+      }),
+    );
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok' });
-    await auditInsert(db, {
-      account_id: account.id,
-      action: 'sign_in',
-      wallet: { family: wallet.family, address: wallet.address },
-      request_id: request.id,
-      target: session.id,
-      details: { created },
-    });
     reply.setCookie(SESSION_COOKIE, token, cookieOptions(origins, '/api', settings.sessionTtlSeconds));
     return reply.code(created ? 201 : 200).send(sessionView(session, account, created, await planCredits(deps.plans, account.plan)));
   });
@@ -94,8 +100,7 @@ export function sessionRoutes(authed: FastifyInstance, deps: Pick<SessionRouteDe
   });
 
   authed.post('/auth/sign-out', async (request, reply) => {
-    await sessionRevoke(db, sessionOf(request).id);
-    await audit(db, request, 'sign_out', sessionOf(request).id);
+    await audited(db, request, (tx) => sessionRevoke(tx, sessionOf(request).id), () => ({ action: 'sign_out', target: sessionOf(request).id }));
     reply.clearCookie(SESSION_COOKIE, { path: '/api' });
     return { signed_out: true };
   });
@@ -111,10 +116,16 @@ export function sessionRoutes(authed: FastifyInstance, deps: Pick<SessionRouteDe
   authed.post('/sessions/:id/revoke', async (request, reply) => {
     const { id } = parseBody(z.object({ id: z.string().uuid() }), request.params);
     const current = sessionOf(request);
-    if (!(await sessionRevokeOfAccount(db, current.account_id, id))) {
-      throw new ApiError('NOT_FOUND', 'No active session with this id on your account.', { session: id });
-    }
-    await audit(db, request, 'session_revoke', id);
+    await audited(
+      db,
+      request,
+      async (tx) => {
+        if (!(await sessionRevokeOfAccount(tx, current.account_id, id))) {
+          throw new ApiError('NOT_FOUND', 'No active session with this id on your account.', { session: id });
+        }
+      },
+      () => ({ action: 'session_revoke', target: id }),
+    );
     if (id === current.id) reply.clearCookie(SESSION_COOKIE, { path: '/api' });
     return { revoked: true, current: id === current.id };
   });

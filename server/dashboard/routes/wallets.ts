@@ -8,7 +8,7 @@ import { accountMerge, accountUnlinkWallet } from '../../accounts/merge.ts';
 import { ApiError } from '../../errors.ts';
 import type { KeyResolver } from '../../keys/resolver.ts';
 import { keyListByAccount } from '../../keys/store.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 import { parseBody } from '../body.ts';
 import { credentialStatus } from '../../lib/credentials.ts';
 import { mergeStatement, offerCreate, offerGet, offerUse, offerView } from '../offers.ts';
@@ -64,9 +64,13 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
         offer: offerView(offer, await mergePreview(owner, session.account_id)),
       });
     }
-    const account = await accountLinkWallet(db, session.account_id, wallet.chain, wallet.address, wallet.contract);
+    const account = await audited(
+      db,
+      request,
+      (tx) => accountLinkWallet(tx, session.account_id, wallet.chain, wallet.address, wallet.contract),
+      () => ({ action: 'wallet_link', target: `${wallet.family}:${wallet.address}`, details: { chain: wallet.chain } }),
+    );
     await attemptRecord(db, { client: request.ip, family: wallet.family, address: wallet.address, outcome: 'ok', reason: 'link' });
-    await audit(db, request, 'wallet_link', `${wallet.family}:${wallet.address}`, { chain: wallet.chain });
     return reply.code(201).send({ wallets: account.wallets.map(walletView) });
   });
 
@@ -105,9 +109,15 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
   // A wallet offered at sign-in (no account had it): link it to this account…
   authed.post('/wallets/offers/:id/link', async (request, reply) => {
     const session = sessionOf(request);
-    const offer = await offerUse(db, parseOfferId(request.params), session.id, 'link');
-    const account = await accountLinkWallet(db, session.account_id, offer.chain, offer.address, offer.contract);
-    await audit(db, request, 'wallet_link', `${offer.family}:${offer.address}`, { chain: offer.chain });
+    const { account } = await audited(
+      db,
+      request,
+      async (tx) => {
+        const used = await offerUse(tx, parseOfferId(request.params), session.id, 'link');
+        return { offer: used, account: await accountLinkWallet(tx, session.account_id, used.chain, used.address, used.contract) };
+      },
+      ({ offer: o }) => ({ action: 'wallet_link', target: `${o.family}:${o.address}`, details: { chain: o.chain } }),
+    );
     return reply.code(201).send({ wallets: account.wallets.map(walletView) });
   });
 
@@ -154,9 +164,16 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
     if (!signers.some(isOffered) || !signers.some(isTargets)) {
       throw new ApiError('MERGE_REFUSED', 'Both wallets must sign: one of your account and the one being merged.', { reason: 'missing_signature' });
     }
-    const merged = await accountMerge(db, { id: offer.id, source: offer.source_account_id!, target: session.account_id, wallet: offer });
-    await offerUse(db, offer.id, session.id, 'merge');
-    await audit(db, request, 'account_merge', offer.source_account_id, { wallet: `${offer.family}:${offer.address}`, ...merged });
+    const merged = await audited(
+      db,
+      request,
+      async (tx) => {
+        const done = await accountMerge(tx, { id: offer.id, source: offer.source_account_id!, target: session.account_id, wallet: offer });
+        await offerUse(tx, offer.id, session.id, 'merge');
+        return done;
+      },
+      (done) => ({ action: 'account_merge', target: offer.source_account_id, details: { wallet: `${offer.family}:${offer.address}`, ...done } }),
+    );
     // Keys changed account: this pod's cached grants must go (other pods' expire within the key cache TTL).
     deps.keys.clear();
     await attemptRecord(db, { client: request.ip, family: offer.family, address: offer.address, outcome: 'ok', reason: 'merge' });
@@ -168,8 +185,12 @@ export function walletRoutes(authed: FastifyInstance, deps: WalletRouteDeps): vo
     const body = parseBody(UnlinkBody, request.body);
     const session = sessionOf(request);
     const wallet = { family: body.family, address: body.family === 'evm' ? body.address.toLowerCase() : body.address };
-    await accountUnlinkWallet(db, session.account_id, wallet, { family: session.wallet_family, address: session.wallet_address });
-    await audit(db, request, 'wallet_unlink', `${wallet.family}:${wallet.address}`);
+    await audited(
+      db,
+      request,
+      (tx) => accountUnlinkWallet(tx, session.account_id, wallet, { family: session.wallet_family, address: session.wallet_address }),
+      () => ({ action: 'wallet_unlink', target: `${wallet.family}:${wallet.address}` }),
+    );
     const account = (await accountGet(db, session.account_id))!;
     return { wallets: account.wallets.map(walletView) };
   });

@@ -3,12 +3,20 @@
 // (Purchase.tsx); transfers sent and not credited yet, each with its claim (PendingPayments.tsx); a
 // warning from 7 days before a paid plan lapses to Free; the account's wallets, with linking.
 import { useCallback, useEffect, useState } from 'react';
-import { api, describeError, formatCents, type DashboardConfig, type PlansInfo, type SessionInfo } from '../api.ts';
+import { api, describeError, formatCents, type DashboardConfig, type PlanInfo, type PlansInfo, type SessionInfo } from '../api.ts';
 import { When } from './When.tsx';
 import { LAPSE_NOTICE_DAYS, LapseWarning } from './LapseWarning.tsx';
 import { PendingPayments } from './PendingPayments.tsx';
 import { Purchase, type Purchasable } from './Purchase.tsx';
 import { Wallets } from './Wallets.tsx';
+
+/**
+ * Sold by the month: a monthly plan with a price. A one-time allowance (Free) has no month to buy
+ * or extend, whatever price a PlanPolicy gives it (the server refuses such an order too).
+ */
+function monthly(p: PlanInfo): boolean {
+  return p.renewal === 'monthly' && p.price_cents !== null && p.price_cents > 0;
+}
 
 /** /api/plans with the plan time bought to follow the current one, and how the account opened. */
 type PlansView = PlansInfo & {
@@ -62,7 +70,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
               {p.display_name} {p.current && <span className="badge">Your plan</span>}
             </h2>
             <p className="big">{p.credits.toLocaleString('en-US')} credits</p>
-            {p.price_cents !== null && <p className="price">{formatCents(p.price_cents)} / month</p>}
+            {monthly(p) && <p className="price">{formatCents(p.price_cents!)} / month</p>}
             <p>{p.renewal === 'monthly' ? 'Renewed every month (no rollover)' : 'One-time allowance'}</p>
             <dl>
               <dt>Requests per minute</dt>
@@ -87,7 +95,7 @@ export function PlansPage({ config, session, onLinked }: { config: DashboardConf
                   Bought: starts <When iso={s.starts_at} withTime={false} />, paid until <When iso={s.ends_at} withTime={false} />
                 </p>
               ))}
-            {forSale && p.price_cents !== null && (
+            {forSale && monthly(p) && (
               <button type="button" onClick={() => setBuying({ kind: 'plan', item: p.name, label: `${p.display_name} (one month)`, price_cents: p.price_cents! })}>
                 {p.current ? `Extend ${p.display_name} by a month` : `Upgrade to ${p.display_name}`}
               </button>

@@ -2,7 +2,7 @@
 // (both wallets sign the merge), and unlink a wallet (never the last one, nor the one signed in with).
 import { useState } from 'react';
 import { short } from '../address.ts';
-import { api, describeError, type DashboardConfig, type SessionInfo, type WalletOffer } from '../api.ts';
+import { api, ApiFailure, describeError, type DashboardConfig, type SessionInfo, type WalletOffer } from '../api.ts';
 import { WalletPicker } from './WalletPickerLazy.tsx';
 
 type Signed = { family: 'evm' | 'solana'; message: string; signature: string };
@@ -35,7 +35,8 @@ function MergeDialog({ config, session, offer, onDone, onCancel }: { config: Das
       });
       onDone(`Merged: ${credits(res.merged.credits)}, ${res.merged.keys} key${res.merged.keys === 1 ? '' : 's'} and ${res.merged.wallets} wallet${res.merged.wallets === 1 ? '' : 's'} moved to this account.`);
     } catch (err) {
-      setError(describeError(err));
+      // A refusal (4xx) is made before anything moves: say so, beside why.
+      setError(err instanceof ApiFailure && err.status < 500 ? `Nothing was merged. ${describeError(err)}` : describeError(err));
       // Each signature's nonce is used up: a new attempt starts from the first signature.
       setTargetSignature(undefined);
       setStep('preview');

@@ -1,7 +1,8 @@
-// Webhooks: where the account's alerts are POSTed (docs/alerts.md). Each endpoint with its rules and
-// deliveries by status; add one by URL (its signing secret is shown once), rotate its secret (the
-// old one keeps signing for a day), and the delivery log of an endpoint: each alert's status and
-// attempts (outcome, response code, duration), with Redeliver.
+// Webhooks: where the account's alerts and notices (usage, plan lapse) are POSTed (docs/alerts.md).
+// Each endpoint with its rules and deliveries by status; add one by URL (its signing secret is
+// shown once), rotate its secret (the old one keeps signing for a day), and the delivery log of an
+// endpoint: each alert's or notice's event type, status and attempts (outcome, response code,
+// duration), with Redeliver.
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, ApiFailure, describeError } from '../api.ts';
 import { CopyButton } from './CopyButton.tsx';
@@ -28,7 +29,10 @@ interface Attempt {
 
 interface DeliveryRow {
   id: number;
-  alert_id: number;
+  /** `alert.<kind>` or `account.usage` / `account.plan_lapse`. */
+  event_type: string;
+  alert_id: number | null;
+  notice_id: number | null;
   title: string;
   status: string;
   attempts: Attempt[];
@@ -54,6 +58,11 @@ const OUTCOMES: Record<string, string> = {
   timeout: 'timed out',
   refused_address: 'refused address',
 };
+
+/** "alert 12" or "notice 3": what a delivery sent, as the log names it. */
+function eventName(d: DeliveryRow): string {
+  return d.notice_id === null ? `alert ${d.alert_id}` : `notice ${d.notice_id}`;
+}
 
 function attemptText(a: Attempt): string {
   const code = a.status_code === null ? '' : ` ${a.status_code}`;
@@ -230,7 +239,7 @@ function DeliveryLog({ endpoint, onChange }: { endpoint: Endpoint; onChange: () 
     setError(undefined);
     try {
       await api('POST', `/webhooks/deliveries/${d.id}/redeliver`);
-      setStatus(`Alert ${d.alert_id} is being sent again.`);
+      setStatus(`The ${eventName(d)} is being sent again.`);
       await Promise.all([load(), onChange()]);
     } catch (err) {
       setError(describeError(err));
@@ -255,7 +264,7 @@ function DeliveryLog({ endpoint, onChange }: { endpoint: Endpoint; onChange: () 
         <table className="responsive" data-testid="deliveries">
           <thead>
             <tr>
-              <th scope="col">Alert</th>
+              <th scope="col">Event</th>
               <th scope="col">Status</th>
               <th scope="col">Attempts</th>
               <th scope="col">When</th>
@@ -265,7 +274,10 @@ function DeliveryLog({ endpoint, onChange }: { endpoint: Endpoint; onChange: () 
           <tbody>
             {rows.map((d) => (
               <tr key={d.id} data-testid={`delivery-${d.id}`}>
-                <td data-label="Alert">{d.title}</td>
+                <td data-label="Event">
+                  {d.title}
+                  <div className="hint"><code>{d.event_type}</code></div>
+                </td>
                 <td data-label="Status">{d.status}</td>
                 <td data-label="Attempts">
                   <div>
@@ -287,7 +299,7 @@ function DeliveryLog({ endpoint, onChange }: { endpoint: Endpoint; onChange: () 
                 </td>
                 <td data-label="When"><When iso={d.delivered_at ?? d.created_at} /></td>
                 <td data-label="Redeliver">
-                  <button type="button" onClick={() => void redeliver(d)} aria-label={`Redeliver alert ${d.alert_id}`}>
+                  <button type="button" onClick={() => void redeliver(d)} aria-label={`Redeliver ${eventName(d)}`}>
                     Redeliver
                   </button>
                 </td>
