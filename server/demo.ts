@@ -1,12 +1,11 @@
 // What `npm start` prints on a fresh database: a demo account's key (once), the nine URLs, and
 // client configurations in the two shapes the service documents.
-import { accountCreate, accountGet, accountIdByWallet, type Account } from './accounts/accounts.ts';
+import { accountCreate, accountGet, accountIdByWallet, DEMO_WALLET, type Account } from './accounts/accounts.ts';
 import type { Database } from './db/pool.ts';
 import { keyCreate } from './keys/store.ts';
 import type { ServerName } from './mcp/names.ts';
 
-/** The demo account's wallet: a fixed, well-formed address that nobody holds a key for. */
-export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
+export { DEMO_WALLET };
 
 export interface DemoAccount {
   account: Account;
@@ -86,6 +85,8 @@ export function banner(opts: {
       'Its API key, shown only this once:',
       '',
       `  ${opts.demo.key}`,
+      '',
+      `The first wallet to sign in to the dashboard (${opts.baseUrl}/app/) takes this account over: its key, credits and usage are then yours there.`,
       '',
       'Try it:',
       `  curl -s ${opts.baseUrl}/mcp/market-intelligence -H 'x-api-key: ${opts.demo.key}' -H 'content-type: application/json' \\`,

@@ -173,6 +173,29 @@ export async function accountSetStatus(db: Database, id: string, status: 'active
   return requireAccount(db, id);
 }
 
+/** The demo account's wallet (`npm start` on a fresh database): a fixed, well-formed address that nobody holds a key for. */
+export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
+
+/**
+ * The first sign-in of a wallet that has no account, on a database holding the demo account,
+ * takes the demo account over: its placeholder wallet (its only one) becomes the signing wallet,
+ * so the key `npm start` printed, its credits and its usage are in the dashboard of whoever runs
+ * the service. Once claimed there is no placeholder left and every later wallet gets an account
+ * of its own; two first sign-ins at once claim it at most once (the row is updated under its lock
+ * and the second finds no placeholder). The demo account's id, when this sign-in claimed it.
+ */
+export async function accountClaimDemo(db: Database, chain: Chain, address: string): Promise<string | undefined> {
+  const wallet = normaliseWallet(chain, address);
+  const res = await db.query<{ account_id: string }>(
+    `UPDATE wallets w SET family = $1, chain = $2, address = $3, created_at = now()
+      WHERE w.family = 'evm' AND w.address = $4
+        AND NOT EXISTS (SELECT 1 FROM wallets o WHERE o.account_id = w.account_id AND o.id <> w.id)
+      RETURNING w.account_id`,
+    [wallet.family, chain, wallet.address, DEMO_WALLET],
+  );
+  return res.rows[0]?.account_id;
+}
+
 /** The account a wallet belongs to, if any. */
 export async function accountIdByWallet(db: Database, chain: Chain, address: string): Promise<string | undefined> {
   const wallet = normaliseWallet(chain, address);

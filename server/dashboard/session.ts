@@ -1,7 +1,7 @@
 // The browser session as the /api route modules see it: its cookies, the session the gate in
 // api.ts put on the request, the signed-in account, and the answer that describes them.
 import type { FastifyRequest } from 'fastify';
-import { accountCreate, accountGet, accountIdByWallet, contractChainMismatch, type Account, type Chain } from '../accounts/accounts.ts';
+import { accountClaimDemo, accountCreate, accountGet, accountIdByWallet, contractChainMismatch, type Account, type Chain } from '../accounts/accounts.ts';
 import type { Plan } from '../accounts/plans.ts';
 import type { Database } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
@@ -55,6 +55,9 @@ export async function accountForWallet(db: Database, wallet: { chain: Chain; add
   };
   const found = await existing();
   if (found) return found;
+  // On an instance `npm start` seeded, the first wallet to sign in gets the demo account and its key.
+  const demo = contract ? undefined : await accountClaimDemo(db, chain, address);
+  if (demo !== undefined) return { account: (await accountGet(db, demo))!, created: false };
   try {
     return { account: await accountCreate(db, { wallet: address, chain, plan: 'free', contractChain: contract ? chain : undefined }), created: true };
   } catch (err) {
