@@ -217,6 +217,6 @@ describe('portfolio-analytics risk on holdings whose prices have a break', () =>
     const closesAfter = series.gappy!.filter((c) => c.date >= days[8]!).map((c) => c.close);
     const r = closesAfter.slice(1).map((x, i) => x / closesAfter[i]! - 1);
     expect(Math.max(...r.map(Math.abs))).toBeLessThan(0.05);
-    expect(report.volatility_daily).toBeCloseTo(std(logReturns(closesAfter)), 6);
+    expect(report.log_return_volatility_daily).toBeCloseTo(std(logReturns(closesAfter)), 6);
   });
 });
