@@ -120,7 +120,11 @@ describe('market-intelligence on a series with a break', () => {
   it('get_ohlcv over a range with the break says so beside the candles', async () => {
     const env = await call<{ candles: { date: string }[] }>('market-intelligence', 'get_ohlcv', { asset: 'aave', from: '2021-12-25', to: '2023-11-30' });
     expect(env.data.candles.map((c) => c.date)).toContain('2023-11-24');
-    expect(env.metadata.notes).toEqual(['AAVE has no candles from 2021-12-31 to 2023-11-23 (693 days) in this range.']);
+    expect(env.metadata.notes).toEqual([
+      'AAVE has no candles from 2021-12-31 to 2023-11-23 (693 days) in this range.',
+      // The run after the break is Binance's AAVE/USDT pair only, before it CoinGecko's aggregate (issue 35 item 7).
+      "AAVE's volumes here count different things: from 2021-12-25 snapshot:coingecko, from 2023-11-24 snapshot:binance (volume_sources says what each counts); a step in volume where the source changes is not a change in trading.",
+    ]);
   });
 });
 
