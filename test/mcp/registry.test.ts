@@ -34,6 +34,7 @@ const module: ServerModule = {
   description: 'Markets.',
   chains: [],
   dataFreshness: 'snapshot',
+  freshness: 'daily',
   tools: [tool, defineTool({ ...tool, name: 'get_own_thing', openWorld: false })],
 };
 const listed = buildRegistry([module]).get('market-intelligence')!.tools;

@@ -1,7 +1,7 @@
 // The three free tools every server has (DESIGN.md §4): get_capabilities, estimate_cost, get_usage.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { STALE_AFTER_DAYS } from '../../mcp/envelope.ts';
+import { FRESHNESS } from '../../mcp/envelope.ts';
 import { defineTool, type ServerModule, type ToolDefinition } from '../../mcp/tool.ts';
 
 export function freeTools(server: Pick<ServerModule, 'title' | 'description' | 'chains' | 'dataFreshness'> & { name: ServerModule['name'] | 'all' }): ToolDefinition[] {
@@ -18,8 +18,18 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         description: z.string(),
         chains: z.array(z.string()),
         data_freshness: z.string(),
-        stale_after_days: z.number().int().describe('An answer whose metadata.data_as_of is more than this many days old says metadata.stale: true, and says so first in metadata.notes.'),
-        tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number() })),
+        freshness: z
+          .record(z.string(), z.object({ stale_after_days: z.number().int(), covers: z.string() }))
+          .describe("Each kind of data a tool answers from, and how many days old its metadata.data_as_of may be before the answer says metadata.stale: true (and says so first in metadata.notes)."),
+        tools: z.array(
+          z.object({
+            name: z.string(),
+            description: z.string(),
+            credits: z.number(),
+            freshness: z.string().describe('Its kind of data (a key of freshness).'),
+            stale_after_days: z.number().int().describe('Its answers are stale when their data_as_of is more than this many days old.'),
+          }),
+        ),
       }),
       credits: 0,
       handler: async (_args, ctx) => ({
@@ -29,8 +39,8 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
           description: server.description,
           chains: [...server.chains],
           data_freshness: server.dataFreshness,
-          stale_after_days: STALE_AFTER_DAYS,
-          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits })),
+          freshness: FRESHNESS,
+          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits, freshness: t.freshness, stale_after_days: FRESHNESS[t.freshness].stale_after_days })),
         },
         source: 'registry',
         data_as_of: null,

@@ -110,6 +110,8 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
         ),
         note: z.string().optional(),
       }),
+      // It answers from the token registry (dated by its lists), not from daily prices.
+      freshness: 'registry',
       credits: 0,
       handler: async (args) => {
         const hits = tokens.search(args.query, args.chain);
