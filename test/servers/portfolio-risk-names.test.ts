@@ -7,24 +7,16 @@
 // devnet); here holdingsRisk, which both tools call, runs on a market provider written out below.
 import { describe, expect, it } from 'vitest';
 import { holdingsRisk } from '../../server/servers/portfolio-analytics/risk.ts';
+import { fixtureCandle, fixtureDays, fixtureHolding, fixtureMarket } from '../helpers/held-market.ts';
 
-const DAY = 86_400_000;
 // +20% then -18%, 45 times: each pair multiplies the value by 0.984; mean simple return +1% a day.
-const days = Array.from({ length: 91 }, (_, i) => new Date(Date.parse('2024-11-01') + i * DAY).toISOString().slice(0, 10));
+const days = fixtureDays('2024-11-01', 91);
 const closes = days.map((_, i) => 100 * 1.2 ** Math.ceil(i / 2) * 0.82 ** Math.floor(i / 2));
-const candle = (date: string, close: number) => ({ date, open: close, high: close, low: close, close, volume_usd: null, source: 'test' });
-const series: Record<string, ReturnType<typeof candle>[]> = {
-  falling: days.map((d, i) => candle(d, closes[i]!)),
-  bitcoin: days.map((d, i) => candle(d, 50_000 * (1 + 0.02 * Math.cos(i)))),
-};
-const market = {
-  name: 'test',
-  registry: {} as never,
-  quotes: async () => [],
-  global: async () => ({}) as never,
-  candles: async (id: string) => ({ asset_id: id, candles: series[id]!, as_of: series[id]!.at(-1)!.date, source: 'test' }),
-};
-const holding = { chain: 'ethereum' as const, token: null, symbol: 'FALL', name: 'falling', asset_id: 'falling', balance: '1', balance_raw: '1', price_usd: 1, price_as_of: days.at(-1)!, value_usd: 1000 };
+const market = fixtureMarket({
+  falling: days.map((d, i) => fixtureCandle(d, closes[i]!)),
+  bitcoin: days.map((d, i) => fixtureCandle(d, 50_000 * (1 + 0.02 * Math.cos(i)))),
+});
+const holding = fixtureHolding('falling', days.at(-1)!);
 
 describe('portfolio risk: a geometric return, one volatility, a Sharpe ratio on both', () => {
   it('reports a loss as a loss: negative geometric annualised return and Sharpe ratio, on the volatility of log returns', async () => {
