@@ -1,16 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Folders whose files share their worker's module graph (isolate: false): a worker loads the
- * service's modules (Fastify, the MCP SDKs, viem, the data snapshots) once and runs file after
- * file on them, instead of a fresh process importing everything again for each file. Every file
- * here starts its own service on its own database and leaves no global state behind (no vi.mock,
- * fake timers, stubbed globals, environment writes or OpenTelemetry providers: those files stay
- * isolated). test/gateway took 305 s instead of 524 s this way (same tests, same load, 11:40 and
- * 11:50 UTC, `npx vitest run test/gateway`, with and without --no-isolate).
+ * Files that run in a process of their own (vitest's isolate: true): the ones that leave global
+ * state behind by design — an OpenTelemetry provider or context manager registered for the
+ * process (observability's tracing files), and the CLI's in-process commands and the service's
+ * entry point (signal handlers on `process`).
+ *
+ * Every other file shares its worker's module graph (isolate: false): a worker loads the service's
+ * modules (Fastify, the MCP SDKs, viem, the data snapshots) once and runs file after file on them,
+ * instead of a fresh process importing everything again for each file. Each such file starts its own
+ * service on its own database and leaves no global state behind (no vi.mock, fake timers, stubbed
+ * globals, environment writes or OpenTelemetry providers). A fresh process per file cost ~5 s of
+ * import before its first test: with 82 files isolated, one of the two workers was idle or importing
+ * for about half of the 721 s run (test/helpers timeline in the [house] note).
  */
-const SHARED_WORKER_FOLDERS = ['gateway', 'servers', 'dashboard', 'analytics', 'providers', 'mcp', 'metering', 'payments'];
-const shared = SHARED_WORKER_FOLDERS.map((folder) => `test/${folder}/**/*.test.ts`);
+const ISOLATED = [
+  'test/observability/{otlp,tracing,ids,span-ring,export-thread}.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/start.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -24,8 +32,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: shared } },
-      { extends: true, test: { name: 'shared-workers', include: shared, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ISOLATED } },
+      { extends: true, test: { name: 'shared-workers', include: ['test/**/*.test.ts'], exclude: ISOLATED, isolate: false } },
     ],
   },
 });

@@ -41,14 +41,25 @@ const ListAnswer = z.looseObject({ tools: z.array(z.looseObject({ name: z.string
 /** The alert rules' tools (issue 33), added to three servers after the "before" run. */
 const isAlertTool = (name: string) => /^create_\w+_alert$|^(list|pause|resume|delete)_alert_rules?$|^get_alerts$/.test(name);
 
-async function listing(url: string, key: string): Promise<{ json: string; tools: number; outputSchemaTokens: number; withoutAlerts: { tools: number; tokens: number } }> {
+/** Tokens of one part of every tool of a listing (each part as its own JSON value). */
+interface Parts {
+  descriptionTokens: number;
+  inputSchemaTokens: number;
+  outputSchemaTokens: number;
+}
+
+function partsOf(tools: Record<string, unknown>[]): Parts {
+  const sum = (key: string) => tools.reduce((n, t) => n + (key in t ? countTokens(JSON.stringify(t[key])) : 0), 0);
+  return { descriptionTokens: sum('description'), inputSchemaTokens: sum('inputSchema'), outputSchemaTokens: sum('outputSchema') };
+}
+
+async function listing(url: string, key: string): Promise<Parts & { json: string; tools: number; withoutAlerts: { tools: number; tokens: number } }> {
   const client = new Client({ name: 'bench-context', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { 'x-api-key': key } } }));
   try {
     const answer = await client.request({ method: 'tools/list', params: {} }, ListAnswer);
-    const outputSchemaTokens = answer.tools.reduce((n, t) => n + ('outputSchema' in t ? countTokens(JSON.stringify(t.outputSchema)) : 0), 0);
     const kept = answer.tools.filter((t) => !isAlertTool(t.name));
-    return { json: JSON.stringify(answer), tools: answer.tools.length, outputSchemaTokens, withoutAlerts: { tools: kept.length, tokens: countTokens(JSON.stringify({ ...answer, tools: kept })) } };
+    return { json: JSON.stringify(answer), tools: answer.tools.length, ...partsOf(answer.tools), withoutAlerts: { tools: kept.length, tokens: countTokens(JSON.stringify({ ...answer, tools: kept })) } };
   } finally {
     await client.close();
   }
@@ -63,18 +74,17 @@ const svc = await startTestService(pg.url, { CRYPTOMCP_BENCH_TOOLS: undefined })
 await createUnlimitedPlan(db, 'bench-context', 1_000);
 const { key } = await createAccountWithKey(db, { plan: 'bench-context' });
 
-interface Row {
+interface Row extends Parts {
   name: string;
   tools: number;
   chars: number;
   tokens: number;
-  outputSchemaTokens: number;
 }
 const rows: Row[] = [];
 const withoutAlerts = { tools: 0, tokens: 0 };
 const measure = async (name: string, url: string) => {
   const l = await listing(url, key);
-  rows.push({ name, tools: l.tools, chars: l.json.length, tokens: countTokens(l.json), outputSchemaTokens: l.outputSchemaTokens });
+  rows.push({ name, tools: l.tools, chars: l.json.length, tokens: countTokens(l.json), descriptionTokens: l.descriptionTokens, inputSchemaTokens: l.inputSchemaTokens, outputSchemaTokens: l.outputSchemaTokens });
   return l;
 };
 for (const server of SERVER_NAMES) {
@@ -88,6 +98,8 @@ rows.push({
   tools: perServer.reduce((n, r) => n + r.tools, 0),
   chars: perServer.reduce((n, r) => n + r.chars, 0),
   tokens: perServer.reduce((n, r) => n + r.tokens, 0),
+  descriptionTokens: perServer.reduce((n, r) => n + r.descriptionTokens, 0),
+  inputSchemaTokens: perServer.reduce((n, r) => n + r.inputSchemaTokens, 0),
   outputSchemaTokens: perServer.reduce((n, r) => n + r.outputSchemaTokens, 0),
 });
 await measure('all-in-one (/mcp)', `${svc.url}/mcp`);
@@ -97,10 +109,11 @@ const cell = (v: string | number, w: number) => String(v).padStart(w);
 const discoveryTokens = rows.find((r) => r.name === 'discovery mode')!.tokens;
 const ratio = (now: number, before: number | undefined) => (before === undefined ? 'n/a' : `${((now / before) * 100).toFixed(0)}%`);
 console.log('bench:context — tokens (o200k_base, gpt-tokenizer) of each tools/list answer, as the MCP SDK client receives it over HTTP');
-console.log(`${'listing'.padEnd(22)}${cell('tools', 6)}${cell('chars', 9)}${cell('before', 9)}${cell('tokens', 9)}${cell('now/before', 12)}${cell('outputSchema', 14)}`);
+console.log('of which, summed over the tools, each part as its own JSON value: descriptions (tool descriptions), inputSchema, outputSchema');
+console.log(`${'listing'.padEnd(22)}${cell('tools', 6)}${cell('chars', 9)}${cell('before', 9)}${cell('tokens', 9)}${cell('now/before', 12)}${cell('descriptions', 14)}${cell('inputSchema', 13)}${cell('outputSchema', 14)}`);
 for (const r of rows) {
   const before = BEFORE[r.name];
-  console.log(`${r.name.padEnd(22)}${cell(r.tools, 6)}${cell(r.chars, 9)}${cell(before ?? 'n/a', 9)}${cell(r.tokens, 9)}${cell(ratio(r.tokens, before), 12)}${cell(r.outputSchemaTokens, 14)}`);
+  console.log(`${r.name.padEnd(22)}${cell(r.tools, 6)}${cell(r.chars, 9)}${cell(before ?? 'n/a', 9)}${cell(r.tokens, 9)}${cell(ratio(r.tokens, before), 12)}${cell(r.descriptionTokens, 14)}${cell(r.inputSchemaTokens, 13)}${cell(r.outputSchemaTokens, 14)}`);
 }
 const nine = rows.find((r) => r.name === 'the nine together')!;
 const nineBefore = BEFORE['the nine together'];

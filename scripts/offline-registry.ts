@@ -3,7 +3,7 @@
 // providers are real; what a tool would need beyond them is absent (undefined).
 import { createComputePool } from '../server/compute/pool.ts';
 import { registryServerJson } from '../server/mcp/cards.ts';
-import { buildRegistry, type Registry } from '../server/mcp/registry.ts';
+import { AllInOne, buildRegistry, type Registry } from '../server/mcp/registry.ts';
 import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS } from '../server/gateway/classify.ts';
 import { VERSION } from '../server/version.ts';
 import { SERVER_NAMES } from '../server/mcp/names.ts';
@@ -41,6 +41,13 @@ export function offlineDeps(): ServerDeps {
 /** The registry of all nine servers at their default costs. */
 export function offlineRegistry(): Registry {
   return buildRegistry(serverModules({ servers: SERVER_NAMES, deps: offlineDeps() }));
+}
+
+/** The all-in-one endpoint over offlineRegistry(), as the gateway builds it. */
+export function offlineAllInOne(): AllInOne {
+  const deps = offlineDeps();
+  const modules = serverModules({ servers: SERVER_NAMES, deps });
+  return new AllInOne(buildRegistry(modules), allInOneModule(modules, deps));
 }
 
 /** server.json for the MCP Registry, as `npm run registry:server-json` writes it. */

@@ -11,7 +11,7 @@ export type AlertKind = 'price' | 'whale' | 'social';
  */
 export const ALERT_RULE_CAPS: Readonly<Record<string, number>> = { free: 3, basic: 20, pro: 100, premium: 500 };
 export const alertRuleCap = (plan: string): number => ALERT_RULE_CAPS[plan] ?? ALERT_RULE_CAPS.free!;
-export const ALERT_CAPS_TEXT = 'free 3, basic 20, pro 100, premium 500 rules per account';
+export const ALERT_CAPS_TEXT = 'free 3, basic 20, pro 100, premium 500';
 
 /** Credits one alert delivered by webhook costs (charged only when the receiver answered 2xx). */
 export const ALERT_DELIVERY_CREDITS = 1;

@@ -14,6 +14,12 @@ export interface RegisteredTool extends ToolInfo {
   server: ServerName | typeof ALL_IN_ONE;
   definition: ToolDefinition;
   inputSchema: Record<string, unknown>;
+  /**
+   * Its outputSchema with every `required` array (the listing publishes it without them,
+   * publishedOutputSchema): what the tests validate every real answer against, so that a missing
+   * field fails.
+   */
+  strictOutputSchema: NonNullable<Tool['outputSchema']>;
   /** The entry of tools/list, ready to send. */
   listing: Tool;
 }
@@ -205,6 +211,70 @@ export function outputSchemaOf(data: Record<string, unknown>): NonNullable<Tool[
   };
 }
 
+/** Keywords whose values are data (an answer's values, not schemas): never rewritten as schemas. */
+const VALUE_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+/**
+ * The outputSchema as tools/list publishes it, from the strict one (the registry keeps both): what
+ * issue 32 asks an output schema to say is the fields, their types, units and nullability, and that
+ * is what stays. Gone are the `required` arrays, which listed nearly every field: a field that may
+ * be empty says so by its null type, and the few a handler may leave out (zod's `.optional()`)
+ * say "Optional." first in their description, so the rest are known to be always there. The strict
+ * schema, with them, is what the tests validate every real answer against as well. A union of
+ * objects (zod's discriminated union: `covered: false` | `covered: true`) lists the fields every
+ * branch holds alike once, beside the choice of what each branch adds (its discriminator among
+ * them), in place of every branch repeating them.
+ */
+export function publishedOutputSchema<T>(strict: T): T {
+  return published(strict) as T;
+}
+
+function published(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(published);
+  if (!isRecord(node)) return node;
+  const out: Record<string, unknown> = {};
+  const present = Array.isArray(node.required) ? new Set(node.required) : undefined;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'required' && present) continue;
+    out[k] = VALUE_KEYWORDS.has(k) ? v
+      : k === '$defs' && isRecord(v) ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, published(sub)]))
+      : k === 'properties' && isRecord(v) ? Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, present && !present.has(name) ? optional(published(sub)) : published(sub)]))
+      : published(v);
+  }
+  return sharedFieldsOnce(out);
+}
+
+/** A field its object may leave out, as the published schema says it (it has no `required`). */
+function optional(field: unknown): unknown {
+  if (!isRecord(field)) return field;
+  const said = typeof field.description === 'string' ? ` ${field.description}` : '';
+  return { ...field, description: `Optional.${said}` };
+}
+
+/**
+ * `oneOf`/`anyOf` of object schemas that hold some fields alike: those fields once, as the
+ * object's, and each branch with only its own. The same to a validator: a field shared alike is
+ * checked the same whichever branch it is read in. Unchanged when nothing is shared.
+ */
+function sharedFieldsOnce(node: Record<string, unknown>): Record<string, unknown> {
+  const keyword = Array.isArray(node.oneOf) ? 'oneOf' : Array.isArray(node.anyOf) ? 'anyOf' : undefined;
+  if (keyword === undefined || 'properties' in node || 'type' in node) return node;
+  const branches = node[keyword] as unknown[];
+  if (branches.length < 2 || !branches.every((b) => isRecord(b) && b.type === 'object' && isRecord(b.properties))) return node;
+  const fields = (branches as Record<string, unknown>[]).map((b) => b.properties as Record<string, unknown>);
+  const [first, ...rest] = fields;
+  const shared = Object.entries(first!).filter(([name, schema]) => rest.every((f) => name in f && JSON.stringify(f[name]) === JSON.stringify(schema)));
+  if (shared.length === 0) return node;
+  const isShared = new Set(shared.map(([name]) => name));
+  const own = fields.map((f) => Object.fromEntries(Object.entries(f).filter(([name]) => !isShared.has(name))));
+  return {
+    ...omit(node, keyword),
+    type: 'object',
+    properties: Object.fromEntries(shared),
+    [keyword]: (branches as Record<string, unknown>[]).map((b, i) => ({ ...omit(omit(b, 'type'), 'properties'), properties: own[i] })),
+  };
+}
+
 /** `data` of a tool that declares no output schema: an object, nothing more said. */
 const UNTYPED_DATA = { type: 'object' };
 
@@ -225,7 +295,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
   const description = `${def.description.trim()} ${def.longRunning === true ? `${taskSentence()} ` : ''}${costSentence(credits)}`;
   const inputSchema = jsonSchemaOf(def.input, 'input');
-  const outputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
+  const strictOutputSchema = outputSchemaOf(def.output ? jsonSchemaOf(def.output, 'output') : UNTYPED_DATA);
   return {
     server,
     name: def.name,
@@ -235,12 +305,13 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
     freshness: def.freshness ?? freshness,
     definition: def,
     inputSchema,
+    strictOutputSchema,
     listing: {
       name: def.name,
       title: def.title,
       description,
       inputSchema: inputSchema as Tool['inputSchema'],
-      outputSchema,
+      outputSchema: publishedOutputSchema(strictOutputSchema),
       annotations: annotationsOf(def),
       ...(def.longRunning === true ? { execution: { taskSupport: 'optional' as const } } : {}),
       _meta: { [CREDITS_META_KEY]: credits },

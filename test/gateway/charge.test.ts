@@ -3,19 +3,20 @@
 // (mixed dates, coverage gaps) reach the agent as metadata.notes and pass the output schema.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, createAccountWithKey, createUnlimitedPlan, ERAS, inEra, ledgerSum, mcpClientV2, post, startTestService, toolCall } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { acquireSharedService } from '../helpers/shared-service.ts';
+import { balanceOf, createAccountWithKey, createUnlimitedPlan, ERAS, inEra, ledgerSum, mcpClientV2, post, toolCall } from '../helpers/service.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
+let release: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  svc = await startTestService(db.url);
+  // The worker's default service (test/helpers/shared-service.ts): this file works on its own accounts.
+  ({ db, svc, release } = await acquireSharedService());
 });
 afterAll(async () => {
-  await svc?.close();
-  await db?.drop();
+  await release?.();
 });
 
 type Envelope = { success: true; data: Record<string, unknown>; metadata: { credits_used: number; remaining_credits: number; notes?: string[] } };

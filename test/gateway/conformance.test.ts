@@ -8,26 +8,27 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { acquireSharedService } from '../helpers/shared-service.ts';
 import { startKeyProxy, type KeyProxy } from '../helpers/key-proxy.ts';
-import { createAccountWithKey, startTestService } from '../helpers/service.ts';
+import { createAccountWithKey } from '../helpers/service.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
+let release: (() => Promise<void>) | undefined;
 let proxy: KeyProxy;
 let key: string;
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-conformance-'));
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  svc = await startTestService(db.url);
+  // The worker's default service (test/helpers/shared-service.ts): this file works on its own accounts.
+  ({ db, svc, release } = await acquireSharedService());
   ({ key } = await createAccountWithKey(db));
   proxy = await startKeyProxy(svc.url, key);
 });
 afterAll(async () => {
   await proxy?.close();
-  await svc?.close();
-  await db?.drop();
+  await release?.();
   fs.rmSync(outDir, { recursive: true, force: true });
 });
 

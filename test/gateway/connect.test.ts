@@ -6,19 +6,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { createAccountWithKey, inEra, mcpClient, mcpClientV2, post, startTestService, toolCall } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { acquireSharedService } from '../helpers/shared-service.ts';
+import { createAccountWithKey, inEra, mcpClient, mcpClientV2, post, toolCall } from '../helpers/service.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
+let release: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  svc = await startTestService(db.url);
+  // The worker's default service (test/helpers/shared-service.ts): this file works on its own accounts.
+  ({ db, svc, release } = await acquireSharedService());
 });
 afterAll(async () => {
-  await svc?.close();
-  await db?.drop();
+  await release?.();
 });
 
 describe('a fresh free key connects all nine servers at once', () => {

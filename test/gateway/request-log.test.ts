@@ -5,20 +5,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLogPage } from '../../server/dashboard/requestLog.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, createAccountWithKey, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { acquireSharedService } from '../helpers/shared-service.ts';
+import { balanceOf, createAccountWithKey, ledgerSum, post, toolCall } from '../helpers/service.ts';
 import { eventually } from '../helpers/wait.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
+let release: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  svc = await startTestService(db.url);
+  // The worker's default service (test/helpers/shared-service.ts): this file works on its own accounts.
+  ({ db, svc, release } = await acquireSharedService());
 });
 afterAll(async () => {
-  await svc?.close();
-  await db?.drop();
+  await release?.();
 });
 
 describe('the request log', () => {

@@ -48,7 +48,11 @@ beforeAll(async () => {
   op = startOperator(api, db, { namespaces: [NS], eventNamespace: NS, instance: `${NS}/shop-cryptomcp-operator` }, api.tokenFor(`${NS}:shop-cryptomcp-operator`));
   // The kubelet: a terminating operator pod stops the operator (SIGTERM, lease handed back)
   // after a moment, as a pod's shutdown takes one; the operator reconciles meanwhile.
+  // It goes only once the hook has seen the pod (listed the operator's pods at least once): on a
+  // loaded machine the hook's first list could otherwise come after the pods are gone, and the
+  // count of pods it waited for would say nothing about whether it waits.
   api.onPodTerminating = async () => {
+    await eventually(() => api.requests.includes(`GET /api/v1/namespaces/${NS}/pods`), 30_000, 'the hook listing the operator pods');
     await new Promise((r) => setTimeout(r, 300));
     await op.stop();
     operatorStopped = true;

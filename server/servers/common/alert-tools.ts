@@ -10,7 +10,7 @@ import { defineTool, type ToolContext, type ToolDefinition } from '../../mcp/too
 import { ALERT_CAPS_TEXT, ALERT_DELIVERY_CREDITS, type AlertRule, type AlertStore, type NewRule } from '../../alerts/types.ts';
 
 /** What every create_*_alert tool's description ends with before the registry's "Costs N credits.". */
-export const ALERT_TERMS = `Rules per account by plan: ${ALERT_CAPS_TEXT}. Alerts are stored once per rule and event; pull them with get_alerts (1 credit per call that returns alerts), or give webhook_url to have each POSTed, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), retried with backoff for about a day; a delivered webhook alert costs ${ALERT_DELIVERY_CREDITS} credit, a failed one nothing.`;
+export const ALERT_TERMS = `Rules per account: ${ALERT_CAPS_TEXT}. Each alert is stored once; pull them with get_alerts (1 credit per call returning alerts) or give webhook_url to have each POSTed, signed per Standard Webhooks, retried for about a day: ${ALERT_DELIVERY_CREDITS} credit per alert delivered, none if it fails.`;
 
 export const alertRuleFields = {
   webhook_url: z
@@ -30,17 +30,17 @@ export const alertRuleFields = {
 };
 
 export const ruleOutput = z.object({
-  id: z.string().describe('The rule id (uuid).'),
+  id: z.string(),
   kind: z.enum(['price', 'whale', 'social']),
   server: z.string(),
   status: z.enum(['active', 'paused']),
-  params: z.record(z.string(), z.unknown()).describe('What the rule watches, as created.'),
+  params: z.record(z.string(), z.unknown()),
   note: z.string().nullable(),
   webhook_url: z.string().nullable(),
   created_at: z.string(),
   last_evaluated_at: z.string().nullable(),
-  last_error: z.string().nullable().describe('Why the last evaluation failed (a provider down), if it did.'),
-  fired: z.number().int().describe('Alerts this rule has fired.'),
+  last_error: z.string().nullable(),
+  fired: z.number().int(),
   last_fired_at: z.string().nullable(),
 });
 
@@ -92,7 +92,7 @@ export async function createRule(alerts: AlertStore, ctx: ToolContext, rule: New
   };
 }
 
-const ruleId = z.object({ rule_id: z.string().uuid().describe('The rule id, as create_*_alert or list_alert_rules answered it.') }).strict();
+const ruleId = z.object({ rule_id: z.string().uuid().describe('From create_*_alert or list_alert_rules.') }).strict();
 
 async function setStatus(alerts: AlertStore, ctx: ToolContext, id: string, status: 'active' | 'paused') {
   const rule = await alerts.setStatus(ctx.account.id, id, status);
@@ -133,7 +133,7 @@ export function alertManagementTools(alerts: AlertStore): ToolDefinition[] {
       accountBound: true,
       openWorld: false,
       title: 'List alert rules',
-      description: `Returns your account's alert rules of every kind (price, whale, social) with their status, what each watches, how often it fired, and your plan's cap (${ALERT_CAPS_TEXT}).`,
+      description: `Returns your account's alert rules of every kind (price, whale, social) with their status, what each watches, how often it fired, and your plan's cap (${ALERT_CAPS_TEXT} rules).`,
       input: z.object({ kind: z.enum(['price', 'whale', 'social']).optional().describe('Only rules of this kind (default: all).') }).strict(),
       output: z.object({ total: z.number().int(), limit: z.number().int(), plan: z.string(), rules: z.array(ruleOutput) }),
       credits: 0,
@@ -175,7 +175,7 @@ export function alertManagementTools(alerts: AlertStore): ToolDefinition[] {
       input: z
         .object({
           cursor: z.number().int().min(0).default(0).describe('The last cursor you have seen (0: from the start).'),
-          limit: z.number().int().min(1).max(100).default(20).describe('Alerts per call, 1-100.'),
+          limit: z.number().int().min(1).max(100).default(20).describe('Alerts per call.'),
         })
         .strict(),
       output: z.object({ alerts: z.array(alertOutput), next_cursor: z.number().int().describe('Pass this as cursor next time (the same cursor when nothing came).'), more: z.boolean() }),

@@ -8,11 +8,10 @@ import { EVM_NETWORKS, type EvmNetwork } from '../../providers/evm/types.ts';
 /** The chain of a tool that serves EVM networks only: solana is not offered (a 400 says why). */
 export const chainSchema = z
   .enum(EVM_NETWORKS, { error: `one of ${EVM_NETWORKS.join(', ')}: this tool reads EVM chains only (not solana)` })
-  .default('ethereum')
-  .describe('ethereum, base, polygon or bsc.');
+  .default('ethereum');
 
 /** The chain of a tool that serves Solana as well. */
-export const anyChainSchema = z.enum([...EVM_NETWORKS, 'solana']).default('ethereum').describe('ethereum, base, polygon, bsc or solana.');
+export const anyChainSchema = z.enum([...EVM_NETWORKS, 'solana']).default('ethereum');
 
 export const addressSchema = z.string().trim().refine((s) => isAddress(s, { strict: false }), 'expected a 0x-prefixed 20-byte hex address');
 const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;

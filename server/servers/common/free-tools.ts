@@ -20,14 +20,14 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         data_freshness: z.string(),
         freshness: z
           .record(z.string(), z.object({ stale_after_days: z.number().int(), covers: z.string() }))
-          .describe("Each kind of data a tool answers from, and how many days old its metadata.data_as_of may be before the answer says metadata.stale: true (and says so first in metadata.notes)."),
+          .describe('Kinds of data: days after data_as_of at which an answer says metadata.stale: true.'),
         tools: z.array(
           z.object({
             name: z.string(),
             description: z.string(),
             credits: z.number(),
-            freshness: z.string().describe('Its kind of data (a key of freshness).'),
-            stale_after_days: z.number().int().describe('Its answers are stale when their data_as_of is more than this many days old.'),
+            freshness: z.string().describe('A key of freshness.'),
+            stale_after_days: z.number().int(),
           }),
         ),
       }),
@@ -53,7 +53,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
       description: "Returns a tool call's cost in credits and whether its arguments would be accepted.",
       input: z
         .object({
-          tool: z.string().min(1).max(64).describe('Name of a tool of this server.'),
+          tool: z.string().min(1).max(64).describe('A tool of this server.'),
           arguments: z.record(z.string(), z.unknown()).optional(),
         })
         .strict(),

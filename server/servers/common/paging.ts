@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import type { PageShare } from '../../mcp/tool.ts';
 
-export const limitSchema = z.number().int().min(1).max(100).default(20).describe('Items per page (1-100).');
+export const limitSchema = z.number().int().min(1).max(100).default(20).describe('Items per page.');
 export const cursorSchema = z.string().max(200).optional().describe('next_cursor from the previous page.');
 
 export function encodeCursor(offset: number): string {

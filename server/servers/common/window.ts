@@ -8,9 +8,9 @@ import type { Coverage } from '../../providers/social/types.ts';
 export const isoDay = isoDaySchema;
 
 export const windowFields = {
-  from: isoDay.optional().describe("First day (inclusive); default: `days` before `to`."),
-  to: isoDay.optional().describe("Last day (inclusive); default: the last day of the platform's data."),
-  days: z.number().int().min(1).max(3650).default(30).describe('Window length when `from` is not given (1-3650).'),
+  from: isoDay.optional().describe("Inclusive; default: `days` before `to`."),
+  to: isoDay.optional().describe("Inclusive; default: the data's last day."),
+  days: z.number().int().min(1).max(3650).default(30).describe('Window length when `from` is not given.'),
 };
 
 export interface Window {

@@ -21,7 +21,7 @@ interface Sample {
 
 const input = z
   .object({
-    asset: z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".'),
+    asset: z.string().trim().min(1).max(100).describe('Asset id, ticker or name, e.g. "bitcoin", "ETH".'),
     condition: z
       .enum(['above', 'below', 'move'])
       .default('move')

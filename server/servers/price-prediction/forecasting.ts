@@ -12,7 +12,7 @@ import { contiguousWindow, gapNotes, type ContiguousSeries } from '../common/ser
 import type { ServerDeps } from '../deps.ts';
 import { assetSchema, history } from './technical.ts';
 
-const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead (1-30).');
+const horizonSchema = z.number().int().min(1).max(30).default(7).describe('Days ahead.');
 const modelSchema = z.enum(FORECAST_MODELS).default('auto').describe('auto picks the model with the lowest rolling-origin backtest error.');
 
 const interval = z.array(z.number()).describe('[low, high] USD');

@@ -14,7 +14,7 @@ import { contiguous, contiguousWindow } from '../common/series.ts';
 import { oneVolumeSource } from '../common/volume.ts';
 import type { ServerDeps } from '../deps.ts';
 
-export const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH".');
+export const assetSchema = z.string().trim().min(1).max(100).describe('Asset id, ticker or name, e.g. "bitcoin", "ETH".');
 
 /** An indicator's latest value (null when the history is too short for it) and its recent values, oldest first. */
 function reading<T extends z.ZodType>(value: T) {

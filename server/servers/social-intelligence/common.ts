@@ -7,11 +7,11 @@ import { addDays, daysBetween } from '../../lib/dates.ts';
 import type { Window } from '../common/window.ts';
 import { dayRangeShape, stanceShape } from '../common/output-shapes-2.ts';
 
-export const assetSchema = z.string().trim().min(1).max(100).describe('An asset id, ticker or name, e.g. "bitcoin", "ETH", "Solana".');
+export const assetSchema = z.string().trim().min(1).max(100).describe('Asset id, ticker or name, e.g. "bitcoin", "ETH".');
 export const platformSchema = z
   .enum(['reddit', 'twitter'])
   .default('reddit')
-  .describe('reddit: posts and comments of crypto subreddits (2025); twitter: tweets of 10 crypto accounts (2011-2017).');
+  .describe('reddit: crypto subreddits, 2025; twitter: 10 crypto accounts, 2011-2017.');
 
 export const brief = (a: AssetEntry) => ({ id: a.id, symbol: a.symbol, name: a.name });
 
@@ -25,7 +25,7 @@ export const postShape = z.object({
   created: z.string().describe('ISO 8601 UTC.'),
   community: z.string().nullable().describe('Subreddit; null for tweets.'),
   text: z.string().describe('Cut to about 300 characters.'),
-  score: z.number().int().nullable().describe('Reddit upvotes minus downvotes; null for tweets.'),
+  score: z.number().int().nullable().describe('Reddit upvotes - downvotes; null for tweets.'),
   comments: z.number().int().nullable(),
   sentiment: z.object({ compound: z.number().describe('VADER, -1 to 1.'), stance: stanceShape }),
   assets: z.array(z.string()).describe('Asset ids mentioned.'),
@@ -36,7 +36,7 @@ export const windowShape = z.object({
   from: z.string(),
   to: z.string(),
   days: z.number().int(),
-  cut_to_data: z.boolean().describe('The asked window reached past the data and was cut to it.'),
+  cut_to_data: z.boolean().describe('The window reached past the data and was cut to it.'),
   covered_range: dayRangeShape,
   coverage_gaps: z.array(z.string()).optional(),
 });
@@ -114,25 +114,25 @@ const periodShape = z.object({
 
 export const itemCountsShape = z
   .object({
-    window: periodShape.describe('The items this answer rests on, in the window.'),
+    window: periodShape.describe('Items in the window.'),
     baseline: periodShape
       .nullable()
-      .describe(`The same items (same asset, same kinds) in the ${BASELINE_DAYS} days before the window, cut to the data; null when the data starts with the window.`),
-    ratio_to_baseline: z.number().nullable().describe('Items per day in the window / items per day in the baseline; null without a baseline item.'),
-    compared_kinds: z.array(kindShape).describe('Kinds of item the source holds on every day of the window.'),
+      .describe(`The same items in the ${BASELINE_DAYS} days before the window (cut to the data); null when the data starts with the window.`),
+    ratio_to_baseline: z.number().nullable().describe('Items per day, window / baseline; null without a baseline item.'),
+    compared_kinds: z.array(kindShape).describe('Kinds the source holds on every day of the window.'),
     ratio_same_kinds: z
       .number()
       .nullable()
-      .describe('The same ratio counting compared_kinds only: how much of the fall is the source losing a kind of item (comments) rather than fewer posts.'),
-    thin: z.boolean().describe(`ratio_to_baseline < ${THIN_SHARE}: the answer rests on under a quarter of the usual data, whatever the cause.`),
+      .describe('The ratio over compared_kinds only: a fall here is fewer posts, not a kind missing from the source.'),
+    thin: z.boolean().describe(`ratio_to_baseline < ${THIN_SHARE}.`),
     thin_rule: z.string(),
-    zero_item_days: z.array(z.string()).describe(`Days of the window with no item (the first ${ZERO_DAYS_LISTED}).`),
+    zero_item_days: z.array(z.string()).describe(`Days with no item (the first ${ZERO_DAYS_LISTED}).`),
     zero_item_days_total: z.number().int(),
     absent_kinds: z
       .array(z.object({ kind: kindShape, source_covers: dayRangeShape }))
-      .describe('Kinds of item the source has none of anywhere in the window (missing from the data, not from the world), with the days the source does hold them.'),
+      .describe('Kinds the source lacks for the whole window (a gap in the data, not the world), with the days it holds them.'),
   })
-  .describe(`How much data the answer rests on, beside the ${BASELINE_DAYS} days before the window.`);
+  .describe(`How much data the answer rests on, against the ${BASELINE_DAYS} days before.`);
 export type ItemCounts = z.infer<typeof itemCountsShape>;
 
 const round = (x: number, d = 1) => Number(x.toFixed(d));
