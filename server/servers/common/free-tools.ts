@@ -18,18 +18,8 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         description: z.string(),
         chains: z.array(z.string()),
         data_freshness: z.string(),
-        freshness: z
-          .record(z.string(), z.object({ stale_after_days: z.number().int(), covers: z.string() }))
-          .describe('Kinds of data: days after data_as_of at which an answer says metadata.stale: true.'),
-        tools: z.array(
-          z.object({
-            name: z.string(),
-            description: z.string(),
-            credits: z.number(),
-            freshness: z.string().describe('A key of freshness.'),
-            stale_after_days: z.number().int(),
-          }),
-        ),
+        freshness: z.record(z.string(), z.object({ stale_after_days: z.number().int(), covers: z.string() })),
+        tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number(), freshness: z.string().describe('Stale after freshness[it].stale_after_days.') })),
       }),
       credits: 0,
       handler: async (_args, ctx) => ({
@@ -40,7 +30,7 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
           chains: [...server.chains],
           data_freshness: server.dataFreshness,
           freshness: FRESHNESS,
-          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits, freshness: t.freshness, stale_after_days: FRESHNESS[t.freshness].stale_after_days })),
+          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits, freshness: t.freshness })),
         },
         source: 'registry',
         data_as_of: null,

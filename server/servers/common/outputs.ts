@@ -21,10 +21,10 @@ export const candle = z.object({
 });
 
 /** Beside every volume_24h_usd: what it counts (common/volume.ts quoteVolume). */
-export const volumeSourceField = z.string().nullable().describe('What volume_24h_usd counts (one market or an aggregate), from the source of its row.');
+export const volumeSourceField = z.string().nullable().describe('What volume_24h_usd counts.');
 
 /** Beside candles with volumes: what each candle source's volume counts (common/volume.ts candleVolumeSources). */
-export const volumeSourcesField = z.record(z.string(), z.string()).describe("What each candle's volume_usd counts, by the candle's source (one market or an aggregate).");
+export const volumeSourcesField = z.record(z.string(), z.string()).describe("By candle source: what its volume_usd counts.");
 
 export const quote = z.object({
   asset_id: z.string(),

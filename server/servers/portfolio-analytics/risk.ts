@@ -3,7 +3,7 @@
 // risk measures (server/analytics/risk.ts) run on it as on any price series.
 import { z } from 'zod';
 import { lastContiguous, type DailyCandle } from '../../analytics/candles.ts';
-import { betaAndCorrelation, logReturnPerformance, maxDrawdown, SHARPE_METHOD } from '../../analytics/risk.ts';
+import { betaAndCorrelation, logReturnPerformance, maxDrawdown } from '../../analytics/risk.ts';
 import { addDays } from '../../lib/dates.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import type { Holding } from './holdings.ts';
@@ -19,11 +19,11 @@ export const riskReportShape = z.object({
   value_usd: z.number(),
   measured: z.array(z.object({ asset_id: z.string(), symbol: z.string(), quantity: z.number(), value_usd: z.number(), weight: z.number() })),
   excluded: z.array(z.object({ asset_id: z.string().nullable(), symbol: z.string(), reason: z.string() })),
-  log_return_volatility_daily: z.number().describe('Sample standard deviation of daily log returns: the one volatility of this answer (the Sharpe ratio divides by it).'),
-  log_return_volatility_annualised: z.number().describe('log_return_volatility_daily × √365.'),
-  return_total: z.number().describe('Last value over first value, minus 1.'),
-  return_annualised_geometric: z.number().describe('(1 + return_total)^(365 / days spanned) - 1: the steady yearly rate that compounds to the total (not an arithmetic mean × 365).'),
-  sharpe: z.number().nullable().describe(`Risk-free rate 0: ${SHARPE_METHOD}. null when the value did not move.`),
+  log_return_volatility_daily: z.number(),
+  log_return_volatility_annualised: z.number(),
+  return_total: z.number(),
+  return_annualised_geometric: z.number().describe('Compounded: (1 + return_total)^(365 / days) - 1.'),
+  sharpe: z.number().nullable().describe('Mean daily log return over log_return_volatility_daily, × √365 (risk-free 0).'),
   max_drawdown: z.object({ depth: z.number().describe('Positive fraction (0.5 = -50%).'), peak: pricePoint, trough: pricePoint, recovered: pricePoint.nullable() }),
   var_95_1d: z.object({ fraction: z.number(), usd: z.number(), method: z.string() }),
   concentration: z.object({ hhi: z.number().describe('Herfindahl index of weights in percent, 0-10,000.'), top_holding: z.string(), top_holding_share: z.number() }),

@@ -196,8 +196,8 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
             value_area_high: z.number(),
             value_area_share: z.number(),
             total_volume: z.number(),
-            candles_without_volume: z.number().describe('Candles with no volume, or with a volume from another source than volume_source (left out).'),
-            volume_source: z.string().nullable().describe('What the volumes summed here count: the source of the last candle with a volume; days of other sources are left out.'),
+            candles_without_volume: z.number(),
+            volume_source: z.string().nullable().describe('What the summed volumes count (one source; others left out).'),
             candles_of_other_volume_sources: z.number(),
           })
           .nullable()
