@@ -3,7 +3,7 @@
 // figures are annualised with 365 days (√365 for volatility), not the 252 trading days of
 // equity markets. Returns are close-to-close; ratios are fractions (0.25 means 25 %).
 
-import { addDays } from '../lib/dates.ts';
+import { addDays, daysBetween } from '../lib/dates.ts';
 import {
   alignByDate,
   assertCandles,
@@ -11,7 +11,6 @@ import {
   logReturns,
   mean,
   sampleStdDev,
-  simpleReturns,
 } from './candles.ts';
 import type { DailyCandle } from './candles.ts';
 
@@ -76,37 +75,51 @@ export function maxDrawdown(candles: readonly DailyCandle[]): MaxDrawdown {
   return { ...best, recovered };
 }
 
-export interface SharpeRatio {
-  /** Annualised Sharpe ratio; null when returns have zero variance. */
+export interface LogReturnPerformance {
+  /** The one volatility: of daily log returns (realisedVolatility). */
+  volatility: RealisedVolatility;
+  /** Last close over first close, minus 1. */
+  totalReturn: number;
+  /** (1 + total)^(365 / days spanned) − 1: the steady yearly rate that compounds to the total. */
+  annualisedGeometricReturn: number;
+  /** Mean daily log return (= ln(1 + total) / observations). */
+  meanDailyLogReturn: number;
+  /**
+   * (mean daily log return − ln(1 + riskFreeRate) / 365) / daily log volatility × √365; null
+   * when the closes did not move. A negative total return gives a negative Sharpe ratio, which
+   * an arithmetic mean of simple returns does not guarantee (volatility drag).
+   */
   sharpe: number | null;
-  /** Mean daily simple return × 365. */
-  annualisedReturn: number;
-  /** Sample standard deviation of daily simple returns × √365. */
-  annualisedVolatility: number;
   riskFreeRate: number;
-  observations: number;
 }
 
+/** What every Sharpe ratio of the service says it is. */
+export const SHARPE_METHOD =
+  'mean daily log return minus ln(1 + risk_free_rate) / 365, over the volatility of daily log returns, times √365: a negative return gives a negative Sharpe';
+
 /**
- * Annualised Sharpe ratio of daily simple returns: mean daily excess return over its standard
- * deviation, × √365. `riskFreeRate` is an annual rate (0.04 = 4 %), converted to a daily one by
- * compounding over 365 days. Needs ≥ 3 candles.
+ * Return, volatility and Sharpe ratio on one basis, daily log returns: the return annualised
+ * geometrically (compounded), never as an arithmetic mean × 365. `riskFreeRate` is an annual
+ * rate (0.04 = 4 %). Needs ≥ 3 candles.
  */
-export function sharpeRatio(candles: readonly DailyCandle[], riskFreeRate = 0): SharpeRatio {
-  assertCandles(candles, 3);
+export function logReturnPerformance(candles: readonly DailyCandle[], riskFreeRate = 0): LogReturnPerformance {
   if (!Number.isFinite(riskFreeRate) || riskFreeRate <= -1) {
     throw new RangeError(`riskFreeRate must be an annual rate above −1, got ${riskFreeRate}`);
   }
-  const dailyRf = (1 + riskFreeRate) ** (1 / DAYS_PER_YEAR) - 1;
-  const returns = simpleReturns(candles).map((r) => r.value);
-  const sd = sampleStdDev(returns);
-  const excess = mean(returns) - dailyRf;
+  const volatility = realisedVolatility(candles);
+  const first = candles[0]!;
+  const last = candles.at(-1)!;
+  const totalReturn = last.close / first.close - 1;
+  const meanDailyLogReturn = Math.log(last.close / first.close) / volatility.observations;
+  const spanned = Math.max(1, daysBetween(first.date, last.date));
+  const dailyRiskFree = Math.log(1 + riskFreeRate) / DAYS_PER_YEAR;
   return {
-    sharpe: sd > 0 ? (excess / sd) * Math.sqrt(DAYS_PER_YEAR) : null,
-    annualisedReturn: mean(returns) * DAYS_PER_YEAR,
-    annualisedVolatility: sd * Math.sqrt(DAYS_PER_YEAR),
+    volatility,
+    totalReturn,
+    annualisedGeometricReturn: (1 + totalReturn) ** (DAYS_PER_YEAR / spanned) - 1,
+    meanDailyLogReturn,
+    sharpe: volatility.daily > 0 ? ((meanDailyLogReturn - dailyRiskFree) / volatility.daily) * Math.sqrt(DAYS_PER_YEAR) : null,
     riskFreeRate,
-    observations: returns.length,
   };
 }
 

@@ -1110,6 +1110,25 @@ AS $function$
   SELECT count(*)::integer FROM settled;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.meter_settle_part(p_request_id text, p_credits integer, p_note text)
+ RETURNS integer
+ LANGUAGE sql
+AS $function$
+  WITH r AS (
+    UPDATE credit_ledger SET resolved_at = clock_timestamp(), resolution = 'charged'
+     WHERE request_id = p_request_id AND kind = 'reserve' AND resolved_at IS NULL
+    RETURNING account_id, server, tool, key_id, greatest(0, -delta - p_credits) AS back,
+              least(greatest(0, -delta - p_credits), -coalesce(topup_delta, 0)) AS topup_back
+  ), a AS (
+    UPDATE accounts SET balance = accounts.balance + r.back, topup = accounts.topup + r.topup_back, updated_at = clock_timestamp()
+      FROM r WHERE accounts.id = r.account_id AND r.back > 0
+    RETURNING accounts.balance
+  )
+  INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
+  SELECT r.account_id, p_request_id, 'refund', r.back, a.balance, r.server, r.tool, r.key_id, p_note FROM r, a
+  RETURNING balance_after;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.order_credit(p_order uuid, p_tx_hash text, p_payer text, p_now timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS TABLE(outcome text, balance integer, plan text, paid_until timestamp with time zone)
  LANGUAGE plpgsql
@@ -1271,7 +1290,7 @@ BEGIN
   RETURN n;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.task_finish(p_id uuid, p_status text, p_result jsonb, p_error jsonb, p_message text, p_charge boolean)
+CREATE OR REPLACE FUNCTION public.task_finish(p_id uuid, p_status text, p_result jsonb, p_error jsonb, p_message text, p_charge boolean, p_part integer DEFAULT NULL::integer, p_part_note text DEFAULT NULL::text)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -1283,7 +1302,9 @@ BEGIN
    WHERE id = p_id AND status = 'working'
   RETURNING request_id INTO v_request;
   IF NOT FOUND THEN RETURN false; END IF;
-  IF p_charge THEN
+  IF p_charge AND p_part IS NOT NULL THEN
+    PERFORM meter_settle_part(v_request, p_part, p_part_note);
+  ELSIF p_charge THEN
     PERFORM meter_settle(ARRAY[v_request]);
   ELSE
     PERFORM meter_refund(v_request, 'task ' || p_status || coalesce(': ' || p_message, ''));

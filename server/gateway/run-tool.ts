@@ -51,8 +51,8 @@ export interface Charge {
 }
 
 /** The success envelope (DESIGN.md §3) as a tools/call result: structuredContent and its JSON text. */
-export function successResult(call: Reserved, output: ToolOutput, charge: Charge, now: Date = new Date()): CallToolResult {
-  const stale = staleness(output.data_as_of ?? null, now);
+export function successResult(call: Reserved & { call: { kind: 'tools/call' } }, output: ToolOutput, charge: Charge, now: Date = new Date()): CallToolResult {
+  const stale = staleness(output.data_as_of ?? null, now, call.call.tool.freshness);
   // A stale answer says so first, where an agent reading only the text meets it before any number.
   const notes = [...(stale ? [stale] : []), ...(output.notes ?? []), ...(charge.note !== undefined ? [charge.note] : [])];
   const envelopeOf = (data: unknown, truncated: boolean) => ({

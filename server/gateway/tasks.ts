@@ -116,16 +116,16 @@ export class TaskRunner {
     let state: 'completed' | 'failed';
     try {
       const output = await runTool(call, { usage, timeoutMs: settings.timeoutMs, clientGone: signal });
-      // The one pricing rule (delivery.ts): no data, no charge. A cut page run as a task is charged in
-      // full: task_finish settles the whole reservation or refunds it.
-      const free = creditsFor(call.cost, output).credits === 0;
-      const remaining = call.decision.balance + (free ? call.cost : 0);
-      const result = successResult(call, output, { credits: free ? 0 : call.cost, remaining });
+      // The one pricing rule (delivery.ts): no data, no charge; a page cut for size, what it holds.
+      // task_finish charges that (the whole reservation, a part of it, or nothing) with the result.
+      const due = creditsFor(call.cost, output);
+      const remaining = call.decision.balance + call.cost - due.credits;
+      const result = successResult(call, output, { credits: due.credits, remaining, ...(due.note !== undefined ? { note: due.note } : {}) });
       // 2025-11-25: a task's result names its task.
       const stored = call.era === 'legacy' ? { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId: id } } } : result;
-      if (!(await store.complete(id, stored as Record<string, unknown>, free))) return;
+      if (!(await store.complete(id, stored as Record<string, unknown>, due.credits, call.cost))) return;
       state = 'completed';
-      if (!free) metrics.creditsConsumed.inc({ ...labels, plan: call.grant.plan }, call.cost);
+      if (due.credits > 0) metrics.creditsConsumed.inc({ ...labels, plan: call.grant.plan }, due.credits);
     } catch (err) {
       if (signal.aborted && this.#closed === false && !(await this.#stillWorking(id))) return;
       // Stopped with its replica (SIGTERM): said as such, not as whatever the aborted tool threw.

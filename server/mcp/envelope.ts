@@ -49,20 +49,27 @@ export function capResult(data: unknown, limit = RESULT_CHAR_LIMIT): Capped {
 }
 
 /**
- * Every server's data is daily (closes, TVL, posts, blocks read now): an answer whose data is more
- * than this many days older than the answer is stale. get_capabilities states it; the envelope
- * says `metadata.stale` on every answer.
+ * How current each kind of data a tool answers from is meant to be: its stated freshness. An
+ * answer whose data_as_of is more than its tool's kind allows before the answer is stale
+ * (`metadata.stale`, and the first note). Each tool has one kind (ToolDefinition.freshness, else
+ * its server's); get_capabilities states every tool's. Live reads (no data_as_of) are never stale.
  */
-export const STALE_AFTER_DAYS = 2;
+export const FRESHNESS = {
+  daily: { stale_after_days: 2, covers: 'daily figures (closes, market caps, TVL): a day is published once it ends' },
+  posts: { stale_after_days: 7, covers: 'social posts and comments, and the calls scored on them: collected as a dataset, at least weekly' },
+  registry: { stale_after_days: 180, covers: 'token lists and address labels: reference data that changes slowly' },
+} as const satisfies Record<string, { stale_after_days: number; covers: string }>;
+export type Freshness = keyof typeof FRESHNESS;
 
 const DAY_MS = 86_400_000;
 
-/** The first note of a stale answer (its data_as_of more than STALE_AFTER_DAYS before `now`), or undefined. */
-export function staleness(dataAsOf: string | null, now: Date): string | undefined {
+/** The first note of a stale answer (its data_as_of older than its kind's freshness at `now`), or undefined. */
+export function staleness(dataAsOf: string | null, now: Date, freshness: Freshness): string | undefined {
   if (dataAsOf === null) return undefined;
   const asOf = Date.parse(dataAsOf);
   if (Number.isNaN(asOf)) return undefined;
   const days = Math.floor((now.getTime() - asOf) / DAY_MS);
-  if (days <= STALE_AFTER_DAYS) return undefined;
-  return `Stale data: this answer rests on data as of ${dataAsOf}, ${days} days before ${now.toISOString().slice(0, 10)}, older than the ${STALE_AFTER_DAYS} days this service calls current. Read it as history, not as the state of the market now.`;
+  const { stale_after_days: limit, covers } = FRESHNESS[freshness];
+  if (days <= limit) return undefined;
+  return `Stale data: this answer rests on data as of ${dataAsOf}, ${days} days before ${now.toISOString().slice(0, 10)}, older than the ${limit} days within which this tool's data (${covers}) is current. Read it as history, not as the state of the market now.`;
 }

@@ -3,6 +3,7 @@
 // no request rebuilds them.
 import type { Icon, Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { Freshness } from './envelope.ts';
 import type { ServerName } from './names.ts';
 import type { ServerModule, ToolDefinition, ToolInfo } from './tool.ts';
 
@@ -289,7 +290,8 @@ function annotationsOf(def: ToolDefinition): NonNullable<Tool['annotations']> {
   };
 }
 
-function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number): RegisteredTool {
+/** `freshness`: its server's kind of data, which the tool's own `freshness` overrides. */
+function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ONE, credits: number, freshness: Freshness): RegisteredTool {
   if (!/^[a-z][a-z0-9_]*$/.test(def.name)) throw new Error(`tool name must be snake_case: ${server}.${def.name}`);
   const description = `${def.description.trim()} ${def.longRunning === true ? `${taskSentence()} ` : ''}${costSentence(credits)}`;
   const inputSchema = jsonSchemaOf(def.input, 'input');
@@ -300,6 +302,7 @@ function registerTool(def: ToolDefinition, server: ServerName | typeof ALL_IN_ON
     description,
     credits,
     input: def.input,
+    freshness: def.freshness ?? freshness,
     definition: def,
     inputSchema,
     strictOutputSchema,
@@ -321,7 +324,7 @@ function toolsPart(tools: Map<string, RegisteredTool>): Pick<RegisteredServer, '
   const all = [...tools.values()];
   return {
     tools,
-    toolInfos: all.map(({ name, description, credits, input }) => ({ name, description, credits, input })),
+    toolInfos: all.map(({ name, description, credits, input, freshness }) => ({ name, description, credits, input, freshness })),
     toolList: all.map((t) => t.listing),
   };
 }
@@ -345,7 +348,7 @@ export function buildRegistry(modules: ServerModule[], costOverrides: Record<str
     const tools = new Map<string, RegisteredTool>();
     for (const def of mod.tools) {
       if (tools.has(def.name)) throw new Error(`duplicate tool ${mod.name}.${def.name}`);
-      tools.set(def.name, registerTool(def, mod.name, costOverrides[`${mod.name}.${def.name}`] ?? def.credits));
+      tools.set(def.name, registerTool(def, mod.name, costOverrides[`${mod.name}.${def.name}`] ?? def.credits, mod.freshness));
     }
     registry.set(mod.name, serverOf(mod.name, mod.name, mod, tools));
   }
@@ -369,7 +372,7 @@ export function withoutAccountTools(registry: Registry): Registry {
     const tools = new Map(
       [...server.tools]
         .filter(([, t]) => t.definition.accountBound !== true)
-        .map(([k, t]) => [k, t.definition.longRunning === true ? registerTool({ ...t.definition, longRunning: false }, t.server, t.credits) : t]),
+        .map(([k, t]) => [k, t.definition.longRunning === true ? registerTool({ ...t.definition, longRunning: false }, t.server, t.credits, t.freshness) : t]),
     );
     open.set(name, { ...server, id: `${server.id}:open`, ...toolsPart(tools) });
   }
@@ -412,7 +415,7 @@ export class AllInOne {
   constructor(registry: Registry, mod: AllInOneModule) {
     this.#mod = mod;
     this.#servers = [...registry.keys()];
-    for (const def of mod.tools) this.#free.set(def.name, registerTool(def, ALL_IN_ONE, def.credits));
+    for (const def of mod.tools) this.#free.set(def.name, registerTool(def, ALL_IN_ONE, def.credits, mod.freshness));
     for (const server of registry.values()) {
       for (const tool of server.tools.values()) {
         if (this.#free.has(tool.name)) continue;
@@ -463,7 +466,7 @@ export class AllInOne {
       if (!make) throw new Error('the all-in-one module declares no discovery tools');
       const tools = new Map<string, RegisteredTool>();
       for (const def of make(endpoint)) {
-        const tool = registerTool(def, ALL_IN_ONE, def.credits);
+        const tool = registerTool(def, ALL_IN_ONE, def.credits, this.#mod.freshness);
         tools.set(def.name, def.name === RELAY_TOOL ? priceless(tool) : tool);
       }
       view = serverOf(id, ALL_IN_ONE, { ...this.#mod, description: `${this.#mod.description} Discovery mode: find_tools, describe_tool, then ${RELAY_TOOL}.` }, tools);

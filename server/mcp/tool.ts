@@ -1,6 +1,7 @@
 // What a tool is. Each of the nine servers declares its tools with defineTool; they see only this
 // contract and their injected providers, never Fastify, pg or each other (DESIGN.md §2).
 import type { z } from 'zod';
+import type { Freshness } from './envelope.ts';
 import type { ServerName } from './names.ts';
 
 /** The account's usage as get_usage reports it; read through this interface, not SQL. */
@@ -29,6 +30,8 @@ export interface ToolInfo {
   description: string;
   credits: number;
   input: z.ZodObject;
+  /** The kind of data its answers rest on, which says when they are stale (envelope.ts FRESHNESS). */
+  freshness: Freshness;
 }
 
 export interface ToolContext {
@@ -106,6 +109,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject, O extends z
    * its result. Published as `execution.taskSupport: 'optional'` and stated in the description.
    */
   longRunning?: boolean;
+  /** The kind of data its data_as_of dates, when it is not its server's (ServerModule.freshness). */
+  freshness?: Freshness;
   /**
    * The shape of `data` in a successful answer (fields, types, units in .describe(), nullability).
    * The handler's return type is inferred from it, so the shape is written once; the registry
@@ -129,5 +134,7 @@ export interface ServerModule {
   chains: readonly string[];
   /** Where this server's data comes from and how fresh it is. */
   dataFreshness: string;
+  /** The kind of data its tools' answers rest on (envelope.ts FRESHNESS), unless a tool says otherwise. */
+  freshness: Freshness;
   tools: ToolDefinition[];
 }

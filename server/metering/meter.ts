@@ -211,24 +211,9 @@ export class Meter implements CreditMeter {
 
   async settlePart(requestId: string, credits: number, note: string): Promise<number | null> {
     try {
-      // One statement: the reservation resolved, the balance (top-up credits first, as the
-      // reservation spent them last) and the refund row change together or not at all.
-      const res = await this.#db.query<{ balance: number }>(
-        `WITH r AS (
-           UPDATE credit_ledger SET resolved_at = clock_timestamp(), resolution = 'charged'
-            WHERE request_id = $1 AND kind = 'reserve' AND resolved_at IS NULL
-           RETURNING account_id, server, tool, key_id, greatest(0, -delta - $2) AS back,
-                     least(greatest(0, -delta - $2), -coalesce(topup_delta, 0)) AS topup_back
-         ), a AS (
-           UPDATE accounts SET balance = accounts.balance + r.back, topup = accounts.topup + r.topup_back, updated_at = clock_timestamp()
-             FROM r WHERE accounts.id = r.account_id AND r.back > 0
-           RETURNING accounts.balance
-         )
-         INSERT INTO credit_ledger (account_id, request_id, kind, delta, balance_after, server, tool, key_id, note)
-         SELECT r.account_id, $1, 'refund', r.back, a.balance, r.server, r.tool, r.key_id, $3 FROM r, a
-         RETURNING balance_after AS balance`,
-        [requestId, credits, note],
-      );
+      // One statement (meter_settle_part, top-up credits given back first): the reservation resolved, the balance and the refund
+      // row change together or not at all; task_finish charges a task's cut page with it too.
+      const res = await this.#db.query<{ balance: number | null }>('SELECT meter_settle_part($1, $2, $3) AS balance', [requestId, credits, note]);
       return res.rows[0]?.balance ?? null;
     } catch (err) {
       this.#opts.onFailure?.('settle');

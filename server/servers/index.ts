@@ -67,6 +67,7 @@ export function allInOneModule(modules: readonly ServerModule[], deps: Pick<Serv
     description: `Every cryptomcp server a credential may use, at one URL: ${modules.map((m) => m.name).join(', ')}. Each tool is metered as on its own server.`,
     chains: [...new Set(modules.flatMap((m) => m.chains))],
     dataFreshness: 'As each server states (get_capabilities on a server, or each answer\'s metadata.data_as_of).',
+    freshness: 'daily' as const,
   };
   // The alert management tools are on each alerting server; here they are listed once.
   const alerting = modules.some((m) => m.tools.some((t) => t.name === 'get_alerts'));

@@ -92,14 +92,22 @@ export class TaskStore {
     return res.rows.length > limit ? { tasks, next: tasks[tasks.length - 1]!.id } : { tasks };
   }
 
-  /** A completed task's result; charged unless `free` (an answer with no data). False: it was no longer working. */
-  async complete(id: string, result: Record<string, unknown>, free: boolean): Promise<boolean> {
-    const res = await this.#db.query<{ done: boolean }>('SELECT task_finish($1, $2, $3, NULL, $4, $5) AS done', [
+  /**
+   * A completed task's result, charged `credits` of its reservation of `cost` (gateway/delivery.ts
+   * creditsFor): nothing for an answer with no data, a part for a page cut for size, else all of
+   * it. False: it was no longer working.
+   */
+  async complete(id: string, result: Record<string, unknown>, credits: number, cost: number): Promise<boolean> {
+    const free = credits === 0;
+    const part = !free && credits < cost ? credits : null;
+    const res = await this.#db.query<{ done: boolean }>('SELECT task_finish($1, $2, $3, NULL, $4, $5, $6, $7) AS done', [
       id,
       'completed',
       result,
       free ? 'The answer held no data for what was asked: charged nothing.' : null,
       !free,
+      part,
+      part === null ? null : `A page cut for size: charged ${credits} of ${cost} credits.`,
     ]);
     return res.rows[0]?.done === true;
   }

@@ -261,10 +261,21 @@ export async function x402Plugin(app: FastifyInstance, deps: PluginDeps): Promis
       await delivery.release('tool failed');
       throw toApiError(err);
     }
-    // An answer with no data for what was asked is not charged (the rule of /mcp, delivery.ts): it
-    // is not settled. A page cut for size is settled in full here: an x402 "exact" authorization
-    // moves its whole amount or nothing.
-    if (creditsFor(call.call.tool.credits, output).credits === 0) await delivery.release('the answer held no data');
+    // What the answer costs by the one rule (delivery.ts): an answer with no data is not settled. A
+    // page cut for size costs a part of the price, which an x402 "exact" authorization cannot
+    // move (its whole amount or nothing): such a page is neither settled in full nor given away,
+    // but refused, unsettled, with the limit that would make it a full page at this price.
+    const due = creditsFor(call.call.tool.credits, output);
+    if (due.credits === 0) await delivery.release('the answer held no data');
+    else if (due.credits < call.call.tool.credits && output.page !== undefined) {
+      await delivery.release('a page cut for size');
+      const { held, limit } = output.page;
+      throw new ApiError(
+        'INVALID_PARAMS',
+        `Only ${held} of the ${limit} items asked for fit one answer, which would be charged ${due.credits} of ${call.call.tool.credits} credits; an x402 payment settles its whole price or nothing, so this page was not delivered and nothing was paid. Ask limit ${held} (the same cursor) for a full page at this price.`,
+        { issues: [{ path: 'limit', message: `at most ${held} items fit one answer here` }], fits: held },
+      );
+    }
     if (!(await delivery.handOver())) {
       if (trail) trail.outcome = CLIENT_GONE;
       return reply.code(499).send();

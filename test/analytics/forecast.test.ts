@@ -263,12 +263,13 @@ describe('backtest misses', () => {
 
 describe('the 95% band widened beyond a week (issue 35: 30-day 95% bands covered 90.7% out of sample)', () => {
   it('scales the 95% band by 1 up to 7 days and by TAIL_WIDENING_30D at 30, leaving narrower bands alone', () => {
-    expect(TAIL_WIDENING_30D).toBe(1.1);
+    // Fitted by npm run bench:calibration on the benchmark's five and the gap assets (docs/data.md).
+    expect(TAIL_WIDENING_30D).toBe(1.29);
     expect(intervalScale(95, 7)).toBe(1);
-    expect(intervalScale(95, 30)).toBeCloseTo(1.1, 12);
+    expect(intervalScale(95, 30)).toBeCloseTo(1.29, 12);
     expect(intervalScale(80, 30)).toBe(1);
     expect(intervalScale(50, 30)).toBe(0.88);
-    // A 95% band against a 94.9% one of the same forecast: the same width at 7 days, 10% wider
+    // A 95% band against a 94.9% one of the same forecast: the same width at 7 days, 29% wider
     // (on the log scale) at 30.
     const f = forecast(walk(5, 400), { horizon: 30, model: 'drift', levels: [94.9, 95] });
     const ratio = (step: number) => {
@@ -277,6 +278,6 @@ describe('the 95% band widened beyond a week (issue 35: 30-day 95% bands covered
       return (Math.log(s.intervals[95]![1]) - c) / (Math.log(s.intervals[94.9]![1]) - c);
     };
     expect(ratio(7)).toBeLessThan(1.02);
-    expect(ratio(30)).toBeGreaterThan(1.09);
+    expect(ratio(30)).toBeGreaterThan(1.28);
   });
 });

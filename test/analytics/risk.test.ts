@@ -15,8 +15,8 @@ import {
   distanceFromAllTimeHigh,
   maxDrawdown,
   percentChange,
+  logReturnPerformance,
   realisedVolatility,
-  sharpeRatio,
 } from '../../server/analytics/risk.ts';
 
 /** Daily candles on consecutive days from `start`, open = high = low = close. */
@@ -141,23 +141,35 @@ describe('maxDrawdown', () => {
   });
 });
 
-describe('sharpeRatio', () => {
-  it('is mean daily excess simple return over its sd, × √365', () => {
+describe('logReturnPerformance', () => {
+  it('is the mean daily excess log return over the sd of the same log returns, × √365', () => {
     const closes = [100, 102, 101, 104, 103, 107];
-    const simple = closes.slice(1).map((c, i) => c / (closes[i] ?? 1) - 1);
-    const mean = simple.reduce((s, x) => s + x, 0) / simple.length;
-    const s0 = sharpeRatio(fromCloses(closes));
-    expect(s0.sharpe).toBeCloseTo((mean / sampleSd(simple)) * Math.sqrt(365), 10);
+    const logs = closes.slice(1).map((c, i) => Math.log(c / (closes[i] ?? 1)));
+    const mean = logs.reduce((s, x) => s + x, 0) / logs.length;
+    const p0 = logReturnPerformance(fromCloses(closes));
+    expect(p0.sharpe).toBeCloseTo((mean / sampleSd(logs)) * Math.sqrt(365), 10);
+    expect(p0.volatility.daily).toBeCloseTo(sampleSd(logs), 12);
 
-    const rf = 0.05;
-    const dailyRf = 1.05 ** (1 / 365) - 1;
-    const s5 = sharpeRatio(fromCloses(closes), rf);
-    expect(s5.sharpe).toBeCloseTo(((mean - dailyRf) / sampleSd(simple)) * Math.sqrt(365), 10);
-    expect(s5.riskFreeRate).toBe(rf);
+    const p5 = logReturnPerformance(fromCloses(closes), 0.05);
+    expect(p5.sharpe).toBeCloseTo(((mean - Math.log(1.05) / 365) / sampleSd(logs)) * Math.sqrt(365), 10);
+    expect(p5.riskFreeRate).toBe(0.05);
+  });
+
+  it('annualises the return geometrically: a series that falls has a negative return and Sharpe ratio, though its mean simple return is positive', () => {
+    // +20% then -18%, ten times: each pair multiplies by 0.984, the mean simple return is +1% a day.
+    const closes = [100];
+    for (let i = 0; i < 20; i++) closes.push(closes.at(-1)! * (i % 2 === 0 ? 1.2 : 0.82));
+    const simple = closes.slice(1).map((c, i) => c / closes[i]! - 1);
+    expect(simple.reduce((a, b) => a + b, 0) / simple.length).toBeGreaterThan(0);
+    const p = logReturnPerformance(fromCloses(closes));
+    expect(p.totalReturn).toBeCloseTo(0.984 ** 10 - 1, 12);
+    expect(p.annualisedGeometricReturn).toBeCloseTo(0.984 ** (10 * 365 / 20) - 1, 12);
+    expect(p.annualisedGeometricReturn).toBeLessThan(0);
+    expect(p.sharpe).toBeLessThan(0);
   });
 
   it('is null for a series with no variance', () => {
-    expect(sharpeRatio(fromCloses([5, 5, 5, 5])).sharpe).toBeNull();
+    expect(logReturnPerformance(fromCloses([5, 5, 5, 5])).sharpe).toBeNull();
   });
 });
 

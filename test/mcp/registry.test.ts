@@ -39,6 +39,7 @@ const module: ServerModule = {
   description: 'Markets.',
   chains: [],
   dataFreshness: 'snapshot',
+  freshness: 'daily',
   tools: [tool, defineTool({ ...tool, name: 'get_own_thing', openWorld: false })],
 };
 const stance = { asset: z.string().describe('An asset id.'), window: point };

@@ -27,7 +27,7 @@ const cases: OutputCase[] = [
   { tool: 'get_portfolio', label: 'a chain unavailable', args: { addresses: [exchange], chains: ['ethereum', 'base'] }, shows: { unavailable: some({ chain: 'base' }) } },
   { tool: 'get_portfolio', label: 'solana', args: { addresses: [SOL_OWNER] }, shows: { unlisted_solana_tokens: 1 } },
   { tool: 'get_risk_metrics', args: { addresses: [exchange], chains: ['ethereum'], window_days: 90 }, shows: { measured: some() } },
-  { tool: 'compare_wallets', args: { addresses: [exchange, fund], chains: ['ethereum'], window_days: 60 }, shows: { wallets: some({ risk: expect.objectContaining({ volatility_annualised: expect.any(Number) }) }) } },
+  { tool: 'compare_wallets', args: { addresses: [exchange, fund], chains: ['ethereum'], window_days: 60 }, shows: { wallets: some({ risk: expect.objectContaining({ log_return_volatility_annualised: expect.any(Number), return_annualised_geometric: expect.any(Number) }) }) } },
 ];
 
 beforeAll(async () => {

@@ -198,7 +198,7 @@ describe('get_risk_metrics', () => {
     const env = await suite.call<{
       measured: { asset_id: string; weight: number }[];
       excluded: { symbol: string; reason: string }[];
-      volatility_annualised: number;
+      log_return_volatility_annualised: number;
       from: string;
       to: string;
       concentration: { hhi: number };
@@ -213,7 +213,7 @@ describe('get_risk_metrics', () => {
     const r = closes.slice(1).map((c, i) => Math.log(c / closes[i]!));
     const m = r.reduce((a, b) => a + b, 0) / r.length;
     const sd = Math.sqrt(r.reduce((a, b) => a + (b - m) ** 2, 0) / (r.length - 1));
-    expect(env.data.volatility_annualised).toBeCloseTo(sd * Math.sqrt(365), 5);
+    expect(env.data.log_return_volatility_annualised).toBeCloseTo(sd * Math.sqrt(365), 5);
     expect(env.data.var_95_1d.fraction).toBeGreaterThan(0);
     expect(env.data.beta_to_btc).not.toBeNull();
     expect(env.metadata.credits_used).toBe(3);

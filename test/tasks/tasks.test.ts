@@ -156,6 +156,25 @@ describe('2025-11-25 experimental tasks, v1 SDK client', () => {
     expect(await ledgerSum(db, owner.accountId)).toBe(await balanceOf(db, owner.accountId));
   }, 30_000);
 
+  it('a page cut for size, run as a task, is charged for what it holds (delivery.ts creditsFor), not its full cost', async () => {
+    const before = await balanceOf(db, owner.accountId);
+    // 100 items of 1,000 characters asked at limit 100: the page holds 29 (ANSWER_ITEM_CHARS), 5 credits × 29/100 → 2.
+    const created = await benchA.request({ method: 'tools/call', params: { name: 'bench_page', arguments: { items: 100, item_chars: 1000, limit: 100 }, task: {} } }, CreateTaskResultSchema);
+    const id = created.task.taskId;
+    expect(await balanceOf(db, owner.accountId)).toBe(before - 5);
+    const done = await polled(async () => {
+      const task = await clientB.experimental.tasks.getTask(id);
+      return task.status === 'working' ? undefined : task;
+    }, 20_000, 'the task to end');
+    expect(done.status).toBe('completed');
+    const envelope = (await clientB.experimental.tasks.getTaskResult(id, CallToolResultSchema)).structuredContent as Envelope & { data: { items: string[] }; metadata: { notes?: string[]; truncated: boolean } };
+    expect(envelope.data.items).toHaveLength(29);
+    expect(envelope.metadata.credits_used).toBe(2);
+    expect(envelope.metadata.notes).toContain("This page was cut to fit the answer's size: it holds 29 of the 100 items asked for and is charged 2 of 5 credits.");
+    expect(await balanceOf(db, owner.accountId)).toBe(before - 2);
+    expect(await ledgerSum(db, owner.accountId)).toBe(await balanceOf(db, owner.accountId));
+  }, 30_000);
+
   it('another account can neither get, list, fetch the result of nor cancel the task (Invalid params: task not found)', async () => {
     const created = await benchA.request({ method: 'tools/call', params: { name: 'bench_sleep', arguments: { ms: 20_000 }, task: {} } }, CreateTaskResultSchema);
     const id = created.task.taskId;

@@ -255,6 +255,33 @@ describe('bad payments: 402 PAYMENT_INVALID with a reason, no money moved', () =
   });
 });
 
+// Issue 35 item 7: a page cut for size costs what it holds (gateway/delivery.ts creditsFor), a part
+// of the price that an "exact" authorization cannot move. It is neither settled in full nor given
+// away: refused unsettled, naming the limit at which the page is whole.
+describe('a page cut for size on /x402', () => {
+  const PAGE_PRICE = 5n * PRICE; // bench_page costs 5 credits.
+  const pageCall = (limit: number) => call('bench_page', { items: 100, item_chars: 1000, limit });
+
+  it('is refused unpaid (400, the limit that fits), and asked at that limit it is a full page, paid its price', async () => {
+    const before = await usdcBalance(devnet.manifest, treasury);
+    const header = await signedPayment(devnet.manifest, devnetRequirements(devnet.manifest, PAGE_PRICE), payer);
+    const cut = await post(url(), pageCall(100), { 'payment-signature': header });
+    expect(cut.status).toBe(400);
+    expect(cut.body).toMatchObject({ error: { code: 'INVALID_PARAMS', details: { fits: 29 } } });
+    expect((cut.body as { error: { message: string } }).error.message).toContain('Only 29 of the 100 items asked for fit one answer, which would be charged 2 of 5 credits');
+    expect(cut.headers.get('payment-response')).toBeNull();
+    expect(await authorizationUsed(payer.address, header)).toBe(false);
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before);
+
+    const whole = await post(url(), pageCall(29), { 'payment-signature': await signedPayment(devnet.manifest, devnetRequirements(devnet.manifest, PAGE_PRICE), payer) });
+    expect(whole.status).toBe(200);
+    const envelope = (whole.body as { result: { structuredContent: { data: { items: string[] }; metadata: { credits_used: number; truncated: boolean } } } }).result.structuredContent;
+    expect(envelope.data.items).toHaveLength(29);
+    expect(envelope.metadata).toMatchObject({ credits_used: 5, truncated: false });
+    expect(await usdcBalance(devnet.manifest, treasury)).toBe(before + PAGE_PRICE);
+  });
+});
+
 describe('settlement failing after the tool ran, and the per-payer rate limit (remote facilitator stand-in)', () => {
   it('the answer is withheld: 402 PAYMENT_INVALID, reason settlement_failed, no result in the body', async () => {
     const res = await post(url(stubbed), call(), { 'payment-signature': await signed(payer) });

@@ -15,6 +15,7 @@ export function blockchainExplorer(deps: ServerDeps): ServerSpec {
     title: 'Blockchain Explorer',
     description: 'Decoded blocks, transactions, balances and address activity on Ethereum, Base, Polygon, BSC and Solana.',
     chains: ['ethereum', 'base', 'polygon', 'bsc'],
+    freshness: 'daily',
     dataFreshness: 'Live from each network over JSON-RPC (the RPC URLs are configured per network); every answer names its chain and block.',
     tools: [...chainTools(deps), ...transferTools(deps), ...historyTools(deps), ...contractTools(deps)],
   };

@@ -1,9 +1,11 @@
 // Tools for benchmarks and process-level tests, registered only with CRYPTOMCP_BENCH_TOOLS=1:
 // a cost-1 tool that answers at once, one that fails after its reservation, one that takes as
-// long as asked (for timeouts, graceful drain and crash tests) and one that holds the CPU.
+// long as asked (for timeouts, graceful drain and crash tests), one that holds the CPU, and a
+// long list paged like the data tools (pages cut for size on every paid path).
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
+import { cursorSchema, limitSchema, page } from './paging.ts';
 
 export const benchTools: ToolDefinition[] = [
   defineTool({
@@ -66,6 +68,28 @@ export const benchTools: ToolDefinition[] = [
       let spins = 0;
       while (performance.now() < until) spins++;
       return { data: { spun_ms: args.ms, spins }, source: 'bench', data_as_of: null };
+    },
+  }),
+  defineTool({
+    name: 'bench_page',
+    longRunning: true,
+    title: 'Benchmark pages',
+    openWorld: false,
+    description: 'Returns a page of a list of `items` strings of `item_chars` characters, paged as the data tools page (cut for size); for tests of what a cut page costs.',
+    input: z
+      .object({
+        items: z.number().int().min(1).max(1000).default(100),
+        item_chars: z.number().int().min(1).max(10_000).default(1000),
+        limit: limitSchema,
+        cursor: cursorSchema,
+      })
+      .strict(),
+    output: z.object({ total: z.number(), items: z.array(z.string()) }),
+    credits: 5,
+    handler: async (args) => {
+      const all = Array.from({ length: args.items }, (_, i) => `${i}:`.padEnd(args.item_chars, 'x'));
+      const { items, next_cursor, truncated, share } = page(all, args.limit, args.cursor);
+      return { data: { total: all.length, items }, source: 'bench', data_as_of: null, next_cursor, truncated, page: share };
     },
   }),
   defineTool({

@@ -1,7 +1,7 @@
 // The three free tools every server has (DESIGN.md §4): get_capabilities, estimate_cost, get_usage.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { STALE_AFTER_DAYS } from '../../mcp/envelope.ts';
+import { FRESHNESS } from '../../mcp/envelope.ts';
 import { defineTool, type ServerModule, type ToolDefinition } from '../../mcp/tool.ts';
 
 export function freeTools(server: Pick<ServerModule, 'title' | 'description' | 'chains' | 'dataFreshness'> & { name: ServerModule['name'] | 'all' }): ToolDefinition[] {
@@ -18,8 +18,8 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
         description: z.string(),
         chains: z.array(z.string()),
         data_freshness: z.string(),
-        stale_after_days: z.number().int().describe('Days after data_as_of at which an answer says metadata.stale: true.'),
-        tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number() })),
+        freshness: z.record(z.string(), z.object({ stale_after_days: z.number().int(), covers: z.string() })),
+        tools: z.array(z.object({ name: z.string(), description: z.string(), credits: z.number(), freshness: z.string().describe('Stale after freshness[it].stale_after_days.') })),
       }),
       credits: 0,
       handler: async (_args, ctx) => ({
@@ -29,8 +29,8 @@ export function freeTools(server: Pick<ServerModule, 'title' | 'description' | '
           description: server.description,
           chains: [...server.chains],
           data_freshness: server.dataFreshness,
-          stale_after_days: STALE_AFTER_DAYS,
-          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits })),
+          freshness: FRESHNESS,
+          tools: ctx.tools.map((t) => ({ name: t.name, description: t.description, credits: t.credits, freshness: t.freshness })),
         },
         source: 'registry',
         data_as_of: null,

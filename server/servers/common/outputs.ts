@@ -20,6 +20,12 @@ export const candle = z.object({
   partial_week_days: z.number().int().min(1).max(6).optional().describe('Weekly candles only: on a week the data covers in part (its last), the days it holds.'),
 });
 
+/** Beside every volume_24h_usd: what it counts (common/volume.ts quoteVolume). */
+export const volumeSourceField = z.string().nullable().describe('What volume_24h_usd counts.');
+
+/** Beside candles with volumes: what each candle source's volume counts (common/volume.ts candleVolumeSources). */
+export const volumeSourcesField = z.record(z.string(), z.string()).describe("By candle source: what its volume_usd counts.");
+
 export const quote = z.object({
   asset_id: z.string(),
   symbol: z.string(),
@@ -29,7 +35,7 @@ export const quote = z.object({
   change_7d_pct: z.number().nullable(),
   change_30d_pct: z.number().nullable(),
   volume_24h_usd: z.number().nullable(),
-  volume_source: z.string().nullable().describe('What volume_24h_usd counts (one market or an aggregate), from the source of its row.'),
+  volume_source: volumeSourceField,
   market_cap_usd: z.number().nullable(),
   market_cap_as_of: z.string().nullable().optional(),
   market_cap_note: z.string().optional(),

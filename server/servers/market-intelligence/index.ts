@@ -12,6 +12,7 @@ export function marketIntelligence(deps: ServerDeps): ServerSpec {
     title: 'Market Intelligence',
     description: 'Prices, candles, market overview, movers and asset search across the covered crypto assets.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
+    freshness: 'daily',
     dataFreshness:
       deps.market.name === 'snapshot'
         ? 'Offline snapshot of real public data: each asset is current to its own last day (BTC 2025-12-09, the majors 2025-02-11, Binance-listed assets 2024-11-22); market caps as of 2021-12-31; every answer states its as-of date.'

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import type { Quote } from '../../providers/market/types.ts';
 import { datedAnswer } from '../common/dating.ts';
-import { day } from '../common/outputs.ts';
+import { day, volumeSourceField } from '../common/outputs.ts';
+import { mixedVolumeNote, quoteVolume } from '../common/volume.ts';
 import type { ServerDeps } from '../deps.ts';
 
 /**
@@ -27,7 +28,7 @@ const brief = (q: Quote, change: number | null) => ({
   name: q.name,
   price_usd: q.price_usd,
   change_pct: change,
-  volume_24h_usd: q.volume_24h_usd,
+  ...quoteVolume(q),
 });
 
 const moverSchema = z.object({
@@ -37,6 +38,7 @@ const moverSchema = z.object({
   price_usd: z.number(),
   change_pct: z.number().nullable(),
   volume_24h_usd: z.number().nullable(),
+  volume_source: volumeSourceField,
 });
 
 const WINDOWS = { '24h': 'change_24h_pct', '7d': 'change_7d_pct', '30d': 'change_30d_pct' } as const;
@@ -81,6 +83,9 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
         const [global, { day, quotes, left_out }] = await Promise.all([deps.market.global(ctx.signal), marketQuotes(deps, ctx.signal)]);
         const withChange = quotes.filter((q) => q.change_24h_pct !== null);
         const sorted = [...withChange].sort((a, b) => b.change_24h_pct! - a.change_24h_pct!);
+        const gainers = sorted.filter((q) => q.change_24h_pct! > 0).slice(0, 5);
+        const losers = sorted.filter((q) => q.change_24h_pct! < 0).reverse().slice(0, 5);
+        const volumes = mixedVolumeNote([...gainers, ...losers]);
         const tvl = deps.snapshot.data.defi_tvl;
         const lastTvl = tvl.daily.dates.length - 1;
         const { data_as_of, notes } = datedAnswer([
@@ -106,8 +111,8 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
               unchanged: withChange.filter((q) => q.change_24h_pct === 0).length,
               assets_on_other_days_left_out: left_out,
             },
-            top_gainers_24h: sorted.filter((q) => q.change_24h_pct! > 0).slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
-            top_losers_24h: sorted.filter((q) => q.change_24h_pct! < 0).reverse().slice(0, 5).map((q) => brief(q, q.change_24h_pct)),
+            top_gainers_24h: gainers.map((q) => brief(q, q.change_24h_pct)),
+            top_losers_24h: losers.map((q) => brief(q, q.change_24h_pct)),
             defi_tvl: {
               total_usd: tvl.protocols_total.tvl_usd,
               as_of: tvl.protocols_total.as_of,
@@ -118,7 +123,7 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
           },
           source: deps.market.name === 'snapshot' ? 'snapshot' : global.source,
           data_as_of,
-          notes,
+          notes: [...notes, ...(volumes ? [volumes] : [])],
         };
       },
     }),
@@ -155,6 +160,10 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
         const sorted = [...eligible].sort((a, b) => b[field]! - a[field]!);
         const rising = sorted.filter((q) => q[field]! > 0);
         const falling = sorted.filter((q) => q[field]! < 0).reverse();
+        const gainers = args.direction !== 'losers' ? rising.slice(0, args.limit) : null;
+        const losers = args.direction !== 'gainers' ? falling.slice(0, args.limit) : null;
+        // The floor compares each asset's volume as its source counts it: say so when those differ.
+        const volumes = mixedVolumeNote([...(gainers ?? []), ...(losers ?? [])]);
         return {
           data: {
             window: args.window,
@@ -164,13 +173,14 @@ export function marketTools(deps: ServerDeps): ToolDefinition[] {
             assets_on_other_days_left_out: left_out,
             // A gainer rose and a loser fell: with fewer movers than `limit` on a side, the list is shorter.
             rule: 'gainers: change > 0, largest first; losers: change < 0, largest fall first; unchanged assets are in neither',
-            ...(args.direction !== 'losers' ? { gainers: rising.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
-            ...(args.direction !== 'gainers' ? { losers: falling.slice(0, args.limit).map((q) => brief(q, q[field])) } : {}),
+            ...(gainers ? { gainers: gainers.map((q) => brief(q, q[field])) } : {}),
+            ...(losers ? { losers: losers.map((q) => brief(q, q[field])) } : {}),
             advancers: rising.length,
             decliners: falling.length,
           },
           source: deps.market.name === 'snapshot' ? 'snapshot' : deps.market.name,
           data_as_of: day,
+          notes: volumes ? [`${volumes} min_volume_usd applies to each volume as its source counts it.`] : [],
           // No mover on the side(s) asked for (a high volume floor, a flat day): nothing to charge for.
           empty: (args.direction === 'losers' ? 0 : rising.length) + (args.direction === 'gainers' ? 0 : falling.length) === 0,
         };

@@ -1,9 +1,9 @@
 // get_asset_metrics and get_correlation_matrix: risk and co-movement from daily closes.
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
-import { addDays, daysBetween } from '../../lib/dates.ts';
+import { addDays } from '../../lib/dates.ts';
 import { snakeKeys } from '../../lib/snake.ts';
-import { betaAndCorrelation, correlationMatrix, DAYS_PER_YEAR, distanceFromAllTimeHigh, maxDrawdown, realisedVolatility } from '../../analytics/risk.ts';
+import { betaAndCorrelation, correlationMatrix, distanceFromAllTimeHigh, logReturnPerformance, maxDrawdown, SHARPE_METHOD } from '../../analytics/risk.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { analyse } from '../common/analysis.ts';
 import { resolveAsset, resolveAssets } from '../common/assets.ts';
@@ -76,23 +76,13 @@ export function metricTools({ market }: ServerDeps): ToolDefinition[] {
           ? [`${benchSeries.label} (the benchmark) has a break in its data: beta and correlation use only the days from ${benchSeries.candles[0].date}.`]
           : [];
         const result = analyse('not enough history', () => {
-          const volatility = realisedVolatility(window);
-          const first = window[0]!;
-          const last = window[window.length - 1]!;
-          const total = last.close / first.close - 1;
-          const meanLog = Math.log(last.close / first.close) / volatility.observations;
-          const spanned = Math.max(1, daysBetween(first.date, last.date));
-          const dailyRiskFree = Math.log(1 + args.risk_free_rate) / DAYS_PER_YEAR;
+          const p = logReturnPerformance(window, args.risk_free_rate);
           return {
-            window: { from: first.date, to: series.as_of, days: window.length - 1 },
-            realised_volatility: volatility,
-            returns: { total, annualised_geometric: (1 + total) ** (DAYS_PER_YEAR / spanned) - 1, mean_daily_log: meanLog, observations: volatility.observations },
+            window: { from: window[0]!.date, to: series.as_of, days: window.length - 1 },
+            realised_volatility: p.volatility,
+            returns: { total: p.totalReturn, annualised_geometric: p.annualisedGeometricReturn, mean_daily_log: p.meanDailyLogReturn, observations: p.volatility.observations },
             max_drawdown: maxDrawdown(window),
-            sharpe: {
-              sharpe: volatility.daily > 0 ? ((meanLog - dailyRiskFree) / volatility.daily) * Math.sqrt(DAYS_PER_YEAR) : null,
-              risk_free_rate: args.risk_free_rate,
-              method: 'mean daily log return minus ln(1 + risk_free_rate) / 365, over the realised volatility above (daily log returns), times √365: a negative return gives a negative Sharpe',
-            },
+            sharpe: { sharpe: p.sharpe, risk_free_rate: args.risk_free_rate, method: SHARPE_METHOD },
             vs_benchmark: { benchmark: bench.id, ...snakeKeys(betaAndCorrelation(window, benchWindow)) },
             all_time_high: snakeKeys(distanceFromAllTimeHigh(series.all)),
           };

@@ -6,8 +6,8 @@ import { addDays, daysBetween, isoDaySchema } from '../../lib/dates.ts';
 import { defineTool, type ToolDefinition } from '../../mcp/tool.ts';
 import { resolveAsset, resolveAssets, resolveSome } from '../common/assets.ts';
 import { datedAnswer } from '../common/dating.ts';
-import { assetEntry, assetRef, candle, quote } from '../common/outputs.ts';
-import { mixedVolumeNote, volumeSource } from '../common/volume.ts';
+import { assetEntry, assetRef, candle, quote, volumeSourcesField } from '../common/outputs.ts';
+import { candleVolumeNote, candleVolumeSources, mixedVolumeNote, quoteVolume } from '../common/volume.ts';
 import { cursorSchema, limitSchema, page } from '../common/paging.ts';
 import type { ServerDeps } from '../deps.ts';
 
@@ -55,9 +55,9 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
             ...(q.market_cap_usd !== null && q.market_cap_as_of && q.market_cap_as_of !== q.as_of.slice(0, 10) ? [{ label: `${q.symbol.toUpperCase()} market cap`, as_of: q.market_cap_as_of }] : []),
           ]),
         );
-        const volumes = mixedVolumeNote(quotes.map((q) => ({ symbol: q.symbol, source: q.source, volume: q.volume_24h_usd })));
+        const volumes = mixedVolumeNote(quotes);
         return {
-          data: { prices: quotes.map((q) => ({ ...q, volume_source: volumeSource(q.source, q.symbol, q.volume_24h_usd) })), unknown },
+          data: { prices: quotes.map((q) => ({ ...q, ...quoteVolume(q) })), unknown },
           source: market.name === 'snapshot' ? 'snapshot' : quotes[0]?.source ?? market.name,
           data_as_of,
           notes: [...notes, ...(volumes ? [volumes] : []), ...(unknown.length ? [`Not answered, unknown here: ${unknown.map((u) => u.asset).join(', ')} (see unknown for close matches).`] : [])],
@@ -79,7 +79,7 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
         })
         .strict()
         .refine((a) => !a.from || !a.to || a.from <= a.to, { message: 'from must not be after to', path: ['from'] }),
-      output: z.object({ asset: assetRef, interval: z.enum(['daily', 'weekly']), total: z.number(), candles: z.array(candle) }),
+      output: z.object({ asset: assetRef, interval: z.enum(['daily', 'weekly']), total: z.number(), candles: z.array(candle), volume_sources: volumeSourcesField }),
       credits: 1,
       handler: async (args, ctx) => {
         const entry = resolveAsset(market.registry, args.asset);
@@ -110,9 +110,10 @@ export function priceTools({ market }: ServerDeps): ToolDefinition[] {
           ...breaks.map((g) => `${entry.symbol.toUpperCase()} has no candles from ${addDays(g.from, 1)} to ${addDays(g.to, -1)} (${g.missing_days} days) in this range.`),
           ...(args.to && args.to > all.as_of ? [`to ${args.to} is after the data's last day: the candles stop at ${all.as_of}.`] : []),
           ...(shortWeek ? [`The week of ${shortWeek.date} holds ${partialDays(shortWeek)} of its 7 days (to ${end}): its close is not a week's close.`] : []),
+          ...[candleVolumeNote(candles, entry.symbol)].filter((n) => n !== undefined),
         ];
         return {
-          data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles },
+          data: { asset: { id: entry.id, symbol: entry.symbol, name: entry.name }, interval: args.interval, total: inRange.length, candles, volume_sources: candleVolumeSources(candles, entry.symbol) },
           source: all.source,
           data_as_of: all.as_of,
           next_cursor,

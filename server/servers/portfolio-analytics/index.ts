@@ -12,6 +12,7 @@ export function portfolioAnalytics(deps: ServerDeps): ServerSpec {
     title: 'Portfolio Analytics',
     description: 'Multi-chain wallet portfolios: priced holdings, allocation, risk metrics and wallet comparison.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
+    freshness: 'daily',
     dataFreshness: 'Balances live over each chain\'s JSON-RPC (block or slot named in the answer); prices from the market data source with their as-of date.',
     tools: [...portfolioTools(deps)],
   };

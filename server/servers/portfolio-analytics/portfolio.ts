@@ -88,7 +88,7 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
       name: 'get_risk_metrics',
       title: 'Portfolio risk metrics',
       description:
-        'Returns the risk of the wallets\' current priced holdings over a window of daily prices: annualised volatility, Sharpe ratio, maximum drawdown, 1-day 95% value at risk (fraction and USD), concentration (HHI, top holding) and beta to BTC.',
+        'Returns the risk of the wallets\' current priced holdings over a window of daily prices: volatility of daily log returns, total and compounded annualised return, Sharpe ratio on log returns, maximum drawdown, 1-day 95% value at risk (fraction and USD), concentration (HHI, top holding) and beta to BTC.',
       input: z.object({ addresses: addressesSchema(1, 10), chains: chainsSchema, window_days: windowSchema }).strict(),
       output: riskReportShape.extend(chainsRead),
       credits: 3,
@@ -105,7 +105,7 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
     defineTool({
       name: 'compare_wallets',
       title: 'Compare wallets',
-      description: 'Returns 2-5 wallets side by side: USD value, number of holdings, top holding, allocation, the assets they share, and each one\'s volatility, drawdown, Sharpe ratio, beta to BTC and 1-day 95% VaR.',
+      description: 'Returns 2-5 wallets side by side: USD value, number of holdings, top holding, allocation, the assets they share, and each one\'s log-return volatility, compounded annualised return, drawdown, Sharpe ratio, beta to BTC and 1-day 95% VaR.',
       input: z.object({ addresses: addressesSchema(2, 5), chains: chainsSchema, window_days: windowSchema }).strict(),
       output: z.object({
         wallets: z.array(
@@ -116,7 +116,14 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
             top_holding: allocationShape.nullable(),
             allocation: z.array(allocationShape),
             risk: z
-              .object({ volatility_annualised: z.number(), max_drawdown: z.number().describe('Positive fraction.'), sharpe: z.number().nullable(), beta_to_btc: z.number().nullable(), var_95_1d_usd: z.number() })
+              .object({
+                log_return_volatility_annualised: z.number(),
+                return_annualised_geometric: z.number(),
+                max_drawdown: z.number().describe('Positive fraction.'),
+                sharpe: z.number().nullable(),
+                beta_to_btc: z.number().nullable(),
+                var_95_1d_usd: z.number(),
+              })
               .nullable()
               .describe('null when nothing held has a price history.'),
           }),
@@ -139,7 +146,14 @@ export function portfolioTools(deps: ServerDeps): ToolDefinition[] {
               top_holding: alloc[0] ?? null,
               allocation: alloc,
               risk: r
-                ? { volatility_annualised: r.volatility_annualised, max_drawdown: r.max_drawdown.depth, sharpe: r.sharpe, beta_to_btc: r.beta_to_btc, var_95_1d_usd: r.var_95_1d.usd }
+                ? {
+                    log_return_volatility_annualised: r.log_return_volatility_annualised,
+                    return_annualised_geometric: r.return_annualised_geometric,
+                    max_drawdown: r.max_drawdown.depth,
+                    sharpe: r.sharpe,
+                    beta_to_btc: r.beta_to_btc,
+                    var_95_1d_usd: r.var_95_1d.usd,
+                  }
                 : null,
             };
           }),

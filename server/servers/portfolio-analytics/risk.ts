@@ -3,7 +3,7 @@
 // risk measures (server/analytics/risk.ts) run on it as on any price series.
 import { z } from 'zod';
 import { lastContiguous, type DailyCandle } from '../../analytics/candles.ts';
-import { betaAndCorrelation, maxDrawdown, realisedVolatility, sharpeRatio } from '../../analytics/risk.ts';
+import { betaAndCorrelation, logReturnPerformance, maxDrawdown } from '../../analytics/risk.ts';
 import { addDays } from '../../lib/dates.ts';
 import type { MarketDataProvider } from '../../providers/market/types.ts';
 import type { Holding } from './holdings.ts';
@@ -19,10 +19,11 @@ export const riskReportShape = z.object({
   value_usd: z.number(),
   measured: z.array(z.object({ asset_id: z.string(), symbol: z.string(), quantity: z.number(), value_usd: z.number(), weight: z.number() })),
   excluded: z.array(z.object({ asset_id: z.string().nullable(), symbol: z.string(), reason: z.string() })),
-  volatility_annualised: z.number(),
-  volatility_daily: z.number(),
-  sharpe: z.number().nullable(),
-  annualised_return: z.number(),
+  log_return_volatility_daily: z.number(),
+  log_return_volatility_annualised: z.number(),
+  return_total: z.number(),
+  return_annualised_geometric: z.number().describe('Compounded: (1 + return_total)^(365 / days) - 1.'),
+  sharpe: z.number().nullable().describe('Mean daily log return over log_return_volatility_daily, × √365 (risk-free 0).'),
   max_drawdown: z.object({ depth: z.number().describe('Positive fraction (0.5 = -50%).'), peak: pricePoint, trough: pricePoint, recovered: pricePoint.nullable() }),
   var_95_1d: z.object({ fraction: z.number(), usd: z.number(), method: z.string() }),
   concentration: z.object({ hhi: z.number().describe('Herfindahl index of weights in percent, 0-10,000.'), top_holding: z.string(), top_holding_share: z.number() }),
@@ -102,8 +103,7 @@ export async function holdingsRisk(market: MarketDataProvider, holdings: Holding
   );
   if (candles.length < 3) return null;
 
-  const vol = realisedVolatility(candles);
-  const sharpe = sharpeRatio(candles);
+  const performance = logReturnPerformance(candles);
   const returns = candles.slice(1).map((c, i) => c.close / candles[i]!.close - 1).sort((a, b) => a - b);
   // Historical VaR: the loss at the 5th percentile of daily returns (nearest rank).
   const p5 = returns[Math.max(0, Math.ceil(0.05 * returns.length) - 1)]!;
@@ -131,10 +131,11 @@ export async function holdingsRisk(market: MarketDataProvider, holdings: Holding
     value_usd: Math.round(total * 100) / 100,
     measured,
     excluded,
-    volatility_annualised: round(vol.annualised),
-    volatility_daily: round(vol.daily),
-    sharpe: sharpe.sharpe === null ? null : round(sharpe.sharpe),
-    annualised_return: round(sharpe.annualisedReturn),
+    log_return_volatility_daily: round(performance.volatility.daily),
+    log_return_volatility_annualised: round(performance.volatility.annualised),
+    return_total: round(performance.totalReturn),
+    return_annualised_geometric: round(performance.annualisedGeometricReturn),
+    sharpe: performance.sharpe === null ? null : round(performance.sharpe),
     max_drawdown: maxDrawdown(candles),
     var_95_1d: { fraction: round(Math.max(0, -p5)), usd: Math.round(Math.max(0, -p5) * total * 100) / 100, method: 'historical: the 5th-percentile daily simple return of today\'s holdings over the window' },
     concentration: { hhi: Math.round(hhi * 100) / 100, top_holding: measured[0]!.symbol, top_holding_share: measured[0]!.weight },

@@ -12,6 +12,7 @@ export function pricePrediction(deps: ServerDeps): ServerSpec {
     title: 'Price Prediction',
     description: 'Price forecasts with 50/80/95% intervals (coverage measured in and out of sample), backtests, volatility forecasts, technical indicators, signals and levels computed from daily price history.',
     chains: [],
+    freshness: 'daily',
     dataFreshness:
       deps.market.name === 'snapshot'
         ? 'Computed from the offline snapshot of real daily prices: each asset is current to its own last day, which every answer states.'

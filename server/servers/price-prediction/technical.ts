@@ -11,6 +11,7 @@ import { analyse, analysed, jobOf } from '../common/analysis.ts';
 import { resolveAsset } from '../common/assets.ts';
 import { assetRef, day } from '../common/outputs.ts';
 import { contiguous, contiguousWindow } from '../common/series.ts';
+import { oneVolumeSource } from '../common/volume.ts';
 import type { ServerDeps } from '../deps.ts';
 
 export const assetSchema = z.string().trim().min(1).max(100).describe('Asset id, ticker or name, e.g. "bitcoin", "ETH".');
@@ -196,6 +197,8 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
             value_area_share: z.number(),
             total_volume: z.number(),
             candles_without_volume: z.number(),
+            volume_source: z.string().nullable().describe('What the summed volumes count (one source; others left out).'),
+            candles_of_other_volume_sources: z.number(),
           })
           .nullable()
           .describe('volumes in USD'),
@@ -213,8 +216,19 @@ export function technicalTools({ market, compute }: ServerDeps): ToolDefinition[
       handler: async (args, ctx) => {
         const { asset, series } = await history(market, args.asset, ctx.signal);
         const { candles, notes } = contiguousWindow(series, args.window_days);
-        const levels = analyse('cannot find levels', () => supportResistance(candles, { pivotPeriod: args.pivot_period }));
-        return { data: { asset, window_days: args.window_days, ...snakeKeys(levels) }, source: series.source, data_as_of: series.as_of, notes };
+        const volumes = oneVolumeSource(candles, asset.symbol);
+        const { volume_profile, ...levels } = snakeKeys(analyse('cannot find levels', () => supportResistance(volumes.candles, { pivotPeriod: args.pivot_period })));
+        return {
+          data: {
+            asset,
+            window_days: args.window_days,
+            ...levels,
+            volume_profile: volume_profile && { ...volume_profile, volume_source: volumes.volume_source, candles_of_other_volume_sources: volumes.left_out },
+          },
+          source: series.source,
+          data_as_of: series.as_of,
+          notes: [...notes, ...(volumes.note ? [volumes.note] : [])],
+        };
       },
     }),
     defineTool({

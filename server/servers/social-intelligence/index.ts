@@ -12,6 +12,7 @@ export function socialIntelligence(deps: ServerDeps): ServerSpec {
     title: 'Social Intelligence',
     description: 'What people say about crypto assets: mentions, sentiment, trending assets and terms, spikes and top posts.',
     chains: [],
+    freshness: 'posts',
     dataFreshness:
       deps.social.name === 'snapshot'
         ? `Offline dataset of real posts: Reddit posts (2025-09-29 to 2025-12-06) and comments (to 2025-10-30) of crypto subreddits, and tweets of 10 crypto accounts (2011-07-04 to 2017-12-07). Windows default to the end of each platform's data, which every answer states; a window past 2025-10-30 says the comments are missing there. ${SENTIMENT_QUALITY}`

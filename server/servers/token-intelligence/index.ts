@@ -12,6 +12,7 @@ export function tokenIntelligence(deps: ServerDeps): ServerSpec {
     title: 'Token Intelligence',
     description: 'Token metadata, supply, holder concentration and contract analysis.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
+    freshness: 'daily',
     dataFreshness:
       'Registry: Uniswap default token list and Etherscan token labels (2024-07) plus the devnet manifest when configured; on-chain values live over JSON-RPC; prices from the market data source.',
     tools: [...tokenTools(deps)],

@@ -8,7 +8,8 @@ import type { TokenEntry } from '../../providers/tokens.ts';
 import { addressSchema, chainSchema, evmNetwork, rpc } from '../common/evm.ts';
 import { eip1967Proxy, erc20Metadata, resolveBlockRange, transferLogs, tryCall, MAX_BLOCK_RANGE, type ProxyInfo } from '../common/onchain.ts';
 import { concentration, findPrivileges, riskScore, type HolderConcentration } from './analysis.ts';
-import { addressLabel, evmChain, proxyInfo } from '../common/outputs.ts';
+import { addressLabel, evmChain, proxyInfo, volumeSourceField } from '../common/outputs.ts';
+import { quoteVolume } from '../common/volume.ts';
 import type { ServerDeps } from '../deps.ts';
 
 const findingSchema = z.object({
@@ -109,6 +110,8 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
         ),
         note: z.string().optional(),
       }),
+      // It answers from the token registry (dated by its lists), not from daily prices.
+      freshness: 'registry',
       credits: 0,
       handler: async (args) => {
         const hits = tokens.search(args.query, args.chain);
@@ -168,6 +171,7 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
             price_usd: z.number(),
             market_cap_usd: z.number().nullable(),
             volume_24h_usd: z.number().nullable(),
+            volume_source: volumeSourceField,
             change_24h_pct: z.number().nullable(),
             as_of: z.string(),
             source: z.string(),
@@ -199,7 +203,7 @@ export function tokenTools(deps: ServerDeps): ToolDefinition[] {
             registry: registryView(entry),
             label: labels.get(address, network) ?? null,
             market: quote
-              ? { asset_id: quote.asset_id, price_usd: quote.price_usd, market_cap_usd: quote.market_cap_usd, volume_24h_usd: quote.volume_24h_usd, change_24h_pct: quote.change_24h_pct, as_of: quote.as_of, source: quote.source }
+              ? { asset_id: quote.asset_id, price_usd: quote.price_usd, market_cap_usd: quote.market_cap_usd, ...quoteVolume(quote), change_24h_pct: quote.change_24h_pct, as_of: quote.as_of, source: quote.source }
               : null,
           },
           source: quote ? `rpc:${network}+registry+${quote.source}` : `rpc:${network}+registry`,

@@ -15,6 +15,7 @@ export function whaleIntelligence(deps: ServerDeps): ServerSpec {
     title: 'Whale Intelligence',
     description: 'Large transfers and flows between exchanges, funds and wallets, with address labels; wallet profiles and per-account watchlists.',
     chains: ['ethereum', 'base', 'polygon', 'bsc', 'solana'],
+    freshness: 'daily',
     dataFreshness:
       'Transfers live from each EVM network over JSON-RPC (windows of at most 1,000 blocks; Solana for watchlists); USD values from the market data, each price with its as-of date; watchlists in the service database.',
     tools: [...whaleTools(deps), ...profileTools(deps), ...watchTools(deps), ...whaleAlertTools(deps)],
