@@ -172,8 +172,10 @@ async function moveAll(
   );
   // The wallets that came over share the target's free allowance from now on.
   await client.query('SELECT wallets_share_free_grant($1)', [target.id]);
+  // merged_at is when the merge took effect (it holds both accounts' locks now), not when its
+  // transaction began: a call charged to the source while the merge waited for its lock came before it.
   await client.query(
-    'INSERT INTO account_merges (id, source_account_id, target_account_id, credits, keys, wallets) VALUES ($1, $2, $3, $4, $5, $6)',
+    'INSERT INTO account_merges (id, source_account_id, target_account_id, credits, keys, wallets, merged_at) VALUES ($1, $2, $3, $4, $5, $6, clock_timestamp())',
     [id, source.id, target.id, credits, keys.rowCount ?? 0, wallets.rowCount ?? 0],
   );
   return {

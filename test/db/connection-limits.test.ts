@@ -85,9 +85,14 @@ describe('out of connection slots', () => {
     const hog = new pg.Client({ connectionString: roleUrl });
     await hog.connect();
     hogs.push(hog);
+    // And the service's idle connection is busy (as under load): every call needs a connection
+    // more than the database has slots for. Without this the calls could all be served one after
+    // another on that one connection (the meter batches reservations), and on a loaded machine
+    // they were: 24 times 200, no refusal to look at.
+    const busy = await svc.db.pool.connect();
     const results = await Promise.all(
       Array.from({ length: 24 }, (_, i) => post(`${svc.url}/mcp/market-intelligence`, toolCall('bench_sleep', { ms: 50 }, i), { 'x-api-key': key })),
-    );
+    ).finally(() => busy.release());
     const statuses = results.map((r) => `${r.status} ${(r.body as { error?: { code?: string } }).error?.code ?? ''}`.trim());
     expect(statuses.filter((s) => s.startsWith('503')).length, statuses.join(', ')).toBeGreaterThan(0);
     expect(statuses.filter((s) => s !== '200' && s !== '503 SERVICE_UNAVAILABLE'), statuses.join(', ')).toEqual([]);
