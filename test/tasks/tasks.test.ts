@@ -161,7 +161,9 @@ describe('2025-11-25 experimental tasks, v1 SDK client', () => {
     // 100 items of 1,000 characters asked at limit 100: the page holds 29 (ANSWER_ITEM_CHARS), 5 credits × 29/100 → 2.
     const created = await benchA.request({ method: 'tools/call', params: { name: 'bench_page', arguments: { items: 100, item_chars: 1000, limit: 100 }, task: {} } }, CreateTaskResultSchema);
     const id = created.task.taskId;
-    expect(await balanceOf(db, owner.accountId)).toBe(before - 5);
+    // Reserved in full at creation; the page is quick to build, so by the time the balance is read
+    // the task may already have ended and given back what the page does not hold.
+    expect([before - 5, before - 2]).toContain(await balanceOf(db, owner.accountId));
     const done = await polled(async () => {
       const task = await clientB.experimental.tasks.getTask(id);
       return task.status === 'working' ? undefined : task;
