@@ -25,10 +25,12 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     // Files run in parallel forks; each gets its own database on the shared server.
     pool: 'forks',
-    // Two files at once. Vitest's default on this 2-core machine is one (cores - 1), but the
-    // suites spend much of their time waiting on PostgreSQL, anvil, Chromium and child processes:
-    // two workers took the whole run from 808 s to 571 s here (same tests, 16:23 and 16:42 UTC).
-    maxWorkers: 2,
+    // Three files at once on this 2-core machine (vitest's default would be one, cores - 1): the
+    // suites spend much of their time waiting on PostgreSQL, anvil, Chromium, child processes and
+    // real timeouts (client-node's 30 s watch recycling). Two workers took the run from 808 s to
+    // 571 s (16:23 and 16:42 UTC, 2026-11-25); with files sharing their worker's modules, two
+    // workers used 78% of both cores (17.6 CPU-minutes in an 11.3-minute `npm test`).
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
