@@ -178,11 +178,11 @@ export const DEMO_WALLET = '0x000000000000000000000000000000000000d3e0';
 
 /**
  * The first sign-in of a wallet that has no account, on a database holding the demo account,
- * takes the demo account over: its placeholder wallet (its only one) becomes the signing wallet,
+ * takes the demo account over: its seed wallet (its only one, DEMO_WALLET) becomes the signing wallet,
  * so the key `npm start` printed, its credits and its usage are in the dashboard of whoever runs
- * the service. Once claimed there is no placeholder left and every later wallet gets an account
+ * the service. Once claimed no wallet holds DEMO_WALLET and every later wallet gets an account
  * of its own; two first sign-ins at once claim it at most once (the row is updated under its lock
- * and the second finds no placeholder). The demo account's id, when this sign-in claimed it.
+ * and the second finds DEMO_WALLET gone). The demo account's id, when this sign-in claimed it.
  */
 export async function accountClaimDemo(db: Database, chain: Chain, address: string): Promise<string | undefined> {
   const wallet = normaliseWallet(chain, address);
