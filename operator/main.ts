@@ -13,7 +13,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadOperatorConfig, OperatorConfigError } from './config.ts';
 import { Controller } from './controller.ts';
-import { plansTableExists } from './db/plans.ts';
+import { schemaState } from './db/plans.ts';
 import { createOperatorDatabase, type OperatorDatabase } from './db/pool.ts';
 import { KubeClient } from './kube/client.ts';
 import { createOperatorMetrics, serveOperatorHttp, type ReadinessCheck } from './metrics.ts';
@@ -23,15 +23,20 @@ const DATABASE_CHECK_TIMEOUT_MS = 2000;
 /** How often the database is looked at while it is down (or its schema missing). */
 const DATABASE_WATCH_MS = 2000;
 
-/** The database answers and has the plans table; the detail says which part is missing. */
-async function databaseCheck(db: OperatorDatabase): Promise<ReadinessCheck> {
+/**
+ * The database answers and has the plans table; the detail says which part is missing, and
+ * `version` is the newest migration applied.
+ */
+async function databaseCheck(db: OperatorDatabase): Promise<ReadinessCheck & { version?: number | null }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${DATABASE_CHECK_TIMEOUT_MS} ms`)), DATABASE_CHECK_TIMEOUT_MS);
   });
   try {
-    const schema = await Promise.race([plansTableExists(db), timeout]);
-    return schema ? { name: 'database', ok: true } : { name: 'database', ok: false, detail: `${db.description} has no plans table yet (run cryptomcp migrate)` };
+    const schema = await Promise.race([schemaState(db), timeout]);
+    return schema.plans
+      ? { name: 'database', ok: true, version: schema.version }
+      : { name: 'database', ok: false, version: schema.version, detail: `${db.description} has no plans table yet (run cryptomcp migrate)` };
   } catch (err) {
     return { name: 'database', ok: false, detail: `${db.description} unreachable: ${(err as Error).message}` };
   } finally {
@@ -71,16 +76,20 @@ async function main(): Promise<void> {
   });
   controller.start();
 
-  // While the database is down or unmigrated, look every few seconds; the moment it is usable,
-  // retry every PlanPolicy now instead of after its (up to a minute long) backoff.
+  // Look at the database every few seconds; the moment it becomes usable, and each time its
+  // schema moves on (a migration applied: the plans table comes with the first of them, what a
+  // PlanPolicy's write needs may come with a later one, or with an upgrade), retry every
+  // PlanPolicy now instead of after its (up to a minute long) backoff.
   let databaseUsable = false;
+  let schemaVersion: number | null | undefined;
   const watchDatabase = setInterval(() => {
     void databaseCheck(db).then((check) => {
-      if (check.ok && !databaseUsable) {
-        log('database usable: retrying PlanPolicies');
+      if (check.ok && (!databaseUsable || check.version !== schemaVersion)) {
+        log(databaseUsable ? `schema at migration ${check.version}: retrying PlanPolicies` : 'database usable: retrying PlanPolicies');
         controller.retryNow('PlanPolicy');
       }
       databaseUsable = check.ok;
+      if (check.ok) schemaVersion = check.version;
     });
   }, DATABASE_WATCH_MS);
   watchDatabase.unref();

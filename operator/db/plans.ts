@@ -55,8 +55,17 @@ export async function planDeleteUnused(db: OperatorDatabase, name: string): Prom
   return { deleted: accounts === 0, accounts };
 }
 
-/** Whether the schema is there (the plans table exists): `cryptomcp migrate` has run. */
-export async function plansTableExists(db: OperatorDatabase): Promise<boolean> {
-  const res = await db.query<{ ok: boolean }>("SELECT to_regclass('plans') IS NOT NULL AS ok");
-  return res.rows[0]?.ok === true;
+/**
+ * What of the schema is there: whether the plans table exists (`cryptomcp migrate` has run), and
+ * the newest migration applied (null before the first). `cryptomcp migrate` applies each
+ * migration in its own transaction, so the plans table appears at the first one, while the
+ * columns and functions a PlanPolicy's write needs may come with later ones: the version says
+ * when the schema moved on.
+ */
+export async function schemaState(db: OperatorDatabase): Promise<{ plans: boolean; version: number | null }> {
+  const res = await db.query<{ plans: boolean; tracked: boolean }>("SELECT to_regclass('plans') IS NOT NULL AS plans, to_regclass('schema_migrations') IS NOT NULL AS tracked");
+  const row = res.rows[0];
+  if (!row?.tracked) return { plans: row?.plans === true, version: null };
+  const versions = await db.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');
+  return { plans: row.plans, version: versions.rows[0]?.version ?? null };
 }
