@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/helpers/sequencer.ts';
 
 /**
  * Files that run in a process of their own (vitest's isolate: true): the ones that leave global
@@ -31,6 +32,8 @@ export default defineConfig({
     // 571 s (16:23 and 16:42 UTC, 2026-11-25); with files sharing their worker's modules, two
     // workers used 78% of both cores (17.6 CPU-minutes in an 11.3-minute `npm test`).
     maxWorkers: 3,
+    // The longest files first, and the image test after every other file has started.
+    sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [

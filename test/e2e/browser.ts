@@ -23,7 +23,10 @@ const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-c
 /** WCAG 2 A/AA checks by axe-core in the page (labels, contrast, roles); serious or critical findings fail. */
 export async function expectAccessibleIn(target: Page): Promise<void> {
   // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected script tags.
-  await target.evaluate(AXE_SOURCE);
+  // Once per document: the dashboard moves between views without loading a new one, and compiling
+  // axe's 500 kB again for each check was most of the browser's CPU for accessibility (12 of 41 s
+  // in dashboard-ui.test.ts, where the checks themselves ran 3 s).
+  if (!(await target.evaluate(() => 'axe' in window))) await target.evaluate(AXE_SOURCE);
   const violations = await target.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
