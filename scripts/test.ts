@@ -70,6 +70,12 @@ const args = process.argv.slice(2);
 // Vitest's file filters: the positional arguments, less the value of a test-name pattern.
 const filters = args.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern'].includes(args[i - 1] ?? ''));
 
+// V8's compile cache (with TypeScript's stripped output) for every Node process the suite starts:
+// the tests start the service, the operator and the CLI as child processes several dozen times,
+// and each imported the whole service (~1.6 s of CPU) compiling it afresh; from the cache, ~1.0 s.
+// Keyed by each file's content, so a changed file is compiled again; nothing else changes.
+process.env.NODE_COMPILE_CACHE ??= path.resolve('node_modules/.cache/node-compile-cache');
+
 console.log('== provision');
 provision(filters);
 
