@@ -20,11 +20,12 @@ export function createOperatorDatabase(url: string): OperatorDatabase {
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     application_name: 'cryptomcp-operator',
-  });
-  // A hung statement must not hold a worker (and its key) forever. A SET on each new connection,
-  // not a startup parameter: PgBouncer refuses those (docs/kubernetes.md, "PgBouncer").
-  pool.on('connect', (client) => {
-    client.query('SET statement_timeout = 10000').catch(() => {});
+    // A hung statement must not hold a worker (and its key) forever. A SET on each new connection,
+    // awaited before the pool hands it out, not a startup parameter: PgBouncer refuses those
+    // (docs/kubernetes.md, "PgBouncer").
+    onConnect: async (client) => {
+      await client.query('SET statement_timeout = 10000');
+    },
   });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => {});

@@ -43,15 +43,16 @@ export function createDatabase({ url, max = 20, statementTimeoutMs = STATEMENT_T
     connectionTimeoutMillis: 3000,
     idleTimeoutMillis: 30_000,
     application_name: 'cryptomcp',
-  });
-  // A hung query must not hold a request (and its reservation) forever. Sent as a statement, not
-  // as a startup parameter, which PgBouncer refuses ("unsupported startup parameter"). A client
-  // queues its queries, so this runs before anything the pool hands the connection out for. In
-  // PgBouncer's transaction mode the session setting reaches only the server connection it ran
-  // on: transactions set it again (SET LOCAL below); for single statements, set it on the role
-  // too (docs/kubernetes.md, "PgBouncer").
-  pool.on('connect', (client) => {
-    client.query(`SET statement_timeout = ${timeout}`).catch(() => {});
+    // A hung query must not hold a request (and its reservation) forever. Sent as a statement, not
+    // as a startup parameter, which PgBouncer refuses ("unsupported startup parameter"), and
+    // awaited before the pool hands the new connection out (pg-pool's onConnect; a query sent
+    // while another runs is deprecated in pg 8 and refused in 9). In PgBouncer's transaction mode
+    // the session setting reaches only the server connection it ran on: transactions set it
+    // again (SET LOCAL below); for single statements, set it on the role too (docs/kubernetes.md,
+    // "PgBouncer").
+    onConnect: async (client) => {
+      await client.query(`SET statement_timeout = ${timeout}`);
+    },
   });
   // An idle client losing its connection (server restart) must not crash the process, nor one
   // held open between queries (the job runner's LISTEN connection: it reconnects by itself).
