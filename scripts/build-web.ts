@@ -5,6 +5,12 @@
 // Each asset and index.html is also written compressed (.br, .gz) beside itself, which the
 // service sends to browsers that accept it (server/dashboard/ui.ts): on a slow link the bytes
 // sent, not the bundle's size on disk, decide how soon the page shows.
+//
+// A build whose inputs (web/'s sources and settings, the lockfile, this script) have not changed
+// since the last one is skipped: `npx cryptomcp` on a fresh npm cache installs the checkout and
+// runs "prepare", which rebuilt web/dist in place (8 s) under a service that may be serving it.
+// The inputs' hash is kept in web/dist/.inputs.json beside the sizes it produced.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -14,6 +20,23 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const WEB = path.join(ROOT, 'web');
 const DIST = path.join(WEB, 'dist');
 const FIRST_PAGE_LIMIT = 500 * 1024;
+const STAMP = path.join(DIST, '.inputs.json');
+
+/** One hash over every file the build reads from the project (node_modules through the lockfile). */
+export function webInputsHash(): string {
+  const hash = createHash('sha256');
+  const files = [
+    path.join(ROOT, 'package-lock.json'),
+    path.join(ROOT, 'scripts/build-web.ts'),
+    ...fs
+      .readdirSync(WEB, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.join(e.parentPath, e.name))
+      .filter((f) => !f.startsWith(DIST + path.sep)),
+  ].sort();
+  for (const file of files) hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file)).update('\0');
+  return hash.digest('hex');
+}
 
 interface ManifestChunk {
   file: string;
@@ -48,8 +71,22 @@ export async function buildWeb(): Promise<{ firstPageGzip: number; lazyGzip: num
   return { firstPageGzip, lazyGzip };
 }
 
+/** The sizes of the build in web/dist when it was made from these very inputs, else undefined. */
+export function upToDate(inputs: string): { firstPageGzip: number; lazyGzip: number } | undefined {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(STAMP, 'utf8')) as { inputs: string; firstPageGzip: number; lazyGzip: number };
+    return stamp.inputs === inputs && fs.existsSync(path.join(DIST, 'index.html')) ? stamp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 if (import.meta.main) {
-  const { firstPageGzip, lazyGzip } = await buildWeb();
+  const inputs = webInputsHash();
+  const current = upToDate(inputs);
+  if (current) console.log('build:web: web/dist is up to date with web/ and the lockfile (delete web/dist to build anyway)');
+  const { firstPageGzip, lazyGzip } = current ?? (await buildWeb());
+  if (!current) fs.writeFileSync(STAMP, `${JSON.stringify({ inputs, firstPageGzip, lazyGzip })}\n`);
   const kb = (n: number) => `${(n / 1024).toFixed(1)} kB`;
   console.log(`build:web: first page ${kb(firstPageGzip)} gzipped (limit ${kb(FIRST_PAGE_LIMIT)}); pages loaded later ${kb(lazyGzip)} gzipped`);
   if (firstPageGzip > FIRST_PAGE_LIMIT) {
