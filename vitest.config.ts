@@ -4,8 +4,9 @@ import LongestFirstSequencer from './test/helpers/sequencer.ts';
 /**
  * Files that run in a process of their own (vitest's isolate: true): the ones that leave global
  * state behind by design — an OpenTelemetry provider or context manager registered for the
- * process (observability's tracing files), and the CLI's in-process commands and the service's
- * entry point (signal handlers on `process`).
+ * process (observability's tracing files), and the CLI's in-process commands (signal handlers on
+ * `process`). Files that only start the CLI or the service as child processes (start, npx,
+ * devnet-paste) share workers like the rest.
  *
  * Every other file shares its worker's module graph (isolate: false): a worker loads the service's
  * modules (Fastify, the MCP SDKs, viem, the data snapshots) once and runs file after file on them,
@@ -15,11 +16,7 @@ import LongestFirstSequencer from './test/helpers/sequencer.ts';
  * import before its first test: with 82 files isolated, one of the two workers was idle or importing
  * for about half of the 721 s run (test/helpers timeline in the [house] note).
  */
-const ISOLATED = [
-  'test/observability/{otlp,tracing,ids,span-ring,export-thread}.test.ts',
-  'test/cli/**/*.test.ts',
-  'test/start.test.ts',
-];
+const ISOLATED = ['test/observability/{otlp,tracing,ids,export-thread}.test.ts', 'test/cli/cli.test.ts'];
 
 export default defineConfig({
   test: {
