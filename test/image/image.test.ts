@@ -1,5 +1,5 @@
 // The container image, built as CI builds it (scripts/build-image.ts: no Docker engine; mmdebstrap,
-// the node npm package's binary, npm ci --omit=dev, umoci) and run as the chart runs its pods: uid
+// the node npm package's binary, the lockfile's production packages, umoci) and run as the chart runs its pods: uid
 // 1000, read-only root, writable /tmp only. Both entry points run inside it: `serve` against a real
 // PostgreSQL answers /readyz and a metered tools/call through the MCP SDK client; `operator/main.ts`
 // against the stand-in API server reconciles a PlanPolicy into the database.
