@@ -43,16 +43,24 @@ export async function planAccountCount(db: OperatorDatabase, name: string): Prom
 /**
  * Deletes the plan only if no account is on it, in one statement (accounts reference plans by
  * foreign key, so an account created meanwhile makes the delete fail rather than orphan it).
+ * `deleted` is true only when the row is gone: when the delete finds an account on the plan and
+ * the count after it finds none, the last account moved off between the two statements (or the
+ * row went meanwhile), so it looks again rather than report a row that is still there as deleted.
  */
 export async function planDeleteUnused(db: OperatorDatabase, name: string): Promise<{ deleted: boolean; accounts: number }> {
-  try {
-    const res = await db.query('DELETE FROM plans WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM accounts WHERE plan = $1)', [name]);
-    if ((res.rowCount ?? 0) > 0) return { deleted: true, accounts: 0 };
-  } catch (err) {
-    if ((err as { code?: string }).code !== '23503') throw err; // foreign_key_violation: in use after all
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const res = await db.query('DELETE FROM plans WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM accounts WHERE plan = $1)', [name]);
+      if ((res.rowCount ?? 0) > 0) return { deleted: true, accounts: 0 };
+    } catch (err) {
+      if ((err as { code?: string }).code !== '23503') throw err; // foreign_key_violation: in use after all
+    }
+    const accounts = await planAccountCount(db, name);
+    if (accounts > 0) return { deleted: false, accounts };
+    if (!(await planGet(db, name))) return { deleted: true, accounts: 0 };
   }
-  const accounts = await planAccountCount(db, name);
-  return { deleted: accounts === 0, accounts };
+  // Accounts keep moving on and off the plan: not deleted this time; the caller retries later.
+  return { deleted: false, accounts: 0 };
 }
 
 /**
