@@ -58,15 +58,23 @@ async function unresolved(accountId: string): Promise<number> {
 }
 
 describe('heavy tools run off the event loop', () => {
-  it('five concurrent backtest_forecast calls: /healthz and a cheap tool keep answering within 1 s', async () => {
+  it('five concurrent backtest_forecast calls: /healthz and a cheap tool keep answering, each within half the time the quickest backtest took', async () => {
     const heavy = await createAccountWithKey(db, { plan: 'heavy' });
     const other = await createAccountWithKey(db, { plan: 'heavy' });
-    // Each of these backtests holds a core for about two seconds here: inline, any request that
-    // arrives meanwhile waits for it, so the 1 s bound below cannot hold.
+    // Each of these backtests holds a core for about two seconds on a quiet machine: inline, any
+    // request that arrives meanwhile waits for it, so no probe could answer within half the time
+    // the quickest backtest took. The bound scales with the machine's load as the backtests do (a
+    // fixed 1 s was missed by 0.23 s on a loaded run, with the tools off the event loop).
     const args = { asset: 'bitcoin', horizon: 7, origins: 40 };
     let done = false;
+    const took: number[] = [];
     const backtests = Promise.all(
-      Array.from({ length: 5 }, (_, i) => post(`${server.url}/mcp/price-prediction`, toolCall('backtest_forecast', args, `bt-${i}`), headers(heavy.key))),
+      Array.from({ length: 5 }, async (_, i) => {
+        const t0 = performance.now();
+        const res = await post(`${server.url}/mcp/price-prediction`, toolCall('backtest_forecast', args, `bt-${i}`), headers(heavy.key));
+        took.push(performance.now() - t0);
+        return res;
+      }),
     ).finally(() => (done = true));
 
     const healthz: number[] = [];
@@ -96,8 +104,10 @@ describe('heavy tools run off the event loop', () => {
       expect(a.status).toBe(200);
       expect((a.body as { result: { structuredContent: { success: boolean } } }).result.structuredContent.success).toBe(true);
     }
-    expect(Math.max(...healthz)).toBeLessThan(1000);
-    expect(Math.max(...cheap)).toBeLessThan(1000);
+    const bound = Math.min(...took) / 2;
+    expect(bound, 'a backtest this quick proves nothing').toBeGreaterThan(500);
+    expect(Math.max(...healthz)).toBeLessThan(bound);
+    expect(Math.max(...cheap)).toBeLessThan(bound);
     // The probes ran throughout, not just after the work.
     expect(healthz.length).toBeGreaterThanOrEqual(10);
     expect(cheap.length).toBeGreaterThanOrEqual(5);
