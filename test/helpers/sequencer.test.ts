@@ -6,17 +6,22 @@ import { describe, expect, it } from 'vitest';
 import { startOrder } from './sequencer.ts';
 
 describe('startOrder', () => {
-  it('keeps projects together in their order, puts the longest first and the waiting files last', () => {
+  it('keeps projects together in their order, puts the longest first and a late file where 75% of the time is before it', () => {
     const order = startOrder([
-      { item: 'iso-short', project: 'isolated', last: false, seconds: 1 },
-      { item: 'iso-long', project: 'isolated', last: false, seconds: 30 },
-      { item: 'image', project: 'shared', last: true, seconds: 200 },
-      { item: 'short', project: 'shared', last: false, seconds: 2 },
-      { item: 'long', project: 'shared', last: false, seconds: 60 },
-      { item: 'tie-a', project: 'shared', last: false, seconds: 5 },
-      { item: 'tie-b', project: 'shared', last: false, seconds: 5 },
+      { item: 'iso-short', project: 'isolated', late: false, seconds: 1 },
+      { item: 'iso-long', project: 'isolated', late: false, seconds: 30 },
+      { item: 'image', project: 'shared', late: true, seconds: 200 },
+      { item: 'short', project: 'shared', late: false, seconds: 10 },
+      { item: 'long', project: 'shared', late: false, seconds: 50 },
+      { item: 'tie-a', project: 'shared', late: false, seconds: 20 },
+      { item: 'tie-b', project: 'shared', late: false, seconds: 20 },
     ]);
-    expect(order).toEqual(['iso-long', 'iso-short', 'long', 'tie-a', 'tie-b', 'short', 'image']);
+    // 100 s of early files: the image test goes once 75 s are before it (long 50, tie-a 20, tie-b 20).
+    expect(order).toEqual(['iso-long', 'iso-short', 'long', 'tie-a', 'tie-b', 'image', 'short']);
+  });
+
+  it('a late file of a project whose other files are all short goes last, not first', () => {
+    expect(startOrder([{ item: 'image', project: 'p', late: true, seconds: 9 }, { item: 'a', project: 'p', late: false, seconds: 1 }], 1)).toEqual(['a', 'image']);
   });
 
   it('test/durations.json names files that exist (a renamed file would fall back to the default)', () => {
