@@ -5,41 +5,35 @@
 // both accounts' balances still equal their ledgers; the Usage page shows one key's successes,
 // failures and 429s as the gateway answered them, for a preset and a custom range. Each state is
 // checked by axe-core (light and dark) and for sideways overflow at 375 and 1280 px.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountIdByWallet } from '../../server/accounts/accounts.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, ledgerSum, post, startTestService, toolCall } from '../helpers/service.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { balanceOf, ledgerSum, post, toolCall } from '../helpers/service.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
+let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  db = await createTestDatabase();
-  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' } });
+  ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
   for (const c of contexts) await c.close().catch(() => {});
-  await browser?.close();
-  await service?.close();
-  await db?.drop();
+  await rig?.close();
 });
 
 async function newBrowser(): Promise<{ page: Page; wallets: InjectedWallets; evm: ReturnType<typeof privateKeyToAccount> }> {

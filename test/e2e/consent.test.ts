@@ -4,38 +4,32 @@
 // Solana wallet, sees the app's name, address and logo and the servers it asks for, narrows them
 // and approves; the browser returns to the app with a code whose token calls only the approved
 // server, charged to that wallet's account. Connected apps lists the app and revokes it.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, post, startTestService, toolCall } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { authorizationUrl, pkcePair, REDIRECT_URL, registerClient, tokenRequest } from '../oauth/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
+import { expectAccessibleIn } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/consent');
 
+let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  db = await createTestDatabase();
-  service = await startTestService(db.url, { DASHBOARD_SIGN_IN_LIMIT: '100' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { DASHBOARD_SIGN_IN_LIMIT: '100' } });
+  ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await db?.drop();
+  await rig?.close();
 });
 
 /** A browser of its own with the stand-in wallets; the app's redirect URI is answered in-browser and recorded. */

@@ -5,38 +5,31 @@
 // nothing charged), and the Activity list shows each action with the wallet and a request id; the
 // page passes axe and does not scroll sideways at 1280 and 375 px; a revoked key's secret leaves
 // the new-key box.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
 import { post, toolCall } from '../helpers/service.ts';
-import { startTestService } from '../helpers/service.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
+let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence', KEY_CACHE_TTL_MS: '600000' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { MCP_SERVERS: 'market-intelligence', KEY_CACHE_TTL_MS: '600000' } });
+  ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await db?.drop();
+  await rig?.close();
 });
 
 async function call(key: string) {

@@ -5,46 +5,37 @@
 // the merge, the dialog says nothing was merged and why, and nothing changed — the wallet, its key
 // and its credits stay with their own account, no audit row says "merged". The same merge with the
 // right key then goes through. axe-core finds no serious issue, nothing overflows sideways.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountIdByWallet } from '../../server/accounts/accounts.ts';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
 import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { balanceOf, startTestService } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { balanceOf } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
+let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
-let devnet: Devnet;
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  db = await createTestDatabase();
   // A signature that does not recover to the address is checked as a smart-contract wallet's
   // (EIP-1271) on the chain: the devnet answers that no contract is there.
-  devnet = await startDevnet();
-  service = await startTestService(db.url, { ...rpcEnv(devnet.manifest.rpc_url), MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ devnet: true, artifacts: ARTIFACTS, env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' }) });
+  ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await rig?.close();
 });
 
 async function signIn(page: Page, wallet: 'Test Wallet' | 'Test Solana Wallet'): Promise<string> {

@@ -6,55 +6,51 @@
 // delivery log shows the delivery with its three attempts; Redeliver sends it again; an account
 // notice (usage at 80%) sent to the endpoint is in the log as account.usage and is redelivered;
 // Rotate shows a new secret once. axe-core finds no serious WCAG 2 A/AA issue and nothing overflows sideways.
-import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
 import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
 import { accountNoticesRecord } from '../../server/alerts/notices.ts';
 import { sendToExchange, writeManifest } from '../alerts/devnet-transfers.ts';
 import { startReceiver } from '../alerts/receiver.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { post, startTestService, toolCall } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { post, toolCall } from '../helpers/service.ts';
 import { eventually } from '../helpers/wait.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
+let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let devnet: Devnet;
 let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  devnet = await startDevnet();
-  service = await startTestService(db.url, {
-    MCP_SERVERS: 'whale-intelligence',
-    ETHEREUM_RPC_URL: devnet.manifest.rpc_url,
-    DEVNET_MANIFEST: writeManifest(devnet),
-    // The receiver listens on loopback over http.
-    WEBHOOK_ALLOW_PRIVATE: '1',
-    ALERT_EVALUATE_INTERVAL_MS: '200',
-    JOBS_POLL_INTERVAL_MS: '50',
-    WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100',
+  rig = await startDashboardRig({
+    devnet: true,
+    artifacts: ARTIFACTS,
+    env: (d) => ({
+      MCP_SERVERS: 'whale-intelligence',
+      ETHEREUM_RPC_URL: d.manifest.rpc_url,
+      DEVNET_MANIFEST: writeManifest(d),
+      // The receiver listens on loopback over http.
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      ALERT_EVALUATE_INTERVAL_MS: '200',
+      JOBS_POLL_INTERVAL_MS: '50',
+      WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100',
+    }),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  ({ db, devnet, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await rig?.close();
 });
 
 async function signedIn(viewport: { width: number; height: number }): Promise<{ page: Page; accountId: string }> {
