@@ -121,6 +121,8 @@ describe('accounts and usage in Chromium', () => {
     const { plaintext } = await keyCreate(db, y, { name: 'solana bot' });
     expect((await post(`${service.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'hi' }), { 'x-api-key': plaintext })).status).toBe(200);
     await page.getByRole('button', { name: 'Sign out' }).click();
+    // The sign-out request must finish before the next page load, or that load is still signed in.
+    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
     await signIn(page, 'Test Wallet');
     const x = await accountOf(page);
     expect(x).not.toBe(y);

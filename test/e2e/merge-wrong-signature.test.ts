@@ -58,6 +58,8 @@ describe('merging an account with a wrong signature', () => {
         const source = await signIn(page, 'Test Wallet');
         await keyCreate(db, source, { name: 'evm bot' });
         await page.getByRole('button', { name: 'Sign out' }).click();
+        // The sign-out request must finish before the next page load, or that load is still signed in.
+        await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
         const target = await signIn(page, 'Test Solana Wallet');
         expect(target).not.toBe(source);
         const state = async () => ({
