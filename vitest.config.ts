@@ -32,6 +32,11 @@ export default defineConfig({
     // The longest files first, and the image test after every other file has started.
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
+    // expect.poll waits for a condition; its default bound, 1 s, is shorter than a browser round
+    // trip (nonce, wallet, sign-in request) takes on this 2-core machine under the whole suite (a
+    // refused sign-in's message took longer once and failed the run). It returns as soon as the
+    // condition holds, so a larger bound costs nothing when all is well.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'isolated', include: ISOLATED } },
