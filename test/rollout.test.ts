@@ -13,9 +13,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { spawnServer, stopServer, type ServerProcess } from '../helpers/process.ts';
-import { createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { spawnServer, stopServer, type ServerProcess } from './helpers/process.ts';
+import { createAccountWithKey, createUnlimitedPlan, post, startTestService, toolCall } from './helpers/service.ts';
 
 const PROPAGATION_MS = 500;
 
