@@ -28,7 +28,10 @@ export class Limiter {
     if (!(rate.requestsPerMinute > 0) || !(rate.burst >= 1)) throw new Error('limiter: requestsPerMinute > 0 and burst >= 1');
     this.#emissionMs = 60_000 / rate.requestsPerMinute;
     this.#toleranceMs = this.#emissionMs * (rate.burst - 1);
-    this.#tat = new LRUCache({ max: opts.maxKeys ?? 100_000 });
+    // Bounded by maxSize (each key counts 1), not max: lru-cache allocates its arrays for `max`
+    // entries up front (some 3 MB for 100,000 keys per limiter, and a service has about ten), while
+    // with maxSize they grow with the keys actually seen. The bound is the same.
+    this.#tat = new LRUCache({ maxSize: opts.maxKeys ?? 100_000, sizeCalculation: () => 1 });
     this.#now = opts.now ?? Date.now;
   }
 
