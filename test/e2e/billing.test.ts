@@ -17,7 +17,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { devnetAccount, devnetClients, transferToken } from '../payments/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, horizontalOverflow, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
 import type { InjectedWallets } from './wallets.ts';
 
@@ -56,8 +56,6 @@ afterAll(async () => {
 async function atBothWidths(where: string, extra?: () => Promise<void>) {
   for (const viewport of VIEWPORTS) {
     await page.setViewportSize(viewport);
-    // The charts resize on the next frames (ResizeObserver): wait for the layout to settle.
-    await expect.poll(async () => (await horizontalOverflow(page)).overflow, { timeout: 5000 }).toBeLessThanOrEqual(0).catch(() => {});
     await expectNoOverflowIn(`${where} at ${viewport.width} px`, page);
     await expectAccessibleIn(page);
     await extra?.();
