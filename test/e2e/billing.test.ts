@@ -69,9 +69,7 @@ const accountIdOf = async (address: string) =>
 
 describe('billing, request log and usage in the browser', () => {
   it('a usage alert fired at 80%, with the spend in dollars and the run-out date; a failed call found by its tool and opened by its request id', async () => {
-    await page.goto(`${service.url}/app/`);
-    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await env.signIn();
     const accountId = await accountIdOf(payer.address);
     await createUnlimitedPlan(db, 'ten', 10, { display_name: 'Ten', price_cents: 1000 });
     await accountSetPlan(db, accountId, 'ten');

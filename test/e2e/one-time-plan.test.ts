@@ -6,32 +6,22 @@
 // Basic"; and the dashboard API refuses a quote or an order of Free with 400 INVALID_PARAMS,
 // recording no order. axe-core finds no serious issue and nothing overflows sideways.
 import path from 'node:path';
-import type { Page } from 'playwright-core';
-import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../server/runtime.ts';
-import type { TestDatabase } from '../helpers/db.ts';
 import { eventually } from '../helpers/wait.ts';
 import { signedInNewAccount } from '../dashboard/helpers.ts';
-import { devnetAccount, devnetClients } from '../payments/helpers.ts';
+import { devnetAccount } from '../payments/helpers.ts';
 import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
-import { sendingFrom } from './wallets.ts';
 
 let env: PayingBrowser;
-let db: TestDatabase;
-let service: RunningService;
-let page: Page;
 const payer = devnetAccount(13);
-const sent: Hex[] = [];
 
 beforeAll(async () => {
-  env = await startPayingBrowser(payer, (d) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
-  ({ db, service, page } = env);
-  await db.query("UPDATE plans SET price_cents = 500 WHERE name = 'free'");
+  env = await startPayingBrowser(payer);
+  await env.db.query("UPDATE plans SET price_cents = 500 WHERE name = 'free'");
   // The service reads plans through a short cache: wait until it serves the price.
   await eventually(async () => {
-    const catalog = (await (await fetch(`${service.url}/v1/catalog`)).json()) as { plans: { name: string; price_cents: number | null }[] };
+    const catalog = (await (await fetch(`${env.service.url}/v1/catalog`)).json()) as { plans: { name: string; price_cents: number | null }[] };
     return catalog.plans.find((p) => p.name === 'free')?.price_cents === 500;
   });
 }, 120_000);
@@ -42,9 +32,8 @@ afterAll(async () => {
 
 describe('a one-time plan on the Plans page', () => {
   it('Free, priced by a PlanPolicy: no monthly price and no "Extend Free by a month" at 1280 and 375 px; Basic still offers its upgrade', async () => {
-    await page.goto(`${service.url}/app/`);
-    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    const { page } = env;
+    await env.signIn();
     await page.getByRole('link', { name: 'Plans' }).click();
     const free = page.locator('li.plan', { has: page.getByRole('heading', { name: /^Free/ }) });
     const basic = page.locator('li.plan', { has: page.getByRole('heading', { name: /^Basic/ }) });
@@ -60,11 +49,11 @@ describe('a one-time plan on the Plans page', () => {
       await expectNoOverflowIn(`plans with a one-time plan at ${viewport.width} px`, page);
       await page.screenshot({ path: path.join(ARTIFACTS, `plans-one-time-${viewport.width}.png`), fullPage: true });
     }
-    expect(sent).toHaveLength(0);
+    expect(env.sent).toHaveLength(0);
   });
 
   it('the dashboard API refuses to quote or order a one-time plan (400 INVALID_PARAMS) and records no order', async () => {
-    const { client, accountId } = await signedInNewAccount(service.url);
+    const { client, accountId } = await signedInNewAccount(env.service.url);
     const quote = await client.get('/api/orders/quote?kind=plan&item=free');
     expect(quote.status).toBe(400);
     expect(quote.body.error).toMatchObject({ code: 'INVALID_PARAMS', details: { plan: 'free', issues: [{ path: 'item' }] } });
@@ -72,7 +61,7 @@ describe('a one-time plan on the Plans page', () => {
     const order = await client.post('/api/orders', { kind: 'plan', item: 'free', chain: 'ethereum' });
     expect(order.status).toBe(400);
     expect(order.body.error.code).toBe('INVALID_PARAMS');
-    expect((await db.query('SELECT 1 FROM payment_orders WHERE account_id = $1', [accountId])).rowCount).toBe(0);
+    expect((await env.db.query('SELECT 1 FROM payment_orders WHERE account_id = $1', [accountId])).rowCount).toBe(0);
     // A monthly plan is still sold.
     expect((await client.post('/api/orders', { kind: 'plan', item: 'basic', chain: 'ethereum' })).status).toBe(201);
   });

@@ -4,25 +4,33 @@
 // Chromium with the injected test wallet signed in as `payer`. Torn down by close().
 import path from 'node:path';
 import type { BrowserContextOptions, Page } from 'playwright-core';
-import type { LocalAccount } from 'viem';
+import type { Hex, LocalAccount } from 'viem';
 import type { Devnet } from '../../server/devnet/devnet.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
+import { devnetClients } from '../payments/helpers.ts';
 import { VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
-import { injectWallets, type InjectedWallets, type WalletOptions } from './wallets.ts';
+import { injectWallets, sendingFrom, type InjectedWallets, type WalletOptions } from './wallets.ts';
 
 export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 export interface PayingBrowser extends DashboardRig<Devnet> {
   page: Page;
   wallets: InjectedWallets;
+  /** The hashes of the transactions the wallet sent, when it sends as `payer` (no sender of the test's own). */
+  sent: Hex[];
+  /** Opens the dashboard and signs in with the injected EVM wallet (the API keys page shows). */
+  signIn(): Promise<void>;
 }
 
 export async function startPayingBrowser(
   payer: LocalAccount,
-  sendEvmTransaction: (devnet: Devnet) => NonNullable<WalletOptions['sendEvmTransaction']>,
+  /** How the wallet sends a transaction; by default as `payer`, recorded in `sent`. */
+  sendEvmTransaction?: (devnet: Devnet) => NonNullable<WalletOptions['sendEvmTransaction']>,
   context: BrowserContextOptions = {},
 ): Promise<PayingBrowser> {
+  const sent: Hex[] = [];
+  const send = sendEvmTransaction ?? ((d: Devnet) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
   const rig = await startDashboardRig({
     devnet: true,
     artifacts: ARTIFACTS,
@@ -34,10 +42,15 @@ export async function startPayingBrowser(
   });
   try {
     const browserContext = await rig.browser.newContext({ viewport: VIEWPORTS[0], ...context });
-    const wallets = await injectWallets(browserContext, payer, { evmRpcUrl: rig.devnet.manifest.rpc_url, sendEvmTransaction: sendEvmTransaction(rig.devnet) });
+    const wallets = await injectWallets(browserContext, payer, { evmRpcUrl: rig.devnet.manifest.rpc_url, sendEvmTransaction: send(rig.devnet) });
     const page = await browserContext.newPage();
     page.setDefaultTimeout(20_000);
-    return { ...rig, page, wallets };
+    const signIn = async () => {
+      await page.goto(`${rig.service.url}/app/`);
+      await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
+      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    };
+    return { ...rig, page, wallets, sent, signIn };
   } catch (err) {
     await rig.close();
     throw err;

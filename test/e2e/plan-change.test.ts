@@ -9,25 +9,23 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { ledgerSum } from '../helpers/service.ts';
-import { devnetAccount, devnetClients } from '../payments/helpers.ts';
+import { devnetAccount } from '../payments/helpers.ts';
 import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
 import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
-import { sendingFrom, type InjectedWallets } from './wallets.ts';
+import type { InjectedWallets } from './wallets.ts';
 
 let env: PayingBrowser;
 let db: TestDatabase;
-let service: RunningService;
 let page: Page;
 let wallets: InjectedWallets;
 const payer = devnetAccount(13);
-const sent: Hex[] = [];
+let sent: Hex[];
 
 beforeAll(async () => {
-  env = await startPayingBrowser(payer, (d) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
-  ({ db, service, page, wallets } = env);
+  env = await startPayingBrowser(payer);
+  ({ db, page, wallets, sent } = env);
 }, 120_000);
 
 afterAll(async () => {
@@ -36,9 +34,7 @@ afterAll(async () => {
 
 describe('changing plan in the browser', () => {
   it('Basic, then Pro: the panel shows the rule and its numbers above the pay button before the wallet is asked, and Basic\'s paid month is kept', async () => {
-    await page.goto(`${service.url}/app/`);
-    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await env.signIn();
     await page.getByRole('link', { name: 'Plans' }).click();
 
     // From Free: starts now.
