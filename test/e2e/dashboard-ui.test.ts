@@ -12,36 +12,29 @@
 // what each server answers and does not scroll sideways with a long client name; an unregistered
 // redirect_uri is a page in words.
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { startTestService } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
 import { authorizationUrl, pkcePair, REDIRECT_URL, registerClient } from '../oauth/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
+let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  db = await createTestDatabase();
-  service = await startTestService(db.url, { MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ env: { MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' } });
+  ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await db?.drop();
+  await rig?.close();
 });
 
 /** A browser profile of its own with the stand-in wallets, at a viewport. */

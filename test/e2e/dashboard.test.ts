@@ -12,24 +12,23 @@ import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { promisify } from 'node:util';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLog } from '../../server/dashboard/requestLog.ts';
 import { createDatabase } from '../../server/db/pool.ts';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import type { TestDatabase } from '../helpers/db.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
+let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
-let devnet: Devnet;
 let service: RunningService;
 let browser: Browser;
 let context: BrowserContext;
@@ -53,14 +52,13 @@ async function mcpStatus(key: string): Promise<{ status: number; code?: string }
 }
 
 beforeAll(async () => {
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  // `npm install` builds the front end; a checkout that skipped it gets it built here.
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  db = await createTestDatabase();
   // A local chain answers the server's EIP-1271 question for signatures that are not the address's own.
-  devnet = await startDevnet();
-  service = await startTestService(db.url, { ...rpcEnv(devnet.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({
+    devnet: true,
+    artifacts: ARTIFACTS,
+    env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' }),
+  });
+  ({ db, service, browser } = rig);
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.url });
   wallets = await injectWallets(context, evmAccount);
@@ -74,10 +72,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await devnet?.stop();
-  await db?.drop();
+  await rig?.close();
 });
 
 describe('dashboard in Chromium', () => {

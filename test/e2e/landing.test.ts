@@ -2,27 +2,23 @@
 // with JavaScript off the prices and servers are there (nothing waits for a bundle); with it on,
 // axe-core finds nothing serious in light or dark, and nothing scrolls sideways at 375 or 1280 px
 // (the tool tables open).
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { startTestService } from '../helpers/service.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-let db: TestDatabase;
+let rig: DashboardRig;
 let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  service = await startTestService(db.url, { CREDIT_PACKS: '[{"name":"credits-20k","credits":20000,"price_cents":10000}]' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  rig = await startDashboardRig({ env: { CREDIT_PACKS: '[{"name":"credits-20k","credits":20000,"price_cents":10000}]' } });
+  ({ service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-  await db?.drop();
+  await rig?.close();
 });
 
 describe('the public page in Chromium', () => {

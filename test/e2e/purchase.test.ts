@@ -7,28 +7,27 @@
 // chain, token, database and cookies are all real. The second test pays on Solana from a
 // Wallet Standard wallet against a JSON-RPC stand-in (no Solana node runs here).
 import { generateKeyPairSync } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { base58 } from '@scure/base';
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
-import { startDevnet, type Devnet } from '../../server/devnet/devnet.ts';
+import type { Devnet } from '../../server/devnet/devnet.ts';
 import type { RunningService } from '../../server/runtime.ts';
-import { WEB_DIST } from '../../server/dashboard/ui.ts';
-import { buildWeb } from '../../scripts/build-web.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { ledgerSum, startTestService } from '../helpers/service.ts';
+import type { TestDatabase } from '../helpers/db.ts';
+import { ledgerSum } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
-import { CHROMIUM, CHROMIUM_ARGS, expectAccessibleIn } from './browser.ts';
+import { expectAccessibleIn } from './browser.ts';
+import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
+let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let devnet: Devnet;
 let service: RunningService;
@@ -67,11 +66,6 @@ function parsedTransfer(signature: string, t: { mint: string; from: string; to: 
 }
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  fs.mkdirSync(ARTIFACTS, { recursive: true });
-  db = await createTestDatabase();
-  devnet = await startDevnet();
-  const m = devnet.manifest;
   stand = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -92,16 +86,21 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
-  service = await startTestService(db.url, {
-    ...rpcEnv(m.rpc_url),
-    MCP_SERVERS: 'market-intelligence',
-    SOLANA_RPC_URL: `http://127.0.0.1:${(stand.address() as AddressInfo).port}`,
-    PAYMENT_CHAINS: JSON.stringify({
-      ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 },
-      solana: { treasury: SOLANA_TREASURY },
+  rig = await startDashboardRig({
+    devnet: true,
+    artifacts: ARTIFACTS,
+    env: ({ manifest: m }) => ({
+      ...rpcEnv(m.rpc_url),
+      MCP_SERVERS: 'market-intelligence',
+      SOLANA_RPC_URL: `http://127.0.0.1:${(stand.address() as AddressInfo).port}`,
+      PAYMENT_CHAINS: JSON.stringify({
+        ethereum: { treasury: m.payments.treasury.address, token: m.payments.usdc.address, chain_id: m.chain_id, confirmations: 1 },
+        solana: { treasury: SOLANA_TREASURY },
+      }),
     }),
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  ({ db, devnet, service, browser } = rig);
+  const m = devnet.manifest;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   wallets = await injectWallets(context, payer, {
     // Reads (gas, fees, nonce, blocks) go to the node, and a send is signed by the payer's key and sent to anvil.
@@ -125,11 +124,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
+  await rig?.close();
   await new Promise((resolve) => stand?.close(resolve));
-  await devnet?.stop();
-  await db?.drop();
 });
 
 describe('buying a plan in the browser', () => {
