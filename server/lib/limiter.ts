@@ -29,7 +29,7 @@ export class Limiter {
     this.#emissionMs = 60_000 / rate.requestsPerMinute;
     this.#toleranceMs = this.#emissionMs * (rate.burst - 1);
     // Bounded by maxSize (each key counts 1), not max: lru-cache allocates its arrays for `max`
-    // entries up front (some 3 MB for 100,000 keys per limiter, and a service has about ten), while
+    // entries up front (some 3 MB for 100,000 keys per limiter, and a service makes seven), while
     // with maxSize they grow with the keys actually seen. The bound is the same.
     this.#tat = new LRUCache({ maxSize: opts.maxKeys ?? 100_000, sizeCalculation: () => 1 });
     this.#now = opts.now ?? Date.now;

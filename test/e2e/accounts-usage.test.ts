@@ -14,7 +14,7 @@ import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf, ledgerSum, post, toolCall } from '../helpers/service.ts';
-import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, signInWith, signOut, useScheme, VIEWPORTS, type TestWallet } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
@@ -60,11 +60,7 @@ async function checkEveryWay(page: Page, where: string): Promise<void> {
   await page.emulateMedia({ colorScheme: 'light' });
 }
 
-async function signIn(page: Page, wallet: 'Test Wallet' | 'Test Solana Wallet'): Promise<void> {
-  await page.goto(`${service.url}/app/`);
-  await page.getByRole('button', { name: wallet, exact: true }).click();
-  await page.getByRole('heading', { name: 'API keys' }).waitFor();
-}
+const signIn = (page: Page, wallet: TestWallet) => signInWith(page, service.url, wallet);
 
 const accountOf = async (page: Page): Promise<string> => (await page.evaluate(() => fetch('/api/session').then((r) => r.json()))).account.id;
 
@@ -120,9 +116,7 @@ describe('accounts and usage in Chromium', () => {
     const y = await accountOf(page);
     const { plaintext } = await keyCreate(db, y, { name: 'solana bot' });
     expect((await post(`${service.url}/mcp/market-intelligence`, toolCall('bench_echo', { message: 'hi' }), { 'x-api-key': plaintext })).status).toBe(200);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    // The sign-out request must finish before the next page load, or that load is still signed in.
-    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    await signOut(page);
     await signIn(page, 'Test Wallet');
     const x = await accountOf(page);
     expect(x).not.toBe(y);

@@ -92,3 +92,17 @@ export async function useScheme(target: Page, scheme: 'light' | 'dark'): Promise
   expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(246, 248, 250)');
 }
 
+export type TestWallet = 'Test Wallet' | 'Test Solana Wallet';
+
+/** Opens the dashboard of the service at `baseUrl` and signs in with an injected wallet; done once the API keys page shows. */
+export async function signInWith(page: Page, baseUrl: string, wallet: TestWallet = 'Test Wallet'): Promise<void> {
+  await page.goto(`${baseUrl}/app/`);
+  await page.getByRole('button', { name: wallet, exact: true }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+}
+
+/** Signs out and waits for the sign-in screen: the sign-out request must finish before the next page load, or that load is still signed in. */
+export async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+}

@@ -22,7 +22,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, signInWith, signOut, useScheme, VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
@@ -468,8 +468,7 @@ describe('dashboard in Chromium', () => {
     await page.getByText(wallets.solanaAddress).waitFor();
     await shot('7-wallet-linked');
     expect(wallets.prompts.at(-1)).toContain(`wants you to sign in with your Solana account:\n${wallets.solanaAddress}`);
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+    await signOut(page);
     await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
     // Signed in again, on the page the person was on (Plans).
     await page.getByRole('heading', { name: 'Plans' }).waitFor();
@@ -483,9 +482,7 @@ describe('dashboard in Chromium', () => {
     try {
       const otherWallets = await injectWallets(other, privateKeyToAccount(generatePrivateKey()));
       const p = await other.newPage();
-      await p.goto(`${service.url}/app/`);
-      await p.getByRole('button', { name: 'Test Solana Wallet' }).click();
-      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      await signInWith(p, service.url, 'Test Solana Wallet');
       expect(await p.getByTestId('header-balance').textContent()).toBe('150 credits');
       expect(await p.getByTestId('low-balance').count()).toBe(0);
       const session = await p.evaluate(() => fetch('/api/session').then((r) => r.json()));

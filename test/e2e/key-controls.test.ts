@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { post, toolCall } from '../helpers/service.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, signInWith, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
@@ -44,9 +44,7 @@ async function signedInPage(viewport: { width: number; height: number }): Promis
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on('dialog', (d) => void d.accept());
-  await page.goto(`${service.url}/app/`);
-  await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  await signInWith(page, service.url);
   return { context, page, address: account.address.toLowerCase() };
 }
 

@@ -16,7 +16,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, signInWith, signOut, VIEWPORTS, type TestWallet } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
@@ -38,10 +38,8 @@ afterAll(async () => {
   await rig?.close();
 });
 
-async function signIn(page: Page, wallet: 'Test Wallet' | 'Test Solana Wallet'): Promise<string> {
-  await page.goto(`${service.url}/app/`);
-  await page.getByRole('button', { name: wallet, exact: true }).click();
-  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+async function signIn(page: Page, wallet: TestWallet): Promise<string> {
+  await signInWith(page, service.url, wallet);
   return (await page.evaluate(() => fetch('/api/session').then((r) => r.json()))).account.id;
 }
 
@@ -57,9 +55,7 @@ describe('merging an account with a wrong signature', () => {
         // The EVM wallet has an account of its own (with a key); the Solana wallet signs in to another.
         const source = await signIn(page, 'Test Wallet');
         await keyCreate(db, source, { name: 'evm bot' });
-        await page.getByRole('button', { name: 'Sign out' }).click();
-        // The sign-out request must finish before the next page load, or that load is still signed in.
-        await page.getByRole('heading', { name: 'Sign in to cryptomcp' }).waitFor();
+        await signOut(page);
         const target = await signIn(page, 'Test Solana Wallet');
         expect(target).not.toBe(source);
         const state = async () => ({

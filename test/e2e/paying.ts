@@ -8,7 +8,7 @@ import type { Hex, LocalAccount } from 'viem';
 import type { Devnet } from '../../server/devnet/devnet.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetClients } from '../payments/helpers.ts';
-import { VIEWPORTS } from './browser.ts';
+import { signInWith, VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets, type WalletOptions } from './wallets.ts';
 
@@ -45,11 +45,7 @@ export async function startPayingBrowser(
     const wallets = await injectWallets(browserContext, payer, { evmRpcUrl: rig.devnet.manifest.rpc_url, sendEvmTransaction: send(rig.devnet) });
     const page = await browserContext.newPage();
     page.setDefaultTimeout(20_000);
-    const signIn = async () => {
-      await page.goto(`${rig.service.url}/app/`);
-      await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-      await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    };
+    const signIn = () => signInWith(page, rig.service.url);
     return { ...rig, page, wallets, sent, signIn };
   } catch (err) {
     await rig.close();

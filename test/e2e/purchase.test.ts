@@ -21,7 +21,7 @@ import type { TestDatabase } from '../helpers/db.ts';
 import { ledgerSum } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
-import { expectAccessibleIn } from './browser.ts';
+import { expectAccessibleIn, signInWith, signOut } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
@@ -131,9 +131,7 @@ afterAll(async () => {
 describe('buying a plan in the browser', () => {
   it('Plans → Upgrade to Basic → the wallet sends the USDC transfer on the devnet → the plan and balance change on screen', async () => {
     const m = devnet.manifest;
-    await page.goto(`${service.url}/app/`);
-    await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
-    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await signInWith(page, service.url);
     expect(await page.getByTestId('header-balance').textContent()).toBe('150 credits');
 
     await page.getByRole('link', { name: 'Plans' }).click();
@@ -191,7 +189,7 @@ describe('buying a plan in the browser', () => {
   });
 
   it('Solana: signed in with a Wallet Standard wallet, Upgrade to Pro builds one SPL transferChecked of the order amount, the wallet signs and sends it, the plan changes on screen', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signOut(page);
     await page.getByRole('button', { name: 'Test Solana Wallet' }).click();
     // Signed in to a new free account (the page returns to the view it was on).
     await page.getByTestId('header-balance').getByText('150 credits').waitFor();
