@@ -5,7 +5,6 @@
 // both accounts' balances still equal their ledgers; the Usage page shows one key's successes,
 // failures and 429s as the gateway answered them, for a preset and a custom range. Each state is
 // checked by axe-core (light and dark) and for sideways overflow at 375 and 1280 px.
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,11 +13,10 @@ import { keyCreate } from '../../server/keys/store.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf, ledgerSum, post, toolCall } from '../helpers/service.ts';
-import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, signInWith, signOut, useScheme, VIEWPORTS, type TestWallet } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, screenshot, signInWith, signOut, type TestWallet, useScheme, VIEWPORTS } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let rig: DashboardRig;
 let db: TestDatabase;
@@ -27,7 +25,7 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' } });
+  rig = await startDashboardRig({ env: { MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' } });
   ({ db, service, browser } = rig);
 }, 120_000);
 
@@ -84,7 +82,7 @@ describe('accounts and usage in Chromium', () => {
     await offer.waitFor();
     expect(await offer.textContent()).toContain(`${wallets.solanaAddress} has no cryptomcp account yet`);
     await checkEveryWay(page, 'link offer');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'accounts-1-link-offer.png'), fullPage: true });
+    await screenshot(page, 'dashboard/accounts-1-link-offer.png');
     await page.getByRole('button', { name: 'Link it to this account' }).click();
     await page.getByTestId('app-notice').getByText('is linked').waitFor();
     expect(await accounts()).toBe(before);
@@ -129,7 +127,7 @@ describe('accounts and usage in Chromium', () => {
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain(`${by} credits, 1 active key and 1 wallet`);
     await checkEveryWay(page, 'merge offer');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'accounts-2-merge-offer.png'), fullPage: true });
+    await screenshot(page, 'dashboard/accounts-2-merge-offer.png');
 
     await dialog.getByRole('button', { name: 'Merge into this account' }).click();
     await dialog.getByText('Step 1 of 2').waitFor();
@@ -189,7 +187,7 @@ describe('accounts and usage in Chromium', () => {
     expect(await breakdown.getByTestId('by-error').textContent()).toContain('RATE_LIMITED');
     expect(await breakdown.getByTestId('outcome-chart').count()).toBe(1);
     await checkEveryWay(page, 'Usage by outcome');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'usage-by-outcome.png'), fullPage: true });
+    await screenshot(page, 'dashboard/usage-by-outcome.png');
 
     // A custom range before these calls holds none of them; one that ends today holds them all.
     const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);

@@ -6,7 +6,6 @@
 // - a failed call found by its tool and opened by its request id (status, code, message, size);
 // - a payment from an unlinked wallet prevented before it is sent, then "link this wallet and pay";
 // - a transfer sent and not credited is kept on screen after a reload and claimed in one click.
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { createWalletClient, http as viemHttp, type Hex, type LocalAccount } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +16,8 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { createUnlimitedPlan, post, toolCall } from '../helpers/service.ts';
 import { devnetAccount, devnetClients, transferToken } from '../payments/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
-import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, VIEWPORTS } from './browser.ts';
+import { startPayingBrowser, type PayingBrowser } from './paying.ts';
 import type { InjectedWallets } from './wallets.ts';
 
 let env: PayingBrowser;
@@ -59,7 +58,7 @@ async function atBothWidths(where: string, extra?: () => Promise<void>) {
     await expectNoOverflowIn(`${where} at ${viewport.width} px`, page);
     await expectAccessibleIn(page);
     await extra?.();
-    await page.screenshot({ path: path.join(ARTIFACTS, `billing-${where}-${viewport.width}.png`), fullPage: true });
+    await screenshot(page, `dashboard/billing-${where}-${viewport.width}.png`);
   }
   await page.setViewportSize(VIEWPORTS[0]);
 }

@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 // What the browser tests share: Debian's Chromium and its flags, axe-core's WCAG 2 A/AA check, the
-// sideways-overflow check, the two viewports and the two colour schemes.
+// sideways-overflow check, the two viewports and the two colour schemes, and screenshots on request.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 
@@ -17,6 +18,21 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** Where screenshots go (git-ignored). */
+export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');
+
+/**
+ * A screenshot for a person to look at, as test-artifacts/<file>, taken only with SCREENSHOTS=1
+ * (`SCREENSHOTS=1 npm test -- test/e2e`). The tests check the pages through the DOM, axe-core and
+ * the overflow check, never through these pictures, and a full-page PNG costs the browser about
+ * half a CPU-second to lay out, capture and encode: dashboard.test.ts and billing.test.ts used 63-72
+ * CPU-s with their 21 screenshots and 54-63 without (two runs each, side by side, 2026-11-27).
+ */
+export async function screenshot(page: Page, file: string, opts: { fullPage?: boolean } = {}): Promise<void> {
+  if (!process.env.SCREENSHOTS) return;
+  await page.screenshot({ path: path.join(ARTIFACTS, file), fullPage: opts.fullPage ?? true });
+}
 
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 

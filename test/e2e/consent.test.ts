@@ -4,7 +4,6 @@
 // Solana wallet, sees the app's name, address and logo and the servers it asks for, narrows them
 // and approves; the browser returns to the app with a code whose token calls only the approved
 // server, charged to that wallet's account. Connected apps lists the app and revokes it.
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,11 +11,10 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
 import { authorizationUrl, pkcePair, REDIRECT_URL, registerClient, tokenRequest } from '../oauth/helpers.ts';
-import { expectAccessibleIn } from './browser.ts';
+import { expectAccessibleIn, screenshot } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/consent');
 
 let rig: DashboardRig;
 let db: TestDatabase;
@@ -24,7 +22,7 @@ let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { DASHBOARD_SIGN_IN_LIMIT: '100' } });
+  rig = await startDashboardRig({ env: { DASHBOARD_SIGN_IN_LIMIT: '100' } });
   ({ db, service, browser } = rig);
 }, 120_000);
 
@@ -73,7 +71,7 @@ describe('the consent page in Chromium', () => {
         const boxes = page.getByRole('group', { name: 'Servers Browser Assistant may use' }).getByRole('checkbox');
         expect(await boxes.count()).toBe(2);
         await page.getByRole('checkbox', { name: 'price-prediction' }).uncheck();
-        await page.screenshot({ path: path.join(ARTIFACTS, `consent-${kind}.png`), fullPage: true });
+        await screenshot(page, `consent/consent-${kind}.png`);
         await expectAccessibleIn(page);
         await page.getByRole('button', { name: 'Approve' }).click();
         await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
@@ -137,7 +135,7 @@ describe('Connected apps in Chromium', () => {
           return (await row.locator('td[data-label="Last used"]').textContent())?.trim();
         }, { timeout: 10_000, interval: 500 })
         .not.toBe('—');
-      await page.screenshot({ path: path.join(ARTIFACTS, 'connected-apps.png'), fullPage: true });
+      await screenshot(page, 'consent/connected-apps.png');
       await expectAccessibleIn(page);
       await page.getByRole('button', { name: 'Revoke Revocable Assistant' }).click();
       await page.getByTestId('no-apps').waitFor();

@@ -6,12 +6,11 @@
 // product from the catalog; a double-click makes one key; Create is disabled at the plan's cap;
 // no view overflows sideways at 375 or 1280 px with long inputs, nor fails axe-core in light or
 // dark; wallet rejections and refused sign-ins read as sentences; an ended session returns to
-// sign-in. Screenshots of each page go to test-artifacts/dashboard/ (not committed).
+// sign-in. With SCREENSHOTS=1, screenshots of each page go to test-artifacts/dashboard/ (not committed).
 import fs from 'node:fs';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import { promisify } from 'node:util';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,11 +21,10 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, signInWith, signOut, useScheme, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, screenshot, signInWith, signOut, useScheme, VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let service: RunningService;
@@ -39,7 +37,7 @@ const evmAccount = privateKeyToAccount(generatePrivateKey());
 const dialogs: string[] = [];
 
 async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+  await screenshot(page, `dashboard/${name}.png`);
 }
 
 /** WCAG 2 A/AA checks by axe-core in the page; serious or critical findings fail. */
@@ -55,7 +53,7 @@ beforeAll(async () => {
   // A local chain answers the server's EIP-1271 question for signatures that are not the address's own.
   rig = await startDashboardRig({
     devnet: true,
-    artifacts: ARTIFACTS,
+    
     env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' }),
   });
   ({ db, service, browser } = rig);
@@ -582,7 +580,7 @@ describe('dashboard in Chromium', () => {
       // The connector loads lazily; it cannot reach the relay from here, so only its presence is checked.
       await p.getByRole('button', { name: 'WalletConnect' }).waitFor();
       expect(await p.getByRole('button', { name: 'Test Wallet', exact: true }).count()).toBe(1);
-      await p.screenshot({ path: path.join(ARTIFACTS, '8-sign-in-walletconnect.png') });
+      await screenshot(p, 'dashboard/8-sign-in-walletconnect.png', { fullPage: false });
     } finally {
       await other.close();
       await withWc.close();

@@ -5,18 +5,16 @@
 // nothing charged), and the Activity list shows each action with the wallet and a request id; the
 // page passes axe and does not scroll sideways at 1280 and 375 px; a revoked key's secret leaves
 // the new-key box.
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { post, toolCall } from '../helpers/service.ts';
-import { expectAccessibleIn, expectNoOverflowIn, signInWith, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, signInWith, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let rig: DashboardRig;
 let db: TestDatabase;
@@ -24,7 +22,7 @@ let service: RunningService;
 let browser: Browser;
 
 beforeAll(async () => {
-  rig = await startDashboardRig({ artifacts: ARTIFACTS, env: { MCP_SERVERS: 'market-intelligence', KEY_CACHE_TTL_MS: '600000' } });
+  rig = await startDashboardRig({ env: { MCP_SERVERS: 'market-intelligence', KEY_CACHE_TTL_MS: '600000' } });
   ({ db, service, browser } = rig);
 }, 120_000);
 
@@ -89,7 +87,7 @@ describe.each(VIEWPORTS)('key controls at $width px', (viewport) => {
 
       await expectAccessibleIn(page);
       await expectNoOverflowIn(`keys page at ${viewport.width} px`, page);
-      await page.screenshot({ path: path.join(ARTIFACTS, `key-controls-${viewport.width}.png`), fullPage: true });
+      await screenshot(page, `dashboard/key-controls-${viewport.width}.png`);
 
       // Revoking the key whose secret is on screen takes the secret off it.
       await page.getByLabel(/^Name/).fill('temporary');

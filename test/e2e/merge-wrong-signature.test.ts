@@ -5,7 +5,6 @@
 // the merge, the dialog says nothing was merged and why, and nothing changed — the wallet, its key
 // and its credits stay with their own account, no audit row says "merged". The same merge with the
 // right key then goes through. axe-core finds no serious issue, nothing overflows sideways.
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,11 +15,10 @@ import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, signInWith, signOut, VIEWPORTS, type TestWallet } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, signInWith, signOut, type TestWallet, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
@@ -30,7 +28,7 @@ let browser: Browser;
 beforeAll(async () => {
   // A signature that does not recover to the address is checked as a smart-contract wallet's
   // (EIP-1271) on the chain: the devnet answers that no contract is there.
-  rig = await startDashboardRig({ devnet: true, artifacts: ARTIFACTS, env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' }) });
+  rig = await startDashboardRig({ devnet: true, env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence', DASHBOARD_SIGN_IN_LIMIT: '100' }) });
   ({ db, service, browser } = rig);
 }, 120_000);
 
@@ -89,7 +87,7 @@ describe('merging an account with a wrong signature', () => {
         expect(await page.getByTestId('wallet-list').locator('li').count()).toBe(1);
         await expectAccessibleIn(page);
         await expectNoOverflowIn(`merge refused at ${viewport.width} px`, page);
-        await page.screenshot({ path: path.join(ARTIFACTS, `merge-wrong-signature-${viewport.width}.png`), fullPage: true });
+        await screenshot(page, `dashboard/merge-wrong-signature-${viewport.width}.png`);
 
         // With the right key, the same offer merges.
         wallets.misbehave({});

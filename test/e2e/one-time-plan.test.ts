@@ -5,13 +5,12 @@
 // "Extend Free by a month" (no button, no monthly price) while Basic still offers "Upgrade to
 // Basic"; and the dashboard API refuses a quote or an order of Free with 400 INVALID_PARAMS,
 // recording no order. axe-core finds no serious issue and nothing overflows sideways.
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/wait.ts';
 import { signedInNewAccount } from '../dashboard/helpers.ts';
 import { devnetAccount } from '../payments/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
-import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, VIEWPORTS } from './browser.ts';
+import { startPayingBrowser, type PayingBrowser } from './paying.ts';
 
 let env: PayingBrowser;
 const payer = devnetAccount(13);
@@ -47,7 +46,7 @@ describe('a one-time plan on the Plans page', () => {
       expect(await page.getByRole('button', { name: /by a month/ }).count()).toBe(0);
       await expectAccessibleIn(page);
       await expectNoOverflowIn(`plans with a one-time plan at ${viewport.width} px`, page);
-      await page.screenshot({ path: path.join(ARTIFACTS, `plans-one-time-${viewport.width}.png`), fullPage: true });
+      await screenshot(page, `dashboard/plans-one-time-${viewport.width}.png`);
     }
     expect(env.sent).toHaveLength(0);
   });

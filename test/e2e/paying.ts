@@ -2,7 +2,6 @@
 // What the browser tests that pay on the devnet share: the dashboard bundle (built if missing), a
 // database, the anvil devnet, the service taking USDC on it (Ethereum, 1 confirmation), and
 // Chromium with the injected test wallet signed in as `payer`. Torn down by close().
-import path from 'node:path';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import type { Hex, LocalAccount } from 'viem';
 import type { Devnet } from '../../server/devnet/devnet.ts';
@@ -12,7 +11,6 @@ import { signInWith, VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets, type WalletOptions } from './wallets.ts';
 
-export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 export interface PayingBrowser extends DashboardRig<Devnet> {
   page: Page;
@@ -33,7 +31,7 @@ export async function startPayingBrowser(
   const send = sendEvmTransaction ?? ((d: Devnet) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
   const rig = await startDashboardRig({
     devnet: true,
-    artifacts: ARTIFACTS,
+    
     env: ({ manifest: m }) => ({
       ...rpcEnv(m.rpc_url),
       MCP_SERVERS: 'market-intelligence',

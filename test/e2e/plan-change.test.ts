@@ -5,15 +5,14 @@
 // panel shows the rule (Pro starts when Basic's paid time ends), what the paid time left is worth,
 // the price and the dates, above the pay button; after paying, Basic and its credits are untouched
 // and Pro is listed as bought to follow.
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import type { Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDatabase } from '../helpers/db.ts';
 import { ledgerSum } from '../helpers/service.ts';
 import { devnetAccount } from '../payments/helpers.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
-import { ARTIFACTS, startPayingBrowser, type PayingBrowser } from './paying.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, VIEWPORTS } from './browser.ts';
+import { startPayingBrowser, type PayingBrowser } from './paying.ts';
 import type { InjectedWallets } from './wallets.ts';
 
 let env: PayingBrowser;
@@ -68,13 +67,13 @@ describe('changing plan in the browser', () => {
     expect(sent).toHaveLength(1);
     const promptsBefore = wallets.prompts.length;
     await expectAccessibleIn(page);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote.png'), fullPage: true });
+    await screenshot(page, 'dashboard/plan-change-quote.png');
     // On a phone: the same terms, readable without sideways scrolling, before anything is asked.
     await page.setViewportSize(VIEWPORTS[1]);
     await expectNoOverflowIn('the plan-change terms at 375 px', page);
     expect(await terms.textContent()).toContain('kept in full');
     await expectAccessibleIn(page);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'plan-change-quote-375.png'), fullPage: true });
+    await screenshot(page, 'dashboard/plan-change-quote-375.png');
     await page.setViewportSize(VIEWPORTS[0]);
 
     await pay.click();

@@ -9,7 +9,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { base58 } from '@scure/base';
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
 import type { Browser, Page } from 'playwright-core';
@@ -21,11 +20,10 @@ import type { TestDatabase } from '../helpers/db.ts';
 import { ledgerSum } from '../helpers/service.ts';
 import { rpcEnv } from '../dashboard/helpers.ts';
 import { devnetAccount, devnetClients, usdcBalance } from '../payments/helpers.ts';
-import { expectAccessibleIn, signInWith, signOut } from './browser.ts';
+import { expectAccessibleIn, screenshot, signInWith, signOut } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
@@ -88,7 +86,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
   rig = await startDashboardRig({
     devnet: true,
-    artifacts: ARTIFACTS,
+    
     env: ({ manifest: m }) => ({
       ...rpcEnv(m.rpc_url),
       MCP_SERVERS: 'market-intelligence',
@@ -144,7 +142,7 @@ describe('buying a plan in the browser', () => {
 
     await basic.getByText('Your plan').waitFor();
     await page.getByText('Paid: Basic (one month) added to your account.').waitFor();
-    await page.screenshot({ path: path.join(ARTIFACTS, 'purchase-basic.png'), fullPage: true });
+    await screenshot(page, 'dashboard/purchase-basic.png');
     expect(await page.getByTestId('header-balance').textContent()).toBe('5,000 credits');
     expect(await page.getByRole('button', { name: 'Extend Basic by a month' }).isVisible()).toBe(true);
 

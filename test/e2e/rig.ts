@@ -23,15 +23,12 @@ export interface DashboardRig<D extends Devnet | undefined = Devnet | undefined>
 interface RigOptions {
   /** The service's settings; a function of the devnet when there is one. */
   env?: Record<string, string> | ((devnet: Devnet) => Record<string, string>);
-  /** A folder for screenshots, made if missing. */
-  artifacts?: string;
 }
 
 export function startDashboardRig(opts: RigOptions & { devnet: true }): Promise<DashboardRig<Devnet>>;
 export function startDashboardRig(opts?: RigOptions & { devnet?: false; env?: Record<string, string> }): Promise<DashboardRig<undefined>>;
 export async function startDashboardRig(opts: RigOptions & { devnet?: boolean } = {}): Promise<DashboardRig> {
   if (!fs.existsSync(path.join(WEB_DIST, 'index.html'))) await buildWeb();
-  if (opts.artifacts) fs.mkdirSync(opts.artifacts, { recursive: true });
   const started: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const stop of started.reverse()) await stop();

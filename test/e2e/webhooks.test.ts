@@ -6,7 +6,6 @@
 // delivery log shows the delivery with its three attempts; Redeliver sends it again; an account
 // notice (usage at 80%) sent to the endpoint is in the log as account.usage and is redelivered;
 // Rotate shows a new secret once. axe-core finds no serious WCAG 2 A/AA issue and nothing overflows sideways.
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,11 +18,10 @@ import { startReceiver } from '../alerts/receiver.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { post, toolCall } from '../helpers/service.ts';
 import { eventually } from '../helpers/wait.ts';
-import { expectAccessibleIn, expectNoOverflowIn, VIEWPORTS } from './browser.ts';
+import { expectAccessibleIn, expectNoOverflowIn, screenshot, VIEWPORTS } from './browser.ts';
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/dashboard');
 
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
@@ -34,7 +32,7 @@ let browser: Browser;
 beforeAll(async () => {
   rig = await startDashboardRig({
     devnet: true,
-    artifacts: ARTIFACTS,
+    
     env: (d) => ({
       MCP_SERVERS: 'whale-intelligence',
       ETHEREUM_RPC_URL: d.manifest.rpc_url,
@@ -123,7 +121,7 @@ describe('the Webhooks page in Chromium', () => {
         expect(await table.textContent()).toContain('1 delivered, 0 pending, 0 failed');
         await expectAccessibleIn(page);
         await expectNoOverflowIn(`delivery log ${viewport.width} px`, page);
-        await page.screenshot({ path: path.join(ARTIFACTS, `webhooks-${viewport.width}.png`), fullPage: true });
+        await screenshot(page, `dashboard/webhooks-${viewport.width}.png`);
 
         // Redeliver: sent again now, verified by the receiver.
         await row.getByRole('button', { name: /^Redeliver alert/ }).click();
