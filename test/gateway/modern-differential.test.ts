@@ -286,7 +286,7 @@ describe('the whole service: the table and the SDK answer every 2026-07-28 reque
   let keys: Twins;
   let addresses: { wallet: string; other: string; token: string; tx: string };
   // Not the alert rule tools of [push]: they write per-account state whose ids differ between the
-  // twin accounts, so the two services' answers cannot be equal; test/mcp/output-schemas calls them.
+  // twin accounts, so the two services' answers cannot be equal; test/mcp/every-tool calls them.
   const ALERT_TOOLS = /^(create_[a-z]+_alert|list_alert_rules|pause_alert_rule|resume_alert_rule|delete_alert_rule|get_alerts)$/;
   const tools = () =>
     [...direct.registry.values()].flatMap((server) => [...server.tools.values()].filter((tool) => !ALERT_TOOLS.test(tool.name)).map((tool) => ({ server: server.name, tool })));

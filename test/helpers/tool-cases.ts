@@ -1,5 +1,5 @@
 // Every tool of every endpoint with arguments a user would send, on the offline snapshot and a
-// seeded devnet (anvil): what test/mcp/output-schemas calls, and where other suites take one real
+// seeded devnet (anvil): what test/mcp/every-tool calls, and where other suites take one real
 // call per server from (test/oauth/mcp-remote).
 import { startDevnet, type Devnet, type DevnetManifest } from '../../server/devnet/devnet.ts';
 import type { ServerName } from '../../server/mcp/names.ts';

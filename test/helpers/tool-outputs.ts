@@ -1,7 +1,7 @@
 // Real answers against the output schemas the tools declare (ToolDefinition.output): what the
 // per-server *-outputs suites share. A call goes through the real service and the SDK client; its
 // `data` must parse with the tool's schema, and parsing must drop nothing: an answer carries no
-// field its published schema does not document (test/mcp/output-schemas.test.ts checks the same on
+// field its published schema does not document (test/mcp/every-tool.test.ts checks the same on
 // the listed JSON Schema, closed).
 import { expect } from 'vitest';
 import type { ServerName } from '../../server/mcp/names.ts';
@@ -21,7 +21,7 @@ export interface OutputCase {
 const FREE = new Set(freeTools({ name: 'all', title: '', description: '', chains: [], dataFreshness: '' }).map((t) => t.name));
 
 /** The server's own tools (the free tools every server carries are checked with the common tools). */
-/** The alert rule tools of [push]: the same on every alerting server, each answer checked by test/mcp/output-schemas. */
+/** The alert rule tools of [push]: the same on every alerting server, each answer checked by test/mcp/every-tool. */
 const ALERT_TOOLS = /^(create_[a-z]+_alert|list_alert_rules|pause_alert_rule|resume_alert_rule|delete_alert_rule|get_alerts)$/;
 
 export function ownTools(suite: ToolSuite, server: ServerName): ToolDefinition[] {

@@ -5,7 +5,7 @@
 // carries no type, shared parts are named after the field that holds them, and an answer of the
 // right shape still validates while a wrong one is still refused (Ajv 2020-12, as the SDK clients).
 // The listing publishes it without `required` arrays; the strict schema, with them, is kept beside
-// it (and is what test/mcp/output-schemas.test.ts validates every real answer against as well).
+// it (and is what test/mcp/every-tool.test.ts validates every real answer against as well).
 // A union of objects lists the fields its branches hold alike once.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';

@@ -120,7 +120,7 @@ it('mcp-remote connects through OAuth with the wallet consent, and its paid call
   expect(await balanceOf(db, accountId)).toBe(before - cost);
 }, 90_000);
 
-/** One data tool of each server, with the arguments test/mcp/output-schemas calls it with. */
+/** One data tool of each server, with the arguments test/mcp/every-tool calls it with. */
 const ONE_TOOL: Record<ServerName, string> = {
   'price-prediction': 'get_volatility_forecast',
   'market-intelligence': 'get_prices',
