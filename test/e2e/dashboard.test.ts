@@ -605,6 +605,9 @@ describe('dashboard in Chromium', () => {
       const response = await formPost;
       expect(response.status()).toBe(403);
       expect(response.request().headers().cookie ?? '').not.toContain('cmcp_session');
+      // The refused form's navigation is let land before the page closes: closing the headless
+      // shell's page while that navigation was still committing took 30 s.
+      await attacker.waitForURL(target);
       await attacker.close();
       const evilKeys = await db.query(`SELECT 1 FROM api_keys WHERE name = 'evil'`);
       expect(evilKeys.rowCount).toBe(0);

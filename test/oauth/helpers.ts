@@ -156,11 +156,11 @@ export async function registerClient(base: string, extra: Record<string, unknown
   return body.client_id;
 }
 
-export function authorizationUrl(base: string, p: { clientId: string; challenge: string; resource?: string | string[]; scope?: string; state?: string }): URL {
+export function authorizationUrl(base: string, p: { clientId: string; challenge: string; resource?: string | string[]; scope?: string; state?: string; redirectUri?: string }): URL {
   const url = new URL(`${base}/oauth/authorize`);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', p.clientId);
-  url.searchParams.set('redirect_uri', REDIRECT_URL);
+  url.searchParams.set('redirect_uri', p.redirectUri ?? REDIRECT_URL);
   url.searchParams.set('code_challenge', p.challenge);
   url.searchParams.set('code_challenge_method', 'S256');
   url.searchParams.set('state', p.state ?? 'st4te');
