@@ -17,7 +17,6 @@ import { expectAccessibleIn, expectNoOverflowIn, SCHEMES, screenshot, signInWith
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-
 let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;

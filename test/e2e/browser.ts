@@ -27,7 +27,7 @@ export const CHROMIUM_ARGS = [
 ];
 
 /** Where screenshots go (git-ignored). */
-export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');
 
 /**
  * A screenshot for a person to look at, as test-artifacts/<file>, taken only with SCREENSHOTS=1

@@ -17,14 +17,13 @@ import { expectAccessibleIn, screenshot } from './browser.ts';
 import { injectWallets, type InjectedWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-
 let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;
 let browser: Browser;
 /** The app's side of the redirect: a native app's loopback callback page (RFC 8252), on a port of its own. */
 let app: http.Server;
-let APP_CALLBACK: string;
+let appCallback: string;
 
 beforeAll(async () => {
   app = http.createServer((_req, res) => {
@@ -32,18 +31,18 @@ beforeAll(async () => {
     res.end('<!doctype html><title>Back in the app</title><p>Back in the app</p>');
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-  APP_CALLBACK = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
+  appCallback = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`;
   rig = await startDashboardRig({ env: { DASHBOARD_SIGN_IN_LIMIT: '100' } });
   ({ db, service, browser } = rig);
 }, 120_000);
 
 afterAll(async () => {
   await rig?.close();
-  app?.close();
+  await new Promise((resolve) => app?.close(resolve));
 });
 
 /** A client registered with the app's callback as its redirect URI. */
-const register = (extra: Record<string, unknown> = {}) => registerClient(service.url, { redirect_uris: [APP_CALLBACK], ...extra });
+const register = (extra: Record<string, unknown> = {}) => registerClient(service.url, { redirect_uris: [appCallback], ...extra });
 
 /** A browser of its own with the stand-in wallets; where the browser was sent back to the app is recorded. */
 async function person(): Promise<{ context: BrowserContext; page: Page; wallets: InjectedWallets; returned: () => URL | undefined }> {
@@ -51,7 +50,7 @@ async function person(): Promise<{ context: BrowserContext; page: Page; wallets:
   const wallets = await injectWallets(context, privateKeyToAccount(generatePrivateKey()));
   let back: URL | undefined;
   context.on('request', (request) => {
-    if (request.url().startsWith(APP_CALLBACK)) back = new URL(request.url());
+    if (request.url().startsWith(appCallback)) back = new URL(request.url());
   });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -68,11 +67,11 @@ describe('the consent page in Chromium', () => {
       try {
         const clientId = await register({ client_name: 'Browser Assistant', client_uri: 'https://assistant.example/', logo_uri: 'https://assistant.example/logo.png' });
         const { verifier, challenge } = pkcePair();
-        await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge, scope: 'market-intelligence price-prediction' }).href);
+        await page.goto(authorizationUrl(service.url, { clientId, redirectUri: appCallback, challenge, scope: 'market-intelligence price-prediction' }).href);
         await page.getByRole('heading', { name: 'Authorize Browser Assistant', level: 1 }).waitFor();
         const card = page.getByTestId('consent-client');
         expect(await card.textContent()).toContain('https://assistant.example/');
-        expect(await card.textContent()).toContain(new URL(APP_CALLBACK).host);
+        expect(await card.textContent()).toContain(new URL(appCallback).host);
         expect(await card.locator('img').getAttribute('src')).toBe('https://assistant.example/logo.png');
         await page.getByRole('heading', { name: 'Sign in to continue' }).waitFor();
         await expectAccessibleIn(page);
@@ -93,7 +92,7 @@ describe('the consent page in Chromium', () => {
         const back = returned()!;
         expect(back.searchParams.get('iss')).toBe(service.url);
         expect(back.searchParams.get('state')).toBe('st4te');
-        const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: APP_CALLBACK, client_id: clientId, code_verifier: verifier });
+        const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: appCallback, client_id: clientId, code_verifier: verifier });
         expect(token.status).toBe(200);
         const before = await balanceOf(db, session.account.id);
         expect((await echo('market-intelligence', String(token.body.access_token))).status).toBe(200);
@@ -109,7 +108,7 @@ describe('the consent page in Chromium', () => {
     const { context, page, returned } = await person();
     try {
       const clientId = await register();
-      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge: pkcePair().challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
+      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: appCallback, challenge: pkcePair().challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
       await page.getByRole('button', { name: 'Deny without signing in' }).click();
       await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
       expect(returned()!.searchParams.get('error')).toBe('access_denied');
@@ -125,14 +124,14 @@ describe('Connected apps in Chromium', () => {
     try {
       const clientId = await register({ client_name: 'Revocable Assistant' });
       const { verifier, challenge } = pkcePair();
-      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: APP_CALLBACK, challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
+      await page.goto(authorizationUrl(service.url, { clientId, redirectUri: appCallback, challenge, resource: `${service.url}/mcp/market-intelligence` }).href);
       await page.getByRole('button', { name: 'Test Wallet', exact: true }).click();
       await page.getByRole('button', { name: 'Approve' }).click();
       await expect.poll(returned, { timeout: 15_000 }).toBeDefined();
       // The app has the code once its callback is asked for, but the browser may still be loading
       // that page: let it finish before navigating away, or the two navigations race.
-      await page.waitForURL((url) => url.href.startsWith(APP_CALLBACK));
-      const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: returned()!.searchParams.get('code')!, redirect_uri: APP_CALLBACK, client_id: clientId, code_verifier: verifier });
+      await page.waitForURL((url) => url.href.startsWith(appCallback));
+      const token = await tokenRequest(service.url, { grant_type: 'authorization_code', code: returned()!.searchParams.get('code')!, redirect_uri: appCallback, client_id: clientId, code_verifier: verifier });
       const access = String(token.body.access_token);
       expect((await echo('market-intelligence', access)).status).toBe(200);
 

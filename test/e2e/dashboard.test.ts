@@ -53,7 +53,6 @@ beforeAll(async () => {
   // A local chain answers the server's EIP-1271 question for signatures that are not the address's own.
   rig = await startDashboardRig({
     devnet: true,
-    
     env: (d) => ({ ...rpcEnv(d.manifest.rpc_url), MCP_SERVERS: 'market-intelligence,price-prediction', DASHBOARD_SIGN_IN_LIMIT: '100' }),
   });
   ({ db, service, browser } = rig);

@@ -15,7 +15,6 @@ import { expectAccessibleIn, expectNoOverflowIn, screenshot, signInWith, VIEWPOR
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-
 let rig: DashboardRig;
 let db: TestDatabase;
 let service: RunningService;

@@ -19,7 +19,6 @@ import { expectAccessibleIn, expectNoOverflowIn, screenshot, signInWith, signOut
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let service: RunningService;

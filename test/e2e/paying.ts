@@ -11,7 +11,6 @@ import { signInWith, VIEWPORTS } from './browser.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets, type WalletOptions } from './wallets.ts';
 
-
 export interface PayingBrowser extends DashboardRig<Devnet> {
   page: Page;
   wallets: InjectedWallets;
@@ -31,7 +30,6 @@ export async function startPayingBrowser(
   const send = sendEvmTransaction ?? ((d: Devnet) => sendingFrom(payer, devnetClients(d.manifest).chain, d.manifest.rpc_url, sent));
   const rig = await startDashboardRig({
     devnet: true,
-    
     env: ({ manifest: m }) => ({
       ...rpcEnv(m.rpc_url),
       MCP_SERVERS: 'market-intelligence',

@@ -24,7 +24,6 @@ import { expectAccessibleIn, screenshot, signInWith, signOut } from './browser.t
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 import { injectWallets, sendingFrom, type InjectedWallets } from './wallets.ts';
 
-
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let devnet: Devnet;
@@ -86,7 +85,6 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => stand.listen(0, '127.0.0.1', resolve));
   rig = await startDashboardRig({
     devnet: true,
-    
     env: ({ manifest: m }) => ({
       ...rpcEnv(m.rpc_url),
       MCP_SERVERS: 'market-intelligence',

@@ -22,7 +22,6 @@ import { expectAccessibleIn, expectNoOverflowIn, screenshot, VIEWPORTS } from '.
 import { injectWallets } from './wallets.ts';
 import { startDashboardRig, type DashboardRig } from './rig.ts';
 
-
 let rig: DashboardRig<Devnet>;
 let db: TestDatabase;
 let devnet: Devnet;
@@ -32,7 +31,6 @@ let browser: Browser;
 beforeAll(async () => {
   rig = await startDashboardRig({
     devnet: true,
-    
     env: (d) => ({
       MCP_SERVERS: 'whale-intelligence',
       ETHEREUM_RPC_URL: d.manifest.rpc_url,

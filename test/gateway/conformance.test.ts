@@ -10,13 +10,12 @@ import type { RunningService } from '../../server/runtime.ts';
 import { SERVER_NAMES } from '../../server/mcp/names.ts';
 import type { TestDatabase } from '../helpers/db.ts';
 import { acquireSharedService } from '../helpers/shared-service.ts';
-import { startKeyProxy, type KeyProxy } from '../helpers/key-proxy.ts';
+import { startKeyProxy } from '../helpers/key-proxy.ts';
 import { createAccountWithKey } from '../helpers/service.ts';
 
 let db: TestDatabase;
 let svc: RunningService;
 let release: (() => Promise<void>) | undefined;
-let proxy: KeyProxy;
 let key: string;
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cryptomcp-conformance-'));
 
@@ -24,10 +23,8 @@ beforeAll(async () => {
   // The worker's default service (test/helpers/shared-service.ts): this file works on its own accounts.
   ({ db, svc, release } = await acquireSharedService());
   ({ key } = await createAccountWithKey(db));
-  proxy = await startKeyProxy(svc.url, key);
 });
 afterAll(async () => {
-  await proxy?.close();
   await release?.();
   fs.rmSync(outDir, { recursive: true, force: true });
 });
@@ -75,7 +72,8 @@ describe('the official MCP conformance suite', () => {
       const files = fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('checks.json'));
       for (const scenario of SCENARIOS) {
         // Results go to server-<scenario>-<ISO time>/checks.json.
-        const mine = files.filter((f) => new RegExp(`^server-${scenario}-\\d{4}-\\d{2}-\\d{2}T`).test(f));
+        const ofScenario = new RegExp(`^server-${scenario}-\\d{4}-\\d{2}-\\d{2}T`);
+        const mine = files.filter((f) => ofScenario.test(f));
         expect(mine.length, `${scenario}: no checks.json\n${res.stdout}\n${res.stderr}`).toBe(1);
         const checks = mine.flatMap((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Check[]);
         const failed = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO');

@@ -34,7 +34,6 @@ import type { Devnet } from '../../server/devnet/devnet.ts';
 import { mcpClient, mcpClientV2, post, toolCall } from '../helpers/service.ts';
 import { ALERT_STATE, CASES, FREE, startToolsService, type Args, type Endpoint, type ToolsService } from '../helpers/tool-cases.ts';
 
-
 /** The discovery relay answers with the data of the tool it calls, whose schema describe_tool gives: its own is an open record. */
 const UNTYPED_BY_DESIGN = new Set(['call_tool']);
 
