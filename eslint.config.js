@@ -154,7 +154,7 @@ const POLICIES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', '.tools/', 'coverage/', 'web/dist/'] },
+  { ignores: ['node_modules/', '.data/', '.tools/', 'coverage/', 'web/dist/', '.bench/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
