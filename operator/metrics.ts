@@ -4,7 +4,7 @@
 // result and reason are small fixed sets.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue';
 export type WatchRestartReason = 'closed' | 'error' | 'expired' | 'idle';
@@ -19,12 +19,26 @@ export interface OperatorMetrics {
   isLeader: Gauge;
 }
 
+/**
+ * cryptomcp_operator_process_cpu_seconds_total, ..._process_resident_memory_bytes and the rest of
+ * prom-client's defaults, prefixed so they never mix with a server pod's: the operator dashboard's
+ * process row and the CryptomcpOperatorMemoryHigh / CPUHigh alerts read them. Collected once per
+ * process, as the service's are (server/metrics.ts, processMetrics): prom-client's collectors
+ * cannot be stopped, so one per operator would keep every operator's registry for good.
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'cryptomcp_operator_' });
+  }
+  return processRegistry;
+}
+
 export function createOperatorMetrics(): OperatorMetrics {
   const registry = new Registry();
-  // cryptomcp_operator_process_cpu_seconds_total, ..._process_resident_memory_bytes and the rest
-  // of prom-client's defaults, prefixed so they never mix with a server pod's: the operator
-  // dashboard's process row and the CryptomcpOperatorMemoryHigh / CPUHigh alerts read them.
-  collectDefaultMetrics({ register: registry, prefix: 'cryptomcp_operator_' });
+  // getMetricsAsArray() gives the metric objects themselves (registry.js), typed as their JSON form.
+  for (const metric of processMetrics().getMetricsAsArray() as unknown as Metric[]) registry.registerMetric(metric);
   return {
     registry,
     reconcileTotal: new Counter({ name: 'cryptomcp_operator_reconcile_total', help: 'Reconcile passes by kind and result (success, error, requeue).', labelNames: ['kind', 'result'], registers: [registry] }),

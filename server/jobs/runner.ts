@@ -80,27 +80,57 @@ const queueSeries = (pool: pg.Pool, task: string, run: SeriesPayload, jobKeyMode
   jobAdd(pool, task, run, { jobKey: seriesKey(task, run.every_ms), maxAttempts: 1, runAt: new Date(Date.now() + run.every_ms), jobKeyMode });
 const isSeries = (payload: unknown): payload is SeriesPayload =>
   typeof payload === 'object' && payload !== null && typeof (payload as SeriesPayload).every_ms === 'number';
+
+/**
+ * What a runner's jobs use, while it runs. graphile-worker 0.18 keeps the compiled options of every
+ * pool it ever ran in a module-level Map for the life of the process (taskIdentifiers.js,
+ * `cacheByOptions`), and those options hold the task list and the logger. Reached directly, they
+ * would keep every stopped runner's tasks, and through them the whole service that made them, for
+ * good (a test worker that starts a service per file kept all of them). So the task list and
+ * logger are made here, outside startJobRunner's scope, and reach all of it through `live`, which
+ * stop() empties.
+ */
+interface Attached {
+  live?: Pick<JobRunnerOptions, 'pool' | 'tasks' | 'onJob' | 'log'>;
+}
+
+function detachedTaskList(names: readonly string[], attached: Attached): TaskList {
+  const taskList: TaskList = {};
+  for (const name of names) {
+    taskList[name] = async (payload, helpers) => {
+      const current = attached.live;
+      if (current === undefined) throw new Error('the job runner has stopped');
+      // The next run is queued first: a run that fails or crashes does not end the series.
+      if (isSeries(payload) && Date.now() <= payload.alive_until) await queueSeries(current.pool, name, payload, 'replace');
+      const started = performance.now();
+      try {
+        await current.tasks[name]!(payload, helpers);
+        current.onJob?.(name, 'ok', (performance.now() - started) / 1000);
+      } catch (err) {
+        current.onJob?.(name, 'error', (performance.now() - started) / 1000);
+        current.log?.(`job ${name} failed: ${(err as Error).message}`);
+        throw err;
+      }
+    };
+  }
+  return taskList;
+}
+
+function detachedLogger(attached: Attached): Logger {
+  return new Logger(() => (level, message) => {
+    if (level === 'error' || level === 'warning') attached.live?.log?.(`job runner ${level}: ${message}`);
+  });
+}
+
 export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner> {
   const { pool } = opts;
   const seriesCheckMs = opts.seriesCheckMs ?? SERIES_CHECK_MS;
   /** How long a series lives without a replica of its period renewing it. */
   const seriesAliveMs = 3 * seriesCheckMs;
-  const taskList: TaskList = {};
-  for (const [name, task] of Object.entries(opts.tasks)) {
-    taskList[name] = async (payload, helpers) => {
-      // The next run is queued first: a run that fails or crashes does not end the series.
-      if (isSeries(payload) && Date.now() <= payload.alive_until) await queueSeries(pool, name, payload, 'replace');
-      const started = performance.now();
-      try {
-        await task(payload, helpers);
-        opts.onJob?.(name, 'ok', (performance.now() - started) / 1000);
-      } catch (err) {
-        opts.onJob?.(name, 'error', (performance.now() - started) / 1000);
-        opts.log?.(`job ${name} failed: ${(err as Error).message}`);
-        throw err;
-      }
-    };
-  }
+  // What graphile-worker is given reaches our tasks and callbacks only through `attached`, which
+  // stop() empties (see detachedTaskList).
+  const attached: Attached = { live: { pool, tasks: opts.tasks, onJob: opts.onJob, log: opts.log } };
+  const taskList = detachedTaskList(Object.keys(opts.tasks), attached);
   // Each replica makes sure every series exists, at start and then periodically: a run that
   // could not queue its successor (the database was away) or died with its process is replaced;
   // one already pending keeps its time.
@@ -130,9 +160,7 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     // "fail job" write is a promise nobody awaits: an unhandled rejection, which ends a Node
     // process, during any database outage that catches a job failing.
     preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
-    logger: new Logger(() => (level, message) => {
-      if (level === 'error' || level === 'warning') opts.log?.(`job runner ${level}: ${message}`);
-    }),
+    logger: detachedLogger(attached),
   };
   // graphile-worker stops its whole pool when it cannot record a job's end (the database went
   // away mid-job), expecting its process to be restarted; here the service lives on, so the
@@ -140,11 +168,11 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
   let stopping = false;
   let runner: Runner = await run(options);
   /** The current pool has not stopped on its own (a stopped one refuses stop()). */
-  let live = true;
+  let running = true;
   const supervise = (current: Runner) => {
-    live = true;
+    running = true;
     const ended = () => {
-      if (runner === current) live = false;
+      if (runner === current) running = false;
       return restart();
     };
     current.promise.then(ended, ended);
@@ -170,7 +198,8 @@ export async function startJobRunner(opts: JobRunnerOptions): Promise<JobRunner>
     async stop() {
       stopping = true;
       clearInterval(keeper);
-      if (live) await runner.stop();
+      if (running) await runner.stop();
+      attached.live = undefined;
     },
   };
 }

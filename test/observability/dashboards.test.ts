@@ -20,7 +20,12 @@ async function namesOf(registry: Pick<ReturnType<typeof createMetrics>['registry
   const names = new Set<string>();
   for (const m of await registry.getMetricsAsJSON()) {
     const type = String(m.type);
-    if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(`${m.name}${s}`);
+    // A counter's series is <name>_total in OpenMetrics, whether or not the name has it now:
+    // prom-client's OpenMetrics registry strips _total from a counter's name when it first
+    // renders it (registry.js, standardizeCounterName), and the process metrics are shared by
+    // every registry in the process, so another service's scrape may have done so already.
+    if (type === 'counter') names.add(`${m.name.replace(/_total$/, '')}_total`);
+    else if (type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(`${m.name}${s}`);
     else if (type === 'summary') for (const s of ['', '_sum', '_count']) names.add(`${m.name}${s}`);
     else names.add(m.name);
   }
