@@ -6,6 +6,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { rotatedKeyName } from '../../server/keys/store.ts';
 import { mcpClient, post, startTestService, toolCall } from '../helpers/service.ts';
+import { clearOfMidnight } from '../helpers/wait.ts';
 import { CookieClient, signedInNewAccount } from './helpers.ts';
 
 let db: TestDatabase;
@@ -63,6 +64,7 @@ describe('keys', () => {
   });
 
   it('rotation makes a new key with the same settings; the old one works through the grace period, or stops at once with no grace', async () => {
+    await clearOfMidnight();
     const { client } = await signedIn();
     const { body: first } = await client.post('/api/keys', { name: 'ci', description: 'runner', servers: ['market-intelligence'] });
     const graced = await client.post(`/api/keys/${first.key.id}/rotate`, { grace_seconds: 3600 });
@@ -189,6 +191,7 @@ describe('rotatedKeyName', () => {
 
 describe('usage and plans', () => {
   it('usage shows the balance going down by the calls made with the key, per day, server and tool, and the CSV has the same rows', async () => {
+    await clearOfMidnight();
     const { client } = await signedIn();
     const { body } = await client.post('/api/keys', { name: 'usage' });
     const mcp = await mcpClient(service.url, 'market-intelligence', body.plaintext);

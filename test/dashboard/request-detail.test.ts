@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLogInsertMany } from '../../server/dashboard/requestLog.ts';
 import type { RunningService } from '../../server/runtime.ts';
 import { addDays } from '../../server/lib/dates.ts';
+import { clearOfMidnight } from '../helpers/wait.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { post, startTestService, toolCall } from '../helpers/service.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -105,6 +106,7 @@ describe('a request log that debugs', () => {
   });
 
   it('a range of UTC days bounds the list; the CSV streams every matching row, RFC 4180 quoted, formulas made inert', async () => {
+    await clearOfMidnight();
     const { client, accountId } = await signedInNewAccount(service.url);
     const today = new Date().toISOString().slice(0, 10);
     const base = { account_id: accountId, key_id: null, server: 'market-intelligence', method: 'tools/call', status: 400, error_code: 'UNKNOWN_TOOL', credits: 0, latency_ms: 3 };

@@ -2,7 +2,7 @@
 // over preset or custom ranges, from what the gateway really logged: calls made over HTTP with two
 // keys are counted exactly as their answers came back (200, 502, 400, 429). And the request log's
 // retention is a setting (REQUEST_LOG_RETENTION_DAYS) that the dashboard honours and the sweep enforces.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { accountSetPlan } from '../../server/accounts/accounts.ts';
 import { ConfigError, loadConfig } from '../../server/config.ts';
 import { requestLogInsertMany, requestLogSweep, type RequestLogEntry } from '../../server/dashboard/requestLog.ts';
@@ -10,6 +10,7 @@ import type { RunningService } from '../../server/runtime.ts';
 import { addDays } from '../../server/lib/dates.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { createUnlimitedPlan, post, startTestService, toolCall } from '../helpers/service.ts';
+import { clearOfMidnight } from '../helpers/wait.ts';
 import { signedInNewAccount } from './helpers.ts';
 
 let db: TestDatabase;
@@ -28,6 +29,8 @@ afterAll(async () => {
 const signedIn = () => signedInNewAccount(service.url);
 
 const today = () => new Date().toISOString().slice(0, 10);
+// Each test compares the days the service logged its calls on with today() computed after them.
+beforeEach(() => clearOfMidnight());
 
 describe('usage breakdown from the gateway\'s log', () => {
   it('counts each key\'s calls per tool as they were answered: successes, failures and 429s apart, with the error codes', async () => {
