@@ -80,7 +80,7 @@ process.env.NODE_COMPILE_CACHE ??= path.resolve('node_modules/.cache/node-compil
 // profiles, clones, the container image being built) on tmpfs when the machine has one: on this
 // machine's ext4, mounted with `discard`, creating and deleting files is what PostgreSQL spent most
 // of its system time on (CREATE DATABASE copies hundreds of files per test file, DROP DATABASE
-// deletes them; perf: openat was 40% of its kernel samples). Measured alternately over 24 test
+// deletes them; perf: openat was 40% of its kernel samples). Measured alternately over 20 test
 // files (metering, db, start, cli, the dashboard e2e, the operator's watch test): 97 and 106 CPU-s
 // on /tmp, 88 and 93 on /dev/shm. A TMPDIR the caller set is kept. The folder carries the pid of
 // this run; one whose run is gone (a Ctrl-C) is removed by the next run.
