@@ -11,6 +11,7 @@ import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { createAccountWithKey, mcpClient, startTestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -47,15 +48,14 @@ async function serveOnceAndClose(): Promise<Record<string, WeakRef<object>>> {
 describe('a closed service', () => {
   it('is released: nothing of it stays reachable once it has closed', async () => {
     const refs = await serveOnceAndClose();
+    const stillReachable = () => {
+      gc();
+      return Object.entries(refs).flatMap(([name, ref]) => (ref.deref() === undefined ? [] : [name]));
+    };
     // Timers a library leaves behind for a few seconds after a stop are allowed to run out
     // (graphile-worker's 5 s shutdown-abort timer holds its own pool, not our service).
-    let kept: string[] = [];
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      gc();
-      kept = Object.entries(refs).flatMap(([name, ref]) => (ref.deref() === undefined ? [] : [name]));
-      if (kept.length === 0) break;
-    }
+    await eventually(() => stillReachable().length === 0, 15_000, 'the closed service to be collected').catch(() => {});
+    const kept = stillReachable();
     expect(kept, 'still reachable after close()').toEqual([]);
   });
 });
