@@ -90,6 +90,7 @@ function closed(node: unknown): unknown {
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
+const metadata = ajv.compile(METADATA);
 
 type Schema = { [k: string]: unknown; properties?: Record<string, Schema>; required?: string[] };
 
@@ -268,7 +269,6 @@ describe.each(ENDPOINTS.map((e) => [label(e), e] as const))('%s', (_name, endpoi
     expect(open(answer), `${tool}: ${ajv.errorsText(open.errors)}`).toBe(true);
     const strict = ajv.compile(closedData(strictSchema));
     expect(strict(answer), `${tool} against its strict schema (every field required, none undocumented): ${ajv.errorsText(strict.errors)}`).toBe(true);
-    const metadata = ajv.compile(METADATA);
     expect(metadata(answer.metadata), `${tool} metadata: ${ajv.errorsText(metadata.errors)}`).toBe(true);
     expect((answer as { success?: unknown }).success, tool).toBe(true);
 
